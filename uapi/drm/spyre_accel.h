@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Userspace interface of the Spyre DRM accel driver (/dev/accel/accelN).
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ *
+ * Conventions shared by every ioctl:
+ *
+ * - All structures only grow at their end; the DRM core zero-extends a
+ *   shorter structure from older userspace and truncates output for it.
+ * - Every pad, reserved and flags field must be zero unless a flag is
+ *   defined for it; anything else fails with -EINVAL.
+ * - Memory operands are always a GEM handle of the calling file plus an
+ *   offset and a size inside that buffer object (BO); the driver checks
+ *   each range and turns it into card addresses itself. A handle that is
+ *   not open in the calling file fails with -ENOENT.
+ * - Arrays passed by pointer carry a count and a stride (the size of one
+ *   element as userspace knows it), so elements can grow too: a stride
+ *   smaller than the first version of the element fails with -EINVAL, and
+ *   bytes past the size the kernel knows must be zero (else -E2BIG).
+ *
+ * Documentation/accel/spyre/ walks through the interface with an example.
+ */
+#ifndef _UAPI_SPYRE_ACCEL_H_
+#define _UAPI_SPYRE_ACCEL_H_
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+#define DRM_SPYRE_GET_PARAM		0x00
+#define DRM_SPYRE_BO_CREATE		0x01
+#define DRM_SPYRE_BO_INFO		0x02
+#define DRM_SPYRE_BO_WAIT		0x03
+#define DRM_SPYRE_QUEUE_CREATE		0x04
+#define DRM_SPYRE_QUEUE_DESTROY		0x05
+#define DRM_SPYRE_SUBMIT		0x06
+
+#define DRM_IOCTL_SPYRE_GET_PARAM \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_GET_PARAM, struct drm_spyre_get_param)
+#define DRM_IOCTL_SPYRE_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_BO_CREATE, struct drm_spyre_bo_create)
+#define DRM_IOCTL_SPYRE_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_BO_INFO, struct drm_spyre_bo_info)
+#define DRM_IOCTL_SPYRE_BO_WAIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_BO_WAIT, struct drm_spyre_bo_wait)
+#define DRM_IOCTL_SPYRE_QUEUE_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_QUEUE_CREATE, struct drm_spyre_queue_create)
+#define DRM_IOCTL_SPYRE_QUEUE_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_QUEUE_DESTROY, struct drm_spyre_queue_destroy)
+#define DRM_IOCTL_SPYRE_SUBMIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_SUBMIT, struct drm_spyre_submit)
+
+/**
+ * enum drm_spyre_param - what DRM_IOCTL_SPYRE_GET_PARAM can report
+ * @DRM_SPYRE_PARAM_HW_VERSION: card interface version, major << 16 | minor
+ * @DRM_SPYRE_PARAM_NUM_CORES: AI cores on the card
+ * @DRM_SPYRE_PARAM_SCRATCHPAD_SIZE: scratchpad bytes per core
+ * @DRM_SPYRE_PARAM_MEM_SIZE: device memory bytes the driver manages
+ * @DRM_SPYRE_PARAM_MEM_FREE: device memory bytes not allocated to any BO
+ * @DRM_SPYRE_PARAM_CLOCK_MHZ: modelled core clock in MHz
+ * @DRM_SPYRE_PARAM_NUM_RINGS: hardware command rings in use
+ * @DRM_SPYRE_PARAM_COMPUTE_RINGS: rings serving DRM_SPYRE_ENGINE_COMPUTE
+ * @DRM_SPYRE_PARAM_DMA_RINGS: rings serving DRM_SPYRE_ENGINE_DMA
+ * @DRM_SPYRE_PARAM_RING_ENTRIES: descriptors per ring
+ * @DRM_SPYRE_PARAM_PCI_VENDOR: PCI vendor ID
+ * @DRM_SPYRE_PARAM_PCI_DEVICE: PCI device ID
+ * @DRM_SPYRE_PARAM_PCI_REVISION: PCI revision ID
+ * @DRM_SPYRE_PARAM_NUM_SEMS: cross-ring hardware semaphores
+ * @DRM_SPYRE_PARAM_MAX_CMDS: most commands one DRM_IOCTL_SPYRE_SUBMIT takes
+ * @DRM_SPYRE_PARAM_MAX_SYNCS: most in-syncs (and, separately, out-syncs)
+ *	one DRM_IOCTL_SPYRE_SUBMIT takes
+ * @DRM_SPYRE_PARAM_MAX_ARGS: most argument slots of one launch
+ * @DRM_SPYRE_PARAM_MAX_QUEUES: most queues one open file may hold
+ * @DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE: largest host BO in bytes
+ * @DRM_SPYRE_PARAM_DEVICE_TIME_NS: current device time in ns, the clock of
+ *	DRM_SPYRE_CMD_TIMESTAMP
+ * @DRM_SPYRE_PARAM_RESET_COUNT: ring and card resets since the driver bound
+ */
+enum drm_spyre_param {
+	DRM_SPYRE_PARAM_HW_VERSION = 0,
+	DRM_SPYRE_PARAM_NUM_CORES = 1,
+	DRM_SPYRE_PARAM_SCRATCHPAD_SIZE = 2,
+	DRM_SPYRE_PARAM_MEM_SIZE = 3,
+	DRM_SPYRE_PARAM_MEM_FREE = 4,
+	DRM_SPYRE_PARAM_CLOCK_MHZ = 5,
+	DRM_SPYRE_PARAM_NUM_RINGS = 6,
+	DRM_SPYRE_PARAM_COMPUTE_RINGS = 7,
+	DRM_SPYRE_PARAM_DMA_RINGS = 8,
+	DRM_SPYRE_PARAM_RING_ENTRIES = 9,
+	DRM_SPYRE_PARAM_PCI_VENDOR = 10,
+	DRM_SPYRE_PARAM_PCI_DEVICE = 11,
+	DRM_SPYRE_PARAM_PCI_REVISION = 12,
+	DRM_SPYRE_PARAM_NUM_SEMS = 13,
+	DRM_SPYRE_PARAM_MAX_CMDS = 14,
+	DRM_SPYRE_PARAM_MAX_SYNCS = 15,
+	DRM_SPYRE_PARAM_MAX_ARGS = 16,
+	DRM_SPYRE_PARAM_MAX_QUEUES = 17,
+	DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE = 18,
+	DRM_SPYRE_PARAM_DEVICE_TIME_NS = 19,
+	DRM_SPYRE_PARAM_RESET_COUNT = 20,
+};
+
+/**
+ * struct drm_spyre_get_param - argument of DRM_IOCTL_SPYRE_GET_PARAM
+ * @param: in, one of enum drm_spyre_param; unknown values fail with -EINVAL
+ * @pad: must be zero
+ * @value: out, the parameter's value
+ */
+struct drm_spyre_get_param {
+	__u32 param;
+	__u32 pad;
+	__u64 value;
+};
+
+/**
+ * enum drm_spyre_placement - where a BO's memory lives
+ * @DRM_SPYRE_PLACEMENT_DEVICE: card memory (LPDDR5), one contiguous range
+ *	of device addresses; compute operands must be here. Not mappable by
+ *	the CPU: move data with DRM_SPYRE_CMD_COPY.
+ * @DRM_SPYRE_PLACEMENT_HOST: system memory pinned for the card's DMA,
+ *	mappable with mmap() at the offset DRM_IOCTL_SPYRE_BO_INFO returns,
+ *	exportable and importable with PRIME.
+ */
+enum drm_spyre_placement {
+	DRM_SPYRE_PLACEMENT_DEVICE = 0,
+	DRM_SPYRE_PLACEMENT_HOST = 1,
+};
+
+/**
+ * struct drm_spyre_bo_create - argument of DRM_IOCTL_SPYRE_BO_CREATE
+ * @size: in, bytes; rounded up to the page size. 0 fails with -EINVAL;
+ *	more than the placement can ever hold (DRM_SPYRE_PARAM_MEM_SIZE,
+ *	DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE) with -E2BIG; more than is free now
+ *	with -ENOMEM.
+ * @placement: in, enum drm_spyre_placement
+ * @flags: in, must be zero
+ * @handle: out, GEM handle of the new BO, released with DRM_IOCTL_GEM_CLOSE
+ * @pad: must be zero
+ */
+struct drm_spyre_bo_create {
+	__u64 size;
+	__u32 placement;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+};
+
+/* drm_spyre_bo_info.bo_flags */
+#define DRM_SPYRE_BO_MAPPABLE		0x1 /* mmap_offset is valid */
+#define DRM_SPYRE_BO_IMPORTED		0x2 /* came in through PRIME */
+
+/**
+ * struct drm_spyre_bo_info - argument of DRM_IOCTL_SPYRE_BO_INFO
+ * @handle: in, GEM handle
+ * @flags: in, must be zero
+ * @size: out, bytes
+ * @placement: out, enum drm_spyre_placement
+ * @bo_flags: out, DRM_SPYRE_BO_* bits
+ * @mmap_offset: out, offset to pass to mmap() on the device file when
+ *	DRM_SPYRE_BO_MAPPABLE is set, else zero
+ */
+struct drm_spyre_bo_info {
+	__u32 handle;
+	__u32 flags;
+	__u64 size;
+	__u32 placement;
+	__u32 bo_flags;
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_spyre_bo_wait - argument of DRM_IOCTL_SPYRE_BO_WAIT
+ * @handle: in, GEM handle
+ * @flags: in, must be zero
+ * @timeout_ns: in, absolute CLOCK_MONOTONIC time to give up at; a time in
+ *	the past only polls
+ *
+ * Waits until every submitted job that uses the BO has finished (whatever
+ * its outcome). Returns 0 when idle, -ETIME when the timeout passed first,
+ * -ERESTARTSYS/-EINTR on a signal.
+ */
+struct drm_spyre_bo_wait {
+	__u32 handle;
+	__u32 flags;
+	__s64 timeout_ns;
+};
+
+/**
+ * enum drm_spyre_engine - the engine a queue feeds
+ * @DRM_SPYRE_ENGINE_COMPUTE: the compute engine; every command type.
+ *	All compute queues of all processes share it in FIFO order.
+ * @DRM_SPYRE_ENGINE_DMA: a copy engine that runs concurrently with compute;
+ *	DRM_SPYRE_CMD_NOP, _COPY, _FILL and _TIMESTAMP only (a launch on a DMA
+ *	queue fails the submit with -EINVAL).
+ */
+enum drm_spyre_engine {
+	DRM_SPYRE_ENGINE_COMPUTE = 0,
+	DRM_SPYRE_ENGINE_DMA = 1,
+};
+
+/**
+ * enum drm_spyre_priority - scheduling priority of a queue
+ * @DRM_SPYRE_PRIORITY_LOW: below normal
+ * @DRM_SPYRE_PRIORITY_NORMAL: the default
+ * @DRM_SPYRE_PRIORITY_HIGH: ahead of normal; needs CAP_SYS_NICE (-EACCES)
+ */
+enum drm_spyre_priority {
+	DRM_SPYRE_PRIORITY_LOW = 0,
+	DRM_SPYRE_PRIORITY_NORMAL = 1,
+	DRM_SPYRE_PRIORITY_HIGH = 2,
+};
+
+/**
+ * struct drm_spyre_queue_create - argument of DRM_IOCTL_SPYRE_QUEUE_CREATE
+ * @engine: in, enum drm_spyre_engine
+ * @priority: in, enum drm_spyre_priority
+ * @flags: in, must be zero
+ * @queue_id: out, non-zero ID of the queue, private to the open file
+ *
+ * A queue is an ordered stream: its jobs start in submission order, each
+ * after the previous one finished. Fails with -ENOSPC when the file already
+ * holds DRM_SPYRE_PARAM_MAX_QUEUES queues.
+ */
+struct drm_spyre_queue_create {
+	__u32 engine;
+	__u32 priority;
+	__u32 flags;
+	__u32 queue_id;
+};
+
+/**
+ * struct drm_spyre_queue_destroy - argument of DRM_IOCTL_SPYRE_QUEUE_DESTROY
+ * @queue_id: in, ID from DRM_IOCTL_SPYRE_QUEUE_CREATE (-ENOENT if unknown)
+ * @pad: must be zero
+ *
+ * Jobs already submitted still run to completion (their fences signal);
+ * the ID is invalid at once.
+ */
+struct drm_spyre_queue_destroy {
+	__u32 queue_id;
+	__u32 pad;
+};
+
+/**
+ * enum drm_spyre_cmd_type - command types of DRM_IOCTL_SPYRE_SUBMIT
+ * @DRM_SPYRE_CMD_NOP: does nothing (measures submission overhead)
+ * @DRM_SPYRE_CMD_COPY: &struct drm_spyre_cmd_copy
+ * @DRM_SPYRE_CMD_FILL: &struct drm_spyre_cmd_fill
+ * @DRM_SPYRE_CMD_LAUNCH: &struct drm_spyre_cmd_launch
+ * @DRM_SPYRE_CMD_TIMESTAMP: &struct drm_spyre_cmd_timestamp
+ */
+enum drm_spyre_cmd_type {
+	DRM_SPYRE_CMD_NOP = 0,
+	DRM_SPYRE_CMD_COPY = 1,
+	DRM_SPYRE_CMD_FILL = 2,
+	DRM_SPYRE_CMD_LAUNCH = 3,
+	DRM_SPYRE_CMD_TIMESTAMP = 4,
+};
+
+/**
+ * struct drm_spyre_cmd_copy - copy bytes from one BO to another
+ * @src_handle: source BO
+ * @dst_handle: destination BO
+ * @src_offset: byte offset in the source
+ * @dst_offset: byte offset in the destination
+ * @size: bytes to copy; 0 is allowed and copies nothing
+ *
+ * The direction follows the placements: host to device, device to host or
+ * device to device. Host to host fails with -EINVAL (use the CPU). Both
+ * ranges must lie inside their BOs (-EINVAL).
+ */
+struct drm_spyre_cmd_copy {
+	__u32 src_handle;
+	__u32 dst_handle;
+	__u64 src_offset;
+	__u64 dst_offset;
+	__u64 size;
+};
+
+/**
+ * struct drm_spyre_cmd_fill - fill a device BO range with a 32-bit pattern
+ * @handle: device-placement BO (a host BO fails with -EINVAL)
+ * @pattern: value repeated over the range, stored little endian
+ * @offset: byte offset, a multiple of 4
+ * @size: bytes, a multiple of 4
+ */
+struct drm_spyre_cmd_fill {
+	__u32 handle;
+	__u32 pattern;
+	__u64 offset;
+	__u64 size;
+};
+
+/**
+ * struct drm_spyre_bo_range - a byte range of a BO
+ * @handle: GEM handle
+ * @pad: must be zero
+ * @offset: byte offset in the BO
+ * @size: bytes
+ */
+struct drm_spyre_bo_range {
+	__u32 handle;
+	__u32 pad;
+	__u64 offset;
+	__u64 size;
+};
+
+/**
+ * struct drm_spyre_cmd_launch - run a program on the compute engine
+ * @prog_handle: device BO holding the program
+ * @ws_handle: device BO of the workspace, or 0 for none
+ * @prog_offset: offset of the program in @prog_handle
+ * @prog_size: bytes of the program buffer (non-zero)
+ * @ws_offset: offset of the workspace in @ws_handle (0 without workspace)
+ * @ws_size: bytes of the workspace (0 without workspace)
+ * @args: pointer to an array of @nargs &struct drm_spyre_bo_range, each a
+ *	range of a device BO bound to argument slot i of the program
+ * @nargs: argument slots, at most DRM_SPYRE_PARAM_MAX_ARGS (else -E2BIG)
+ * @args_stride: bytes between array elements, at least
+ *	sizeof(struct drm_spyre_bo_range)
+ *
+ * The card confines every memory access of the program to its argument
+ * slots and workspace; an access outside them fails the job with -EFAULT.
+ * Only on DRM_SPYRE_ENGINE_COMPUTE queues.
+ */
+struct drm_spyre_cmd_launch {
+	__u32 prog_handle;
+	__u32 ws_handle;
+	__u64 prog_offset;
+	__u64 prog_size;
+	__u64 ws_offset;
+	__u64 ws_size;
+	__u64 args;
+	__u32 nargs;
+	__u32 args_stride;
+};
+
+/**
+ * struct drm_spyre_cmd_timestamp - write the device time into a BO
+ * @handle: BO of either placement
+ * @pad: must be zero
+ * @offset: byte offset, a multiple of 8; 8 bytes are written
+ *
+ * Writes the device time in ns (u64, little endian) at which every earlier
+ * command of the same ring had completed.
+ */
+struct drm_spyre_cmd_timestamp {
+	__u32 handle;
+	__u32 pad;
+	__u64 offset;
+};
+
+/**
+ * struct drm_spyre_cmd - one command of a submission (64 bytes)
+ * @type: enum drm_spyre_cmd_type; unknown types fail with -EINVAL
+ * @flags: must be zero
+ * @copy: operands of DRM_SPYRE_CMD_COPY
+ * @fill: operands of DRM_SPYRE_CMD_FILL
+ * @launch: operands of DRM_SPYRE_CMD_LAUNCH
+ * @timestamp: operands of DRM_SPYRE_CMD_TIMESTAMP
+ * @rsvd: sizes the union; bytes a command type does not use must be zero
+ */
+struct drm_spyre_cmd {
+	__u32 type;
+	__u32 flags;
+	union {
+		struct drm_spyre_cmd_copy copy;
+		struct drm_spyre_cmd_fill fill;
+		struct drm_spyre_cmd_launch launch;
+		struct drm_spyre_cmd_timestamp timestamp;
+		__u64 rsvd[7];
+	};
+};
+
+/**
+ * struct drm_spyre_sync - a syncobj a submission waits on or signals
+ * @handle: syncobj handle of the calling file (-ENOENT if unknown)
+ * @flags: must be zero
+ * @point: 0 for a binary syncobj, else the timeline point
+ *
+ * An in-sync must already have a fence (for a timeline: the point must have
+ * been submitted), else the submit fails with -EINVAL. An out-sync receives
+ * the job's finished fence: a binary syncobj has its fence replaced, a
+ * timeline gets a new point (which must be above the last one).
+ */
+struct drm_spyre_sync {
+	__u32 handle;
+	__u32 flags;
+	__u64 point;
+};
+
+/**
+ * struct drm_spyre_submit - argument of DRM_IOCTL_SPYRE_SUBMIT
+ * @queue_id: in, queue to run the job on; -ENOENT if unknown or destroyed,
+ *	-ECANCELED if the queue was banned after one of its jobs hung
+ * @flags: in, must be zero
+ * @cmds: in, pointer to an array of @cmd_count &struct drm_spyre_cmd
+ * @cmd_count: in, 0..DRM_SPYRE_PARAM_MAX_CMDS (more: -E2BIG); a job without
+ *	commands only orders and signals, like an event record
+ * @cmd_stride: in, bytes between commands, at least 64 (may be 0 when
+ *	@cmd_count is 0)
+ * @in_syncs: in, pointer to @in_sync_count &struct drm_spyre_sync
+ * @in_sync_count: in, at most DRM_SPYRE_PARAM_MAX_SYNCS (else -E2BIG)
+ * @sync_stride: in, bytes between syncs of both arrays, at least 16
+ *	(may be 0 when both counts are 0)
+ * @out_syncs: in, pointer to @out_sync_count &struct drm_spyre_sync
+ * @out_sync_count: in, at most DRM_SPYRE_PARAM_MAX_SYNCS (else -E2BIG)
+ * @pad: must be zero
+ *
+ * All commands form one job. The job starts once every in-sync has
+ * signalled and the queue's previous job has finished; its commands run in
+ * order; then its finished fence signals and is installed in every
+ * out-sync. The fence carries an error when the job failed
+ * (Documentation/accel/spyre/fences.rst lists them). Everything is checked
+ * before anything is queued: a failing submit has no effect. A full ring
+ * delays the job, it never fails the submit.
+ */
+struct drm_spyre_submit {
+	__u32 queue_id;
+	__u32 flags;
+	__u64 cmds;
+	__u32 cmd_count;
+	__u32 cmd_stride;
+	__u64 in_syncs;
+	__u32 in_sync_count;
+	__u32 sync_stride;
+	__u64 out_syncs;
+	__u32 out_sync_count;
+	__u32 pad;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* _UAPI_SPYRE_ACCEL_H_ */
