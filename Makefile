@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: MIT
+#
+# The Spyre stack's top-level build. Everything it makes lives in build/.
+#
+#   make          build everything (installs missing apt packages first)
+#   make check    every test suite: host suites first, then the VM suites
+#   make demo     boot the VM with a card and run the demo end to end
+#
+# The kernel module's own build file is Kbuild (kbuild prefers it over this
+# Makefile when the tree is built with M=).
+
+TOP      := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD    := $(TOP)/build
+KVER      = $(shell cat $(BUILD)/kernel/version 2>/dev/null)
+KDIR      = /usr/src/linux-headers-$(KVER)
+QEMU     := $(BUILD)/qemu/qemu-system-x86_64
+
+.PHONY: all deps qemu module initramfs kernel-tools check check-host check-vm \
+	demo checkpatch clean distclean
+
+all: deps qemu module initramfs
+
+deps:
+	@$(TOP)/scripts/setup-deps
+
+kernel-tools: deps
+	@$(TOP)/scripts/fetch-kernel-tools
+
+qemu: deps
+	@$(TOP)/scripts/build-qemu
+
+# Out-of-tree module build. Kbuild writes objects next to the sources, so
+# build from a tree of symlinks under build/module to keep the checkout clean.
+module: deps
+	@mkdir -p $(BUILD)/module
+	@find $(BUILD)/module -type l -delete
+	@cp -rs $(TOP)/Kbuild $(TOP)/driver $(TOP)/uapi $(BUILD)/module/
+	$(MAKE) -C $(KDIR) M=$(BUILD)/module modules
+
+initramfs: deps
+	@$(TOP)/scripts/mkinitramfs
+
+checkpatch: kernel-tools
+	perl $(BUILD)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse \
+		-f $$(git -C $(TOP) ls-files 'driver/*.[ch]' 'uapi/*.h')
+
+check: all kernel-tools
+	@$(TOP)/scripts/check
+
+check-host: kernel-tools
+	@$(TOP)/scripts/check --host
+
+check-vm: all
+	@$(TOP)/scripts/check --vm
+
+demo: all
+	@$(TOP)/scripts/demo
+
+clean:
+	rm -rf $(BUILD)/module $(BUILD)/vm $(BUILD)/check
+
+distclean:
+	rm -rf $(BUILD)

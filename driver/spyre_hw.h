@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * Hardware interface of the virtual Spyre card: PCI identity, registers,
+ * rings, command descriptors and completion records.
+ *
+ * This header is the contract between the driver (driver/) and the card
+ * model (qemu-device/model/, which includes it through a symlink), so the
+ * two can never drift apart. Documentation/spyre-card.rst is the prose
+ * specification of everything defined here. All multi-byte fields the card
+ * reads from or writes to memory are little endian.
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ */
+#ifndef SPYRE_HW_H
+#define SPYRE_HW_H
+
+#include <linux/types.h>
+
+/*
+ * PCI identity. 0x1234 is QEMU's experimental vendor ID; IBM's cards use
+ * IBM's own vendor ID, so this card can never be mistaken for real silicon
+ * (its register interface is our own).
+ */
+#define SPYRE_PCI_VENDOR_ID		0x1234
+#define SPYRE_PCI_DEVICE_ID		0x5350	/* "SP" */
+#define SPYRE_PCI_REVISION		0x01
+#define SPYRE_PCI_CLASS			0x120000 /* processing accelerator */
+
+#define SPYRE_BAR_REGS			0	/* registers, doorbells, MSI-X */
+#define SPYRE_BAR_MEM			2	/* 64-bit prefetchable device memory */
+#define SPYRE_REGS_SIZE			0x10000
+#define SPYRE_MSIX_TABLE_OFFSET		0x8000
+#define SPYRE_MSIX_PBA_OFFSET		0x9000
+
+/* Interface version reported in SPYRE_REG_VERSION. */
+#define SPYRE_HW_VERSION_MAJOR		1
+#define SPYRE_HW_VERSION_MINOR		0
+
+/* --- Global registers (BAR0, 32-bit access only) ------------------------ */
+#define SPYRE_REG_ID			0x000	/* RO: SPYRE_ID_MAGIC */
+#define   SPYRE_ID_MAGIC		0x53505952 /* "SPYR" */
+#define SPYRE_REG_VERSION		0x004	/* RO: major << 16 | minor */
+#define SPYRE_REG_NUM_CORES		0x008	/* RO: AI cores (32) */
+#define SPYRE_REG_SCRATCHPAD_KB		0x00c	/* RO: scratchpad per core, KiB */
+#define SPYRE_REG_NUM_RINGS		0x010	/* RO: command rings */
+#define SPYRE_REG_CLOCK_MHZ		0x014	/* RO: modelled core clock */
+#define SPYRE_REG_MEM_SIZE_LO		0x018	/* RO: device memory bytes */
+#define SPYRE_REG_MEM_SIZE_HI		0x01c
+#define SPYRE_REG_NUM_SEMS		0x020	/* RO: cross-ring semaphores */
+#define SPYRE_REG_MEM_APERTURE_LO	0x024	/* RO: bytes of BAR2 mapping memory */
+#define SPYRE_REG_MEM_APERTURE_HI	0x028
+
+#define SPYRE_REG_CTRL			0x040	/* RW */
+#define   SPYRE_CTRL_RESET		0x00000001 /* W1: full card reset */
+#define SPYRE_REG_STATUS		0x044	/* RO */
+#define   SPYRE_STATUS_READY		0x00000001 /* reset done, rings usable */
+#define   SPYRE_STATUS_FATAL		0x00000002 /* uncorrectable error: reset */
+#define SPYRE_REG_ERR_STATUS		0x048	/* RW1C: card-level errors */
+#define   SPYRE_ERR_STATUS_MEM_UE	0x00000001 /* uncorrectable memory error */
+#define   SPYRE_ERR_STATUS_RING		0x00000002 /* a ring hit a ring error */
+#define   SPYRE_ERR_STATUS_BAD_ACCESS	0x00000004 /* bad register access */
+#define SPYRE_REG_ERR_INFO		0x04c	/* RO: detail of the last error */
+#define SPYRE_REG_TIME_LO		0x050	/* RO: device time, ns; read LO first, */
+#define SPYRE_REG_TIME_HI		0x054	/*     LO latches HI */
+#define SPYRE_REG_SCRATCH		0x058	/* RW: free for software */
+#define SPYRE_REG_IRQ_ERR_VECTOR	0x05c	/* RO: MSI-X vector of card errors */
+
+/*
+ * Fault injection (debug register), so software can test its recovery.
+ * Writing arms a one-shot fault on one ring; reads return what is armed.
+ */
+#define SPYRE_REG_FAULT			0x060
+#define   SPYRE_FAULT_KIND_MASK		0x000000ff
+#define   SPYRE_FAULT_NONE		0
+#define   SPYRE_FAULT_HANG		1 /* next command never completes */
+#define   SPYRE_FAULT_DMA		2 /* next DMA fails: SPYRE_CMD_ERR_DMA */
+#define   SPYRE_FAULT_CORRUPT_COMPLETION 3 /* next completion record is garbage */
+#define   SPYRE_FAULT_MEM_UE		4 /* raise an uncorrectable memory error */
+#define   SPYRE_FAULT_RING_SHIFT	8
+#define   SPYRE_FAULT_RING_MASK		0x0000ff00
+
+/* --- Per-ring registers: SPYRE_RING_REG(n, reg) ------------------------- */
+#define SPYRE_RING_REGS_BASE		0x1000
+#define SPYRE_RING_REGS_STRIDE		0x100
+#define SPYRE_RING_REG(n, reg) \
+	(SPYRE_RING_REGS_BASE + (n) * SPYRE_RING_REGS_STRIDE + (reg))
+
+#define SPYRE_RING_BASE_LO		0x00	/* RW: ring DMA address, 64 B aligned */
+#define SPYRE_RING_BASE_HI		0x04
+#define SPYRE_RING_SIZE_LOG2		0x08	/* RW: entries = 1 << n, 4..16 */
+#define SPYRE_RING_WB_LO		0x0c	/* RW: write-back DMA address, 64 B aligned */
+#define SPYRE_RING_WB_HI		0x10
+#define SPYRE_RING_CTRL			0x14	/* RW */
+#define   SPYRE_RING_CTRL_ENABLE	0x00000001 /* latch config, start fetching */
+#define   SPYRE_RING_CTRL_RESET		0x00000002 /* W1: stop, drop work, zero head/tail */
+#define SPYRE_RING_STATUS		0x18	/* RO */
+#define   SPYRE_RING_STATUS_ENABLED	0x00000001
+#define   SPYRE_RING_STATUS_IDLE	0x00000002 /* head == tail, nothing running */
+#define   SPYRE_RING_STATUS_ERROR	0x00000004 /* ring error: reset the ring */
+#define SPYRE_RING_HEAD			0x1c	/* RO: free-running index of next fetch */
+#define SPYRE_RING_TAIL			0x20	/* RW doorbell: free-running index past last entry */
+#define SPYRE_RING_ERROR		0x24	/* RO: SPYRE_RING_ERR_* */
+#define SPYRE_RING_IRQ_VECTOR		0x28	/* RO: MSI-X vector of this ring */
+
+/* Ring errors: the ring stops and must be reset. */
+#define SPYRE_RING_ERR_NONE		0
+#define SPYRE_RING_ERR_BAD_CONFIG	1 /* bad base/size/write-back address */
+#define SPYRE_RING_ERR_BAD_TAIL		2 /* tail moved backwards or past a full ring */
+#define SPYRE_RING_ERR_FETCH		3 /* descriptor fetch DMA failed */
+#define SPYRE_RING_ERR_WRITEBACK	4 /* completion write DMA failed */
+
+#define SPYRE_RING_MIN_LOG2		4
+#define SPYRE_RING_MAX_LOG2		16
+
+/* --- Command descriptors (64 bytes each) -------------------------------- */
+#define SPYRE_DESC_SIZE			64
+
+enum spyre_hw_opcode {
+	SPYRE_OP_NOP = 0,
+	SPYRE_OP_DMA = 1,
+	SPYRE_OP_LAUNCH = 2,
+	SPYRE_OP_ARGS = 3,		/* argument slots of the preceding LAUNCH */
+	SPYRE_OP_SEM_SIGNAL = 4,
+	SPYRE_OP_SEM_WAIT = 5,
+	SPYRE_OP_TIMESTAMP = 6,
+	SPYRE_OP_FENCE = 7,
+};
+
+/* Descriptor flags (byte 1 of every descriptor). */
+#define SPYRE_DESC_F_IRQ		0x01 /* FENCE: raise the ring's MSI-X vector */
+#define SPYRE_DESC_F_DEVMEM		0x02 /* TIMESTAMP: target is device memory */
+
+/* DMA directions (spyre_hw_dma.dir). */
+enum spyre_hw_dma_dir {
+	SPYRE_DMA_H2D = 0,	/* host (scatter list) -> device memory */
+	SPYRE_DMA_D2H = 1,	/* device memory -> host (scatter list) */
+	SPYRE_DMA_D2D = 2,	/* device memory -> device memory */
+	SPYRE_DMA_FILL = 3,	/* fill device memory with a 32-bit pattern */
+};
+
+/**
+ * struct spyre_hw_sg - one entry of a host scatter list
+ * @addr: DMA address of the segment
+ * @len: length of the segment in bytes (non-zero)
+ *
+ * Host buffers are not physically contiguous: the driver writes one scatter
+ * list per host buffer and DMA descriptors point at it, so a transfer of
+ * any size is one descriptor.
+ */
+struct spyre_hw_sg {
+	__le64 addr;
+	__le64 len;
+};
+
+/**
+ * struct spyre_hw_dma - SPYRE_OP_DMA descriptor
+ * @opcode: SPYRE_OP_DMA
+ * @flags: zero
+ * @dir: enum spyre_hw_dma_dir
+ * @fill: pattern for SPYRE_DMA_FILL (little endian, repeated)
+ * @len: bytes to move; FILL needs a multiple of 4
+ * @dev_addr: device memory address: destination (H2D, D2D, FILL) or source (D2H)
+ * @dev_src: D2D source device address
+ * @sg_addr: DMA address of the host scatter list (H2D, D2H)
+ * @sg_count: entries in the scatter list
+ * @rsvd: zero
+ * @host_off: byte offset into the buffer the scatter list describes
+ * @rsvd2: zero
+ */
+struct spyre_hw_dma {
+	__u8 opcode;
+	__u8 flags;
+	__le16 dir;
+	__le32 fill;
+	__le64 len;
+	__le64 dev_addr;
+	__le64 dev_src;
+	__le64 sg_addr;
+	__le32 sg_count;
+	__le32 rsvd;
+	__le64 host_off;
+	__le64 rsvd2;
+};
+
+/**
+ * struct spyre_hw_launch - SPYRE_OP_LAUNCH descriptor
+ * @opcode: SPYRE_OP_LAUNCH
+ * @flags: zero
+ * @nargs: argument slots; DIV_ROUND_UP(nargs, 3) SPYRE_OP_ARGS follow
+ * @rsvd: zero
+ * @prog_addr: device address of the program (Documentation/spyre-card.rst)
+ * @prog_len: bytes of the program buffer; the card never reads past it
+ * @ws_addr: device address of the workspace (intermediates)
+ * @ws_len: bytes of the workspace, 0 for none
+ * @rsvd2: zero
+ *
+ * The program may only touch its argument slots and its workspace: every
+ * access outside them fails the job with SPYRE_CMD_ERR_BOUNDS.
+ */
+struct spyre_hw_launch {
+	__u8 opcode;
+	__u8 flags;
+	__le16 nargs;
+	__le32 rsvd;
+	__le64 prog_addr;
+	__le64 prog_len;
+	__le64 ws_addr;
+	__le64 ws_len;
+	__le64 rsvd2[3];
+};
+
+#define SPYRE_MAX_ARGS			16
+#define SPYRE_ARGS_PER_DESC		3
+
+/**
+ * struct spyre_hw_args - SPYRE_OP_ARGS descriptor: up to three slots
+ * @opcode: SPYRE_OP_ARGS
+ * @flags: zero
+ * @count: slots used in this descriptor (1..3)
+ * @rsvd: zero
+ * @slot: device address and length of each argument slot
+ * @rsvd2: zero
+ */
+struct spyre_hw_args {
+	__u8 opcode;
+	__u8 flags;
+	__le16 count;
+	__le32 rsvd;
+	struct {
+		__le64 addr;
+		__le64 len;
+	} slot[SPYRE_ARGS_PER_DESC];
+	__le64 rsvd2;
+};
+
+/**
+ * struct spyre_hw_sem - SPYRE_OP_SEM_SIGNAL / SPYRE_OP_SEM_WAIT descriptor
+ * @opcode: SPYRE_OP_SEM_SIGNAL or SPYRE_OP_SEM_WAIT
+ * @flags: zero
+ * @sem: semaphore index, below SPYRE_REG_NUM_SEMS
+ * @rsvd: zero
+ * @value: SIGNAL: set the semaphore to max(current, value);
+ *         WAIT: block this ring until the semaphore is >= value
+ * @rsvd2: zero
+ */
+struct spyre_hw_sem {
+	__u8 opcode;
+	__u8 flags;
+	__le16 sem;
+	__le32 rsvd;
+	__le64 value;
+	__le64 rsvd2[6];
+};
+
+/**
+ * struct spyre_hw_timestamp - SPYRE_OP_TIMESTAMP descriptor
+ * @opcode: SPYRE_OP_TIMESTAMP
+ * @flags: SPYRE_DESC_F_DEVMEM when @addr is a device address
+ * @rsvd: zero
+ * @addr: device address, or DMA address of a host scatter list
+ * @sg_count: scatter list entries (host target)
+ * @rsvd2: zero
+ * @host_off: byte offset in the host buffer
+ * @rsvd3: zero
+ *
+ * Writes the device time (u64 ns) at which all preceding commands of the
+ * ring have completed.
+ */
+struct spyre_hw_timestamp {
+	__u8 opcode;
+	__u8 flags;
+	__le16 rsvd;
+	__le32 rsvd1;
+	__le64 addr;
+	__le32 sg_count;
+	__le32 rsvd2;
+	__le64 host_off;
+	__le64 rsvd3[4];
+};
+
+/**
+ * struct spyre_hw_fence - SPYRE_OP_FENCE descriptor: the end of a job
+ * @opcode: SPYRE_OP_FENCE
+ * @flags: SPYRE_DESC_F_IRQ to interrupt
+ * @rsvd: zero
+ * @seqno: job sequence number, written to the completion record and to
+ *         spyre_hw_ring_wb.completed_seqno
+ * @record_addr: DMA address of the job's struct spyre_hw_completion
+ * @rsvd2: zero
+ *
+ * A failed command makes the ring skip to the next FENCE; that FENCE then
+ * reports the failure in its completion record.
+ */
+struct spyre_hw_fence {
+	__u8 opcode;
+	__u8 flags;
+	__le16 rsvd;
+	__le32 rsvd1;
+	__le64 seqno;
+	__le64 record_addr;
+	__le64 rsvd2[5];
+};
+
+/* Command errors (spyre_hw_completion.status). */
+#define SPYRE_CMD_OK			0
+#define SPYRE_CMD_ERR_INVALID		1 /* unknown opcode, bad field, non-zero rsvd */
+#define SPYRE_CMD_ERR_BOUNDS		2 /* access outside device memory or a slot */
+#define SPYRE_CMD_ERR_DMA		3 /* host memory access failed */
+#define SPYRE_CMD_ERR_PROGRAM		4 /* malformed program */
+#define SPYRE_CMD_ERR_DEADLOCK		5 /* program units wait on tokens never set */
+#define SPYRE_CMD_ERR_MEM_UE		6 /* uncorrectable memory error */
+
+/**
+ * struct spyre_hw_completion - per-job completion record, written by FENCE
+ * @seqno: the FENCE's seqno
+ * @status: SPYRE_CMD_OK or the SPYRE_CMD_ERR_* of the first failed command
+ * @error_index: ring index (free-running) of the failed descriptor
+ * @start_ns: device time the job's first command started
+ * @end_ns: device time the job's last command completed
+ * @compute_ns: modelled compute-engine time the job used
+ * @dma_ns: modelled DMA-engine time the job used
+ * @rsvd: zero
+ */
+struct spyre_hw_completion {
+	__le64 seqno;
+	__le32 status;
+	__le32 error_index;
+	__le64 start_ns;
+	__le64 end_ns;
+	__le64 compute_ns;
+	__le64 dma_ns;
+	__le64 rsvd[2];
+};
+
+/**
+ * struct spyre_hw_ring_wb - per-ring write-back record
+ * @completed_seqno: seqno of the last FENCE reached, written after its
+ *                   completion record
+ * @head: free-running index of the next descriptor the card fetches
+ * @rsvd: zero
+ */
+struct spyre_hw_ring_wb {
+	__le64 completed_seqno;
+	__le32 head;
+	__le32 rsvd[13];
+};
+
+#endif /* SPYRE_HW_H */

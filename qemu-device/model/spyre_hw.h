@@ -1,0 +1,1 @@
+../../driver/spyre_hw.h
