@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Spyre card bring-up, card-level errors and resets.
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ */
+#include <linux/interrupt.h>
+#include <linux/iopoll.h>
+#include <linux/slab.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "spyre_drv.h"
+#include "spyre_ring.h"
+#include "spyre_job.h"
+
+#define SPYRE_RESET_TIMEOUT_US	1000000
+
+u64 spyre_device_time_ns(struct spyre_device *sdev)
+{
+	u32 lo = spyre_read(sdev, SPYRE_REG_TIME_LO);	/* latches HI */
+
+	return (u64)spyre_read(sdev, SPYRE_REG_TIME_HI) << 32 | lo;
+}
+
+/* Resets the whole card and waits until it reports ready. */
+int spyre_card_reset_hw(struct spyre_device *sdev)
+{
+	u32 status;
+	int ret;
+
+	spyre_write(sdev, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+	ret = readl_poll_timeout(sdev->regs + SPYRE_REG_STATUS, status,
+				 (status & SPYRE_STATUS_READY) && !(status & SPYRE_STATUS_FATAL),
+				 10, SPYRE_RESET_TIMEOUT_US);
+	if (ret)
+		drm_err(&sdev->drm, "card does not come out of reset (status %#x)\n", status);
+	spyre_write(sdev, SPYRE_REG_ERR_STATUS, spyre_read(sdev, SPYRE_REG_ERR_STATUS));
+	return ret;
+}
+
+/*
+ * Full card reset with every scheduler stopped. Every job on the card fails:
+ * @bad (a hung job, or NULL) with -ETIMEDOUT, the other jobs of its queue
+ * with -ECANCELED, everyone else with -EIO, since device memory and engine
+ * state are not trustworthy after a card-level error. Runs on reset_wq.
+ */
+void spyre_card_reset(struct spyre_device *sdev, struct drm_sched_job *bad)
+{
+	struct spyre_job *guilty = bad ? to_spyre_job(bad) : NULL;
+	unsigned int i;
+	int idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return;
+
+	drm_warn(&sdev->drm, "resetting the card\n");
+	for (i = 0; i < sdev->num_rings; i++)
+		drm_sched_stop(&sdev->rings[i].sched, bad);
+
+	atomic_set(&sdev->card_reset_pending, 0);
+	spyre_card_reset_hw(sdev);
+	if (guilty)
+		WRITE_ONCE(guilty->queue->banned, true);
+
+	for (i = 0; i < sdev->num_rings; i++) {
+		struct spyre_ring *ring = &sdev->rings[i];
+
+		spyre_ring_hw_reset(ring);
+		spyre_ring_fail_pending(ring, guilty, -ETIMEDOUT, -EIO);
+		spyre_ring_hw_start(ring);
+	}
+	atomic_inc(&sdev->reset_count);
+
+	for (i = 0; i < sdev->num_rings; i++) {
+		drm_sched_resubmit_jobs(&sdev->rings[i].sched);
+		drm_sched_start(&sdev->rings[i].sched);
+	}
+	drm_dev_exit(idx);
+}
+
+static void spyre_reset_work(struct work_struct *work)
+{
+	struct spyre_device *sdev = container_of(work, struct spyre_device, reset_work);
+
+	spyre_card_reset(sdev, NULL);
+}
+
+void spyre_schedule_card_reset(struct spyre_device *sdev)
+{
+	atomic_set(&sdev->card_reset_pending, 1);
+	queue_work(sdev->reset_wq, &sdev->reset_work);
+}
+
+static irqreturn_t spyre_err_irq(int irq, void *arg)
+{
+	struct spyre_device *sdev = arg;
+	u32 err = spyre_read(sdev, SPYRE_REG_ERR_STATUS);
+	u32 status = spyre_read(sdev, SPYRE_REG_STATUS);
+	unsigned int i;
+
+	if (!err && !(status & SPYRE_STATUS_FATAL))
+		return IRQ_NONE;
+	spyre_write(sdev, SPYRE_REG_ERR_STATUS, err);
+	drm_err_ratelimited(&sdev->drm, "card error %#x (status %#x, info %#x)\n",
+			    err, status, spyre_read(sdev, SPYRE_REG_ERR_INFO));
+
+	if ((err & SPYRE_ERR_STATUS_MEM_UE) || (status & SPYRE_STATUS_FATAL)) {
+		spyre_schedule_card_reset(sdev);
+		return IRQ_HANDLED;
+	}
+	if (err & SPYRE_ERR_STATUS_RING) {
+		/* Let the ring's timeout handler recover it now. */
+		for (i = 0; i < sdev->num_rings; i++)
+			if (spyre_ring_read(&sdev->rings[i], SPYRE_RING_STATUS) &
+			    SPYRE_RING_STATUS_ERROR)
+				drm_sched_fault(&sdev->rings[i].sched);
+	}
+	return IRQ_HANDLED;
+}
+
+static void spyre_device_release(struct drm_device *drm, void *arg)
+{
+	struct spyre_device *sdev = to_spyre_device(drm);
+	unsigned int i;
+
+	/* Runs after the last file closed: no entity is left on a scheduler. */
+	for (i = 0; i < sdev->num_rings; i++)
+		if (sdev->rings[i].sdev)
+			drm_sched_fini(&sdev->rings[i].sched);
+	gpu_buddy_fini(&sdev->mm);
+	destroy_workqueue(sdev->reset_wq);
+}
+
+static int spyre_read_config(struct spyre_device *sdev)
+{
+	u32 id = spyre_read(sdev, SPYRE_REG_ID);
+
+	if (id != SPYRE_ID_MAGIC) {
+		drm_err(&sdev->drm, "not a Spyre card (ID %#x)\n", id);
+		return -ENODEV;
+	}
+	sdev->hw_version = spyre_read(sdev, SPYRE_REG_VERSION);
+	if (sdev->hw_version >> 16 != SPYRE_HW_VERSION_MAJOR) {
+		drm_err(&sdev->drm, "unsupported card interface %u.%u\n",
+			sdev->hw_version >> 16, sdev->hw_version & 0xffff);
+		return -ENODEV;
+	}
+	sdev->num_cores = spyre_read(sdev, SPYRE_REG_NUM_CORES);
+	sdev->scratchpad_kb = spyre_read(sdev, SPYRE_REG_SCRATCHPAD_KB);
+	sdev->clock_mhz = spyre_read(sdev, SPYRE_REG_CLOCK_MHZ);
+	sdev->num_sems = spyre_read(sdev, SPYRE_REG_NUM_SEMS);
+	sdev->mem_size = (u64)spyre_read(sdev, SPYRE_REG_MEM_SIZE_HI) << 32 |
+			 spyre_read(sdev, SPYRE_REG_MEM_SIZE_LO);
+	sdev->mem_size = round_down(sdev->mem_size, PAGE_SIZE);
+	sdev->num_rings = min_t(u32, spyre_read(sdev, SPYRE_REG_NUM_RINGS), SPYRE_MAX_RINGS);
+	if (!sdev->num_rings || !sdev->mem_size) {
+		drm_err(&sdev->drm, "card reports %u rings and %llu bytes of memory\n",
+			sdev->num_rings, sdev->mem_size);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int spyre_device_init(struct spyre_device *sdev)
+{
+	struct pci_dev *pdev = sdev->pdev;
+	unsigned int nvec, i, vec, err_vec;
+	int ret;
+
+	ret = spyre_read_config(sdev);
+	if (ret)
+		return ret;
+	ret = spyre_card_reset_hw(sdev);
+	if (ret)
+		return ret;
+
+	ret = drmm_mutex_init(&sdev->drm, &sdev->mm_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&sdev->drm, &sdev->bo_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&sdev->bo_list);
+	INIT_WORK(&sdev->reset_work, spyre_reset_work);
+	sdev->reset_wq = alloc_ordered_workqueue("spyre-reset-%s", 0, pci_name(pdev));
+	if (!sdev->reset_wq)
+		return -ENOMEM;
+	ret = gpu_buddy_init(&sdev->mm, sdev->mem_size, PAGE_SIZE);
+	if (ret) {
+		destroy_workqueue(sdev->reset_wq);
+		return ret;
+	}
+	sdev->rings = drmm_kcalloc(&sdev->drm, sdev->num_rings, sizeof(*sdev->rings),
+				   GFP_KERNEL);
+	if (!sdev->rings) {
+		gpu_buddy_fini(&sdev->mm);
+		destroy_workqueue(sdev->reset_wq);
+		return -ENOMEM;
+	}
+	ret = drmm_add_action_or_reset(&sdev->drm, spyre_device_release, NULL);
+	if (ret)
+		return ret;
+
+	/* One vector per ring plus the card-error vector. */
+	err_vec = spyre_read(sdev, SPYRE_REG_IRQ_ERR_VECTOR);
+	nvec = max(sdev->num_rings, err_vec) + 1;
+	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
+	if (ret < 0) {
+		drm_err(&sdev->drm, "cannot get %u MSI-X vectors: %d\n", nvec, ret);
+		return ret;
+	}
+
+	for (i = 0; i < sdev->num_rings; i++) {
+		struct spyre_ring *ring = &sdev->rings[i];
+
+		vec = spyre_read(sdev, SPYRE_RING_REG(i, SPYRE_RING_IRQ_VECTOR));
+		if (vec >= nvec) {
+			ret = -EIO;
+			goto err_rings;
+		}
+		ret = spyre_ring_init(sdev, ring, i, pci_irq_vector(pdev, vec));
+		if (ret)
+			goto err_rings;
+		ret = spyre_ring_hw_start(ring);
+		if (ret) {
+			spyre_ring_fini(ring);
+			ring->sdev = NULL;
+			goto err_rings;
+		}
+	}
+
+	sdev->err_irq = pci_irq_vector(pdev, err_vec);
+	ret = request_irq(sdev->err_irq, spyre_err_irq, 0, "spyre-err", sdev);
+	if (ret)
+		goto err_rings;
+	return 0;
+
+err_rings:
+	while (i--) {
+		spyre_ring_fini(&sdev->rings[i]);
+		sdev->rings[i].sdev = NULL;
+	}
+	return ret;
+}
+
+/* Quiesces the card when the PCI function goes away. */
+void spyre_device_fini(struct spyre_device *sdev)
+{
+	unsigned int i;
+
+	free_irq(sdev->err_irq, sdev);
+	cancel_work_sync(&sdev->reset_work);
+	for (i = 0; i < sdev->num_rings; i++) {
+		struct spyre_ring *ring = &sdev->rings[i];
+
+		drm_sched_wqueue_stop(&ring->sched);
+		spyre_ring_hw_reset(ring);
+		free_irq(ring->irq, ring);
+		spyre_ring_fail_pending(ring, NULL, 0, -ENODEV);
+		drm_sched_wqueue_start(&ring->sched);
+	}
+	spyre_write(sdev, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+}

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Spyre DRM accel driver: module, PCI binding, DRM driver and ioctl table.
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ */
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_print.h>
+#include <uapi/drm/spyre_accel.h>
+
+#include "spyre_drv.h"
+#include "spyre_gem.h"
+#include "spyre_job.h"
+#include "spyre_ring.h"
+
+unsigned int spyre_job_timeout_ms = 2000;
+module_param_named(job_timeout_ms, spyre_job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "Time without progress after which a job counts as hung (ms, default 2000)");
+
+unsigned int spyre_ring_order = 12;
+module_param_named(ring_order, spyre_ring_order, uint, 0444);
+MODULE_PARM_DESC(ring_order, "Descriptors per ring as a power of two (6..16, default 12)");
+
+unsigned int spyre_max_host_bo_mb = 1024;
+module_param_named(max_host_bo_mb, spyre_max_host_bo_mb, uint, 0444);
+MODULE_PARM_DESC(max_host_bo_mb,
+		 "Largest host BO in MiB, capped at half of RAM (default 1024)");
+
+static u32 spyre_max_cmds(void)
+{
+	/* Even a submit of only full launches must fit in one ring. */
+	return min_t(u32, SPYRE_MAX_SUBMIT_CMDS,
+		     ((1U << spyre_ring_order) - 1) / SPYRE_MAX_DESCS_PER_CMD);
+}
+
+static int spyre_get_param_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct spyre_device *sdev = to_spyre_device(drm);
+	struct drm_spyre_get_param *args = data;
+	int idx;
+
+	if (args->pad)
+		return -EINVAL;
+
+	switch (args->param) {
+	case DRM_SPYRE_PARAM_HW_VERSION:
+		args->value = sdev->hw_version;
+		break;
+	case DRM_SPYRE_PARAM_NUM_CORES:
+		args->value = sdev->num_cores;
+		break;
+	case DRM_SPYRE_PARAM_SCRATCHPAD_SIZE:
+		args->value = (u64)sdev->scratchpad_kb * 1024;
+		break;
+	case DRM_SPYRE_PARAM_MEM_SIZE:
+		args->value = sdev->mem_size;
+		break;
+	case DRM_SPYRE_PARAM_MEM_FREE:
+		args->value = spyre_mem_free(sdev);
+		break;
+	case DRM_SPYRE_PARAM_CLOCK_MHZ:
+		args->value = sdev->clock_mhz;
+		break;
+	case DRM_SPYRE_PARAM_NUM_RINGS:
+		args->value = sdev->num_rings;
+		break;
+	case DRM_SPYRE_PARAM_COMPUTE_RINGS:
+		args->value = 1;
+		break;
+	case DRM_SPYRE_PARAM_DMA_RINGS:
+		args->value = max(sdev->num_rings - 1, 1U);
+		break;
+	case DRM_SPYRE_PARAM_RING_ENTRIES:
+		args->value = 1U << spyre_ring_order;
+		break;
+	case DRM_SPYRE_PARAM_PCI_VENDOR:
+		args->value = sdev->pdev->vendor;
+		break;
+	case DRM_SPYRE_PARAM_PCI_DEVICE:
+		args->value = sdev->pdev->device;
+		break;
+	case DRM_SPYRE_PARAM_PCI_REVISION:
+		args->value = sdev->pdev->revision;
+		break;
+	case DRM_SPYRE_PARAM_NUM_SEMS:
+		args->value = sdev->num_sems;
+		break;
+	case DRM_SPYRE_PARAM_MAX_CMDS:
+		args->value = spyre_max_cmds();
+		break;
+	case DRM_SPYRE_PARAM_MAX_SYNCS:
+		args->value = SPYRE_MAX_SYNCS;
+		break;
+	case DRM_SPYRE_PARAM_MAX_ARGS:
+		args->value = SPYRE_MAX_ARGS;
+		break;
+	case DRM_SPYRE_PARAM_MAX_QUEUES:
+		args->value = SPYRE_MAX_QUEUES;
+		break;
+	case DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE:
+		args->value = spyre_max_host_bo_size();
+		break;
+	case DRM_SPYRE_PARAM_DEVICE_TIME_NS:
+		if (!drm_dev_enter(drm, &idx))
+			return -ENODEV;
+		args->value = spyre_device_time_ns(sdev);
+		drm_dev_exit(idx);
+		break;
+	case DRM_SPYRE_PARAM_RESET_COUNT:
+		args->value = atomic_read(&sdev->reset_count);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int spyre_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct spyre_file *sfile;
+
+	sfile = kzalloc(sizeof(*sfile), GFP_KERNEL);
+	if (!sfile)
+		return -ENOMEM;
+	kref_init(&sfile->ref);
+	sfile->sdev = to_spyre_device(drm);
+	sfile->drm_client_id = file->client_id;
+	xa_init_flags(&sfile->queues, XA_FLAGS_ALLOC1);
+	file->driver_priv = sfile;
+	return 0;
+}
+
+static void spyre_file_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct spyre_file, ref));
+}
+
+void spyre_file_put(struct spyre_file *sfile)
+{
+	kref_put(&sfile->ref, spyre_file_release);
+}
+
+static void spyre_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct spyre_file *sfile = file->driver_priv;
+
+	spyre_queues_destroy_all(sfile);
+	xa_destroy(&sfile->queues);
+	spyre_file_put(sfile);
+}
+
+static void spyre_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct spyre_file *sfile = file->driver_priv;
+	struct drm_memory_stats stats[2] = {};
+	struct drm_gem_object *obj;
+	struct spyre_bo *bo;
+	int id;
+
+	drm_printf(p, "drm-engine-compute:\t%llu ns\n",
+		   (u64)atomic64_read(&sfile->engine_ns[DRM_SPYRE_ENGINE_COMPUTE]));
+	drm_printf(p, "drm-engine-dma:\t%llu ns\n",
+		   (u64)atomic64_read(&sfile->engine_ns[DRM_SPYRE_ENGINE_DMA]));
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, id) {
+		struct drm_memory_stats *s;
+
+		bo = to_spyre_bo(obj);
+		s = &stats[bo->placement == DRM_SPYRE_PLACEMENT_HOST];
+		s->private += obj->handle_count > 1 ? 0 : obj->size;
+		s->shared += obj->handle_count > 1 ? obj->size : 0;
+		s->resident += obj->size;
+		if (!dma_resv_test_signaled(obj->resv, DMA_RESV_USAGE_BOOKKEEP))
+			s->active += obj->size;
+	}
+	spin_unlock(&file->table_lock);
+	drm_print_memory_stats(p, &stats[0], DRM_GEM_OBJECT_RESIDENT, "device");
+	drm_print_memory_stats(p, &stats[1], DRM_GEM_OBJECT_RESIDENT, "host");
+}
+
+static const struct drm_ioctl_desc spyre_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(SPYRE_GET_PARAM, spyre_get_param_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_BO_CREATE, spyre_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_BO_INFO, spyre_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_BO_WAIT, spyre_bo_wait_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_CREATE, spyre_queue_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_DESTROY, spyre_queue_destroy_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_SUBMIT, spyre_submit_ioctl, 0),
+};
+
+static const struct file_operations spyre_fops = {
+	.owner = THIS_MODULE,
+	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
+
+static const struct drm_driver spyre_drm_driver = {
+	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
+	.open = spyre_open,
+	.postclose = spyre_postclose,
+	.gem_create_object = spyre_gem_create_object,
+	.gem_prime_import_sg_table = spyre_gem_prime_import_sg_table,
+	.show_fdinfo = spyre_show_fdinfo,
+	.ioctls = spyre_ioctls,
+	.num_ioctls = ARRAY_SIZE(spyre_ioctls),
+	.fops = &spyre_fops,
+	.name = SPYRE_DRIVER_NAME,
+	.desc = SPYRE_DRIVER_DESC,
+	.date = "20261202",
+	.major = 1,
+	.minor = 0,
+};
+
+/* --- sysfs: memory totals on the PCI device ------------------------------ */
+
+static struct spyre_device *spyre_from_dev(struct device *dev)
+{
+	return pci_get_drvdata(to_pci_dev(dev));
+}
+
+static ssize_t mem_total_bytes_show(struct device *dev, struct device_attribute *attr,
+				    char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", spyre_from_dev(dev)->mem_size);
+}
+static DEVICE_ATTR_RO(mem_total_bytes);
+
+static ssize_t mem_used_bytes_show(struct device *dev, struct device_attribute *attr,
+				   char *buf)
+{
+	struct spyre_device *sdev = spyre_from_dev(dev);
+
+	return sysfs_emit(buf, "%llu\n", sdev->mem_size - spyre_mem_free(sdev));
+}
+static DEVICE_ATTR_RO(mem_used_bytes);
+
+static ssize_t host_mem_used_bytes_show(struct device *dev, struct device_attribute *attr,
+					char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  (s64)atomic64_read(&spyre_from_dev(dev)->host_mem_used));
+}
+static DEVICE_ATTR_RO(host_mem_used_bytes);
+
+static ssize_t reset_count_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&spyre_from_dev(dev)->reset_count));
+}
+static DEVICE_ATTR_RO(reset_count);
+
+static struct attribute *spyre_attrs[] = {
+	&dev_attr_mem_total_bytes.attr,
+	&dev_attr_mem_used_bytes.attr,
+	&dev_attr_host_mem_used_bytes.attr,
+	&dev_attr_reset_count.attr,
+	NULL,
+};
+
+static const struct attribute_group spyre_attr_group = {
+	.attrs = spyre_attrs,
+};
+
+/* --- PCI ----------------------------------------------------------------- */
+
+static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct spyre_device *sdev;
+	int ret;
+
+	sdev = devm_drm_dev_alloc(&pdev->dev, &spyre_drm_driver, struct spyre_device, drm);
+	if (IS_ERR(sdev))
+		return PTR_ERR(sdev);
+	sdev->pdev = pdev;
+	pci_set_drvdata(pdev, sdev);
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+	sdev->regs = pcim_iomap_region(pdev, SPYRE_BAR_REGS, SPYRE_DRIVER_NAME);
+	if (IS_ERR(sdev->regs))
+		return PTR_ERR(sdev->regs);
+
+	ret = spyre_device_init(sdev);
+	if (ret)
+		return ret;
+	spyre_debugfs_init(sdev);
+
+	ret = devm_device_add_group(&pdev->dev, &spyre_attr_group);
+	if (ret)
+		goto err_fini;
+	ret = drm_dev_register(&sdev->drm, 0);
+	if (ret)
+		goto err_fini;
+
+	drm_info(&sdev->drm, "Spyre card %u.%u: %u cores, %llu MiB, %u rings\n",
+		 sdev->hw_version >> 16, sdev->hw_version & 0xffff, sdev->num_cores,
+		 sdev->mem_size >> 20, sdev->num_rings);
+	return 0;
+
+err_fini:
+	spyre_device_fini(sdev);
+	return ret;
+}
+
+static void spyre_remove(struct pci_dev *pdev)
+{
+	struct spyre_device *sdev = pci_get_drvdata(pdev);
+
+	/* Ioctls in flight finish first; new ones fail with -ENODEV. */
+	drm_dev_unplug(&sdev->drm);
+	spyre_device_fini(sdev);
+}
+
+static const struct pci_device_id spyre_pci_ids[] = {
+	{ PCI_DEVICE(SPYRE_PCI_VENDOR_ID, SPYRE_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, spyre_pci_ids);
+
+static struct pci_driver spyre_pci_driver = {
+	.name = SPYRE_DRIVER_NAME,
+	.id_table = spyre_pci_ids,
+	.probe = spyre_probe,
+	.remove = spyre_remove,
+};
+
+static int __init spyre_init(void)
+{
+	if (spyre_ring_order < 6 || spyre_ring_order > SPYRE_RING_MAX_LOG2 ||
+	    !spyre_job_timeout_ms || !spyre_max_host_bo_mb)
+		return -EINVAL;
+	return pci_register_driver(&spyre_pci_driver);
+}
+module_init(spyre_init);
+
+static void __exit spyre_exit(void)
+{
+	pci_unregister_driver(&spyre_pci_driver);
+}
+module_exit(spyre_exit);
+
+MODULE_DESCRIPTION("DRM accel driver for the Spyre AI accelerator");
+MODULE_AUTHOR("The Spyre stack authors");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);

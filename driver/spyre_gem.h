@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Spyre buffer objects.
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ */
+#ifndef SPYRE_GEM_H
+#define SPYRE_GEM_H
+
+#include <drm/drm_gem_shmem_helper.h>
+
+#include "spyre_drv.h"
+
+/**
+ * struct spyre_bo - a BO in device or host memory
+ * @shmem: host BOs are shmem objects; device BOs only use its GEM base
+ * @placement: enum drm_spyre_placement
+ * @link: entry in the device's BO list
+ * @blocks: device BOs: buddy blocks (one contiguous range)
+ * @dev_addr: device BOs: card address of the first byte
+ * @sg: host BOs: the card's scatter list of the pages (coherent DMA)
+ * @sg_dma: bus address of @sg
+ * @sg_count: entries in @sg
+ * @owner_pid: process that created the BO, for debugfs
+ */
+struct spyre_bo {
+	struct drm_gem_shmem_object shmem;
+	u32 placement;
+	struct list_head link;
+	struct list_head blocks;
+	u64 dev_addr;
+	struct spyre_hw_sg *sg;
+	dma_addr_t sg_dma;
+	u32 sg_count;
+	pid_t owner_pid;
+};
+
+static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)
+{
+	return container_of(obj, struct spyre_bo, shmem.base);
+}
+
+struct drm_gem_object *spyre_gem_create_object(struct drm_device *drm, size_t size);
+struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
+						       struct dma_buf_attachment *attach,
+						       struct sg_table *sgt);
+int spyre_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int spyre_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int spyre_bo_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+u64 spyre_mem_free(struct spyre_device *sdev);
+u64 spyre_max_host_bo_size(void);
+
+#endif /* SPYRE_GEM_H */

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Spyre queues and jobs.
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ */
+#ifndef SPYRE_JOB_H
+#define SPYRE_JOB_H
+
+#include <linux/kref.h>
+#include <drm/gpu_scheduler.h>
+
+#include "spyre_drv.h"
+
+struct spyre_ring;
+
+/**
+ * struct spyre_queue - a user queue: one scheduler entity on one ring
+ * @ref: held by the file's queue table and by every job of the queue
+ * @id: ID in the file's queue table
+ * @engine: enum drm_spyre_engine
+ * @priority: enum drm_spyre_priority
+ * @sfile: owning file (reference)
+ * @ring: ring the queue feeds
+ * @entity: the scheduler entity; its FIFO gives stream order
+ * @submit_lock: makes job arm and push atomic, so jobs keep submit order
+ * @last_scheduled: scheduled fence of the last pushed job (under
+ *	@submit_lock), to wait for before tearing the entity down
+ * @banned: one of the queue's jobs hung; no more submissions
+ * @jobs_submitted: jobs pushed to the queue
+ */
+struct spyre_queue {
+	struct kref ref;
+	u32 id;
+	u32 engine;
+	u32 priority;
+	struct spyre_file *sfile;
+	struct spyre_ring *ring;
+	struct drm_sched_entity entity;
+	struct mutex submit_lock; /* job arm + push, last_scheduled */
+	struct dma_fence *last_scheduled;
+	bool banned;
+	atomic64_t jobs_submitted;
+};
+
+/**
+ * struct spyre_job - one submission
+ * @base: scheduler job
+ * @queue: queue the job came from (reference)
+ * @ring: ring it runs on
+ * @descs: the job's descriptors, FENCE last, built and checked at submit
+ * @ndescs: descriptors in @descs
+ * @bos: BOs the commands use (references), kept until the job is freed
+ * @nbos: entries in @bos
+ * @in_fences: in-sync fences (references), checked for errors at run time
+ * @n_in_fences: entries in @in_fences
+ * @hw_fence: signalled by the completion interrupt; allocated at submit so
+ *	run_job never allocates
+ * @seqno: sequence number on the ring, 0 until first emitted
+ * @emitted: the descriptors were written to the ring at least once
+ * @replay: the ring was reset under the job: write it again
+ * @link: entry in the ring's pending list
+ * @status: SPYRE_CMD_* from the completion record
+ * @dev_ns: device time the job took, from its completion record
+ */
+struct spyre_job {
+	struct drm_sched_job base;
+	struct spyre_queue *queue;
+	struct spyre_ring *ring;
+	void *descs;
+	u32 ndescs;
+	struct drm_gem_object **bos;
+	u32 nbos;
+	struct dma_fence **in_fences;
+	u32 n_in_fences;
+	struct dma_fence *hw_fence;
+	u64 seqno;
+	bool emitted;
+	bool replay;
+	struct list_head link;
+	u32 status;
+	u64 dev_ns;
+};
+
+static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)
+{
+	return container_of(job, struct spyre_job, base);
+}
+
+extern const struct drm_sched_backend_ops spyre_sched_ops;
+
+/* spyre_queue.c */
+struct spyre_queue *spyre_queue_lookup(struct spyre_file *sfile, u32 id);
+void spyre_queue_put(struct spyre_queue *queue);
+void spyre_queues_destroy_all(struct spyre_file *sfile);
+int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* spyre_job.c */
+int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int spyre_errno_from_status(u32 status);
+
+#endif /* SPYRE_JOB_H */

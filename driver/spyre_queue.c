@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Spyre user queues. A queue is one scheduler entity on one hardware ring:
+ * compute queues share ring 0, DMA queues are spread over the other rings.
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ */
+#include <linux/capability.h>
+#include <linux/slab.h>
+#include <drm/drm_print.h>
+#include <uapi/drm/spyre_accel.h>
+
+#include "spyre_job.h"
+#include "spyre_ring.h"
+
+static void spyre_queue_release(struct kref *ref)
+{
+	struct spyre_queue *queue = container_of(ref, struct spyre_queue, ref);
+
+	atomic_dec(&queue->ring->queues);
+	spyre_file_put(queue->sfile);
+	mutex_destroy(&queue->submit_lock);
+	kfree(queue);
+}
+
+void spyre_queue_put(struct spyre_queue *queue)
+{
+	kref_put(&queue->ref, spyre_queue_release);
+}
+
+struct spyre_queue *spyre_queue_lookup(struct spyre_file *sfile, u32 id)
+{
+	struct spyre_queue *queue;
+
+	xa_lock(&sfile->queues);
+	queue = xa_load(&sfile->queues, id);
+	if (queue)
+		kref_get(&queue->ref);
+	xa_unlock(&sfile->queues);
+	return queue;
+}
+
+static struct spyre_ring *spyre_pick_ring(struct spyre_device *sdev, u32 engine)
+{
+	unsigned int n;
+
+	if (engine == DRM_SPYRE_ENGINE_COMPUTE || sdev->num_rings == 1)
+		return &sdev->rings[0];
+	n = (unsigned int)atomic_inc_return(&sdev->next_dma_ring);
+	return &sdev->rings[1 + n % (sdev->num_rings - 1)];
+}
+
+static const enum drm_sched_priority spyre_sched_prio[] = {
+	[DRM_SPYRE_PRIORITY_LOW] = DRM_SCHED_PRIORITY_LOW,
+	[DRM_SPYRE_PRIORITY_NORMAL] = DRM_SCHED_PRIORITY_NORMAL,
+	[DRM_SPYRE_PRIORITY_HIGH] = DRM_SCHED_PRIORITY_HIGH,
+};
+
+int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct spyre_device *sdev = to_spyre_device(drm);
+	struct spyre_file *sfile = file->driver_priv;
+	struct drm_spyre_queue_create *args = data;
+	struct drm_gpu_scheduler *sched;
+	struct spyre_queue *queue;
+	int ret;
+
+	if (args->flags || args->queue_id)
+		return -EINVAL;
+	if (args->engine != DRM_SPYRE_ENGINE_COMPUTE && args->engine != DRM_SPYRE_ENGINE_DMA)
+		return -EINVAL;
+	if (args->priority >= ARRAY_SIZE(spyre_sched_prio))
+		return -EINVAL;
+	if (args->priority == DRM_SPYRE_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
+		return -EACCES;
+
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	if (!queue)
+		return -ENOMEM;
+	kref_init(&queue->ref);
+	mutex_init(&queue->submit_lock);
+	queue->engine = args->engine;
+	queue->priority = args->priority;
+	queue->ring = spyre_pick_ring(sdev, args->engine);
+	atomic_inc(&queue->ring->queues);
+	kref_get(&sfile->ref);
+	queue->sfile = sfile;
+
+	sched = &queue->ring->sched;
+	ret = drm_sched_entity_init(&queue->entity, spyre_sched_prio[args->priority],
+				    &sched, 1, NULL);
+	if (ret)
+		goto err_put;
+
+	ret = xa_alloc(&sfile->queues, &queue->id, queue,
+		       XA_LIMIT(1, SPYRE_MAX_QUEUES), GFP_KERNEL);
+	if (ret) {
+		/* xa_alloc says -EBUSY when every ID is taken. */
+		if (ret == -EBUSY)
+			ret = -ENOSPC;
+		goto err_entity;
+	}
+	args->queue_id = queue->id;
+	return 0;
+
+err_entity:
+	drm_sched_entity_destroy(&queue->entity);
+err_put:
+	spyre_queue_put(queue);
+	return ret;
+}
+
+/*
+ * Tears a queue down once it left the file's table: jobs already handed to
+ * the card finish; jobs still waiting for their dependencies after a job
+ * timeout are cancelled (their fences signal with -ESRCH).
+ */
+static void spyre_queue_teardown(struct spyre_queue *queue)
+{
+	struct dma_fence *last;
+
+	mutex_lock(&queue->submit_lock);
+	last = queue->last_scheduled;
+	queue->last_scheduled = NULL;
+	mutex_unlock(&queue->submit_lock);
+
+	if (last) {
+		dma_fence_wait_timeout(last, false, msecs_to_jiffies(spyre_job_timeout_ms));
+		dma_fence_put(last);
+	}
+	drm_sched_entity_destroy(&queue->entity);
+	spyre_queue_put(queue);
+}
+
+int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct spyre_file *sfile = file->driver_priv;
+	struct drm_spyre_queue_destroy *args = data;
+	struct spyre_queue *queue;
+
+	if (args->pad)
+		return -EINVAL;
+	queue = xa_erase(&sfile->queues, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+	spyre_queue_teardown(queue);
+	return 0;
+}
+
+void spyre_queues_destroy_all(struct spyre_file *sfile)
+{
+	struct spyre_queue *queue;
+	unsigned long id;
+
+	xa_for_each(&sfile->queues, id, queue) {
+		xa_erase(&sfile->queues, id);
+		spyre_queue_teardown(queue);
+	}
+}

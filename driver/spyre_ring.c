@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Spyre hardware command rings.
+ *
+ * A ring is an array of 64-byte descriptors in coherent host memory. The
+ * driver writes a job's descriptors at the tail and rings the doorbell
+ * (SPYRE_RING_TAIL); the card fetches them in order. Each job ends with a
+ * FENCE that makes the card write the job's completion record, update the
+ * ring's write-back record and raise the ring's MSI-X vector; the interrupt
+ * handler then signals the hardware fences of every finished job.
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ */
+#include <linux/dma-mapping.h>
+#include <linux/interrupt.h>
+#include <linux/iopoll.h>
+#include <linux/slab.h>
+
+#include "spyre_ring.h"
+#include "spyre_job.h"
+
+static const char *spyre_fence_driver_name(struct dma_fence *fence)
+{
+	return SPYRE_DRIVER_NAME;
+}
+
+static const char *spyre_fence_timeline_name(struct dma_fence *fence)
+{
+	return "spyre-ring";
+}
+
+static const struct dma_fence_ops spyre_hw_fence_ops = {
+	.get_driver_name = spyre_fence_driver_name,
+	.get_timeline_name = spyre_fence_timeline_name,
+};
+
+/* The fence is initialised when the job is first emitted. */
+struct dma_fence *spyre_hw_fence_alloc(void)
+{
+	return kzalloc(sizeof(struct dma_fence), GFP_KERNEL);
+}
+
+static irqreturn_t spyre_ring_irq(int irq, void *arg)
+{
+	struct spyre_ring *ring = arg;
+
+	spyre_ring_process_completions(ring);
+	return IRQ_HANDLED;
+}
+
+int spyre_ring_init(struct spyre_device *sdev, struct spyre_ring *ring,
+		    unsigned int index, int irq)
+{
+	struct device *dev = sdev->drm.dev;
+	const struct drm_sched_init_args args = {
+		.ops = &spyre_sched_ops,
+		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+		.credit_limit = 1U << spyre_ring_order,
+		.timeout = msecs_to_jiffies(spyre_job_timeout_ms),
+		.timeout_wq = sdev->reset_wq,
+		.name = ring->name,
+		.dev = dev,
+	};
+	int ret;
+
+	ring->sdev = sdev;
+	ring->index = index;
+	ring->engine = index == 0 ? 0 : 1;
+	snprintf(ring->name, sizeof(ring->name), "spyre-ring%u", index);
+	ring->entries = 1U << spyre_ring_order;
+	spin_lock_init(&ring->lock);
+	INIT_LIST_HEAD(&ring->pending);
+	ring->fence_context = dma_fence_context_alloc(1);
+	ring->irq = irq;
+
+	ring->descs = dmam_alloc_coherent(dev, (size_t)ring->entries * SPYRE_DESC_SIZE,
+					  &ring->descs_dma, GFP_KERNEL);
+	ring->wb = dmam_alloc_coherent(dev, sizeof(*ring->wb), &ring->wb_dma, GFP_KERNEL);
+	ring->records = dmam_alloc_coherent(dev, (size_t)ring->entries * sizeof(*ring->records),
+					    &ring->records_dma, GFP_KERNEL);
+	if (!ring->descs || !ring->wb || !ring->records) {
+		ret = -ENOMEM;
+		goto err;
+	}
+
+	ret = drm_sched_init(&ring->sched, &args);
+	if (ret)
+		goto err;
+
+	ret = request_irq(irq, spyre_ring_irq, 0, ring->name, ring);
+	if (ret) {
+		drm_sched_fini(&ring->sched);
+		goto err;
+	}
+	return 0;
+
+err:
+	/* Tells the release path there is no scheduler to tear down. */
+	ring->sdev = NULL;
+	return ret;
+}
+
+void spyre_ring_fini(struct spyre_ring *ring)
+{
+	if (!ring->sdev)
+		return;
+	drm_sched_fini(&ring->sched);
+	spyre_ring_hw_reset(ring);
+	free_irq(ring->irq, ring);
+	/* Nothing can complete any more: release what is still pending. */
+	spyre_ring_fail_pending(ring, NULL, 0, -ENODEV);
+}
+
+/* Stops the ring and drops its work; software state starts over. */
+void spyre_ring_hw_reset(struct spyre_ring *ring)
+{
+	unsigned long flags;
+
+	spyre_ring_write(ring, SPYRE_RING_CTRL, SPYRE_RING_CTRL_RESET);
+	spin_lock_irqsave(&ring->lock, flags);
+	ring->tail = 0;
+	ring->progress_head = 0;
+	spin_unlock_irqrestore(&ring->lock, flags);
+}
+
+/* Programs base, size and write-back and enables fetching. */
+int spyre_ring_hw_start(struct spyre_ring *ring)
+{
+	u32 status;
+
+	memset(ring->wb, 0, sizeof(*ring->wb));
+	ring->wb->completed_seqno = cpu_to_le64(ring->seqno);
+	spyre_ring_write(ring, SPYRE_RING_BASE_LO, lower_32_bits(ring->descs_dma));
+	spyre_ring_write(ring, SPYRE_RING_BASE_HI, upper_32_bits(ring->descs_dma));
+	spyre_ring_write(ring, SPYRE_RING_SIZE_LOG2, spyre_ring_order);
+	spyre_ring_write(ring, SPYRE_RING_WB_LO, lower_32_bits(ring->wb_dma));
+	spyre_ring_write(ring, SPYRE_RING_WB_HI, upper_32_bits(ring->wb_dma));
+	spyre_ring_write(ring, SPYRE_RING_CTRL, SPYRE_RING_CTRL_ENABLE);
+
+	status = spyre_ring_read(ring, SPYRE_RING_STATUS);
+	if (!(status & SPYRE_RING_STATUS_ENABLED) || (status & SPYRE_RING_STATUS_ERROR)) {
+		drm_err(&ring->sdev->drm, "%s: does not start (status %#x, error %u)\n",
+			ring->name, status, spyre_ring_read(ring, SPYRE_RING_ERROR));
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * Writes the job's descriptors at the tail and rings the doorbell. The
+ * scheduler's credits (one per descriptor, as many as the ring holds) make
+ * sure the slots are free: a job's credits return only after its FENCE
+ * completed, and the card had fetched everything before it by then.
+ */
+void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
+{
+	struct spyre_hw_fence *fence_desc;
+	u32 mask = ring->entries - 1;
+	unsigned long flags;
+	u32 i, slot;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	/*
+	 * A replay after a ring reset gets a fresh seqno: the write-back
+	 * restarts from the last seqno given out, so old numbers could look
+	 * complete at once.
+	 */
+	job->seqno = ++ring->seqno;
+	if (!job->emitted) {
+		dma_fence_init(job->hw_fence, &spyre_hw_fence_ops, &ring->lock,
+			       ring->fence_context, job->seqno);
+		job->emitted = true;
+	}
+
+	fence_desc = job->descs + (size_t)(job->ndescs - 1) * SPYRE_DESC_SIZE;
+	fence_desc->seqno = cpu_to_le64(job->seqno);
+	fence_desc->record_addr = cpu_to_le64(ring->records_dma +
+					      (job->seqno & mask) * sizeof(*ring->records));
+	memset(&ring->records[job->seqno & mask], 0, sizeof(*ring->records));
+
+	for (i = 0; i < job->ndescs; i++) {
+		slot = (ring->tail + i) & mask;
+		memcpy(ring->descs + (size_t)slot * SPYRE_DESC_SIZE,
+		       job->descs + (size_t)i * SPYRE_DESC_SIZE, SPYRE_DESC_SIZE);
+	}
+	ring->tail += job->ndescs;
+	list_add_tail(&job->link, &ring->pending);
+	job->replay = false;
+
+	/* writel orders the descriptor stores before the doorbell. */
+	spyre_ring_write(ring, SPYRE_RING_TAIL, ring->tail);
+	spin_unlock_irqrestore(&ring->lock, flags);
+}
+
+int spyre_errno_from_status(u32 status)
+{
+	switch (status) {
+	case SPYRE_CMD_OK:
+		return 0;
+	case SPYRE_CMD_ERR_BOUNDS:
+		return -EFAULT;
+	case SPYRE_CMD_ERR_PROGRAM:
+		return -ENOEXEC;
+	case SPYRE_CMD_ERR_DEADLOCK:
+		return -EDEADLK;
+	case SPYRE_CMD_ERR_INVALID:
+		return -EPROTO;
+	case SPYRE_CMD_ERR_DMA:
+	case SPYRE_CMD_ERR_MEM_UE:
+	default:
+		return -EIO;
+	}
+}
+
+static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job *job)
+{
+	struct spyre_hw_completion *rec = &ring->records[job->seqno & (ring->entries - 1)];
+	u64 start, end;
+	int err;
+
+	if (le64_to_cpu(rec->seqno) != job->seqno) {
+		/* The card reported the FENCE but not this record: trust nothing. */
+		job->status = SPYRE_CMD_ERR_INVALID;
+		err = -EIO;
+	} else {
+		job->status = le32_to_cpu(rec->status);
+		err = spyre_errno_from_status(job->status);
+		start = le64_to_cpu(rec->start_ns);
+		end = le64_to_cpu(rec->end_ns);
+		job->dev_ns = end > start ? end - start : 0;
+	}
+	if (job->status == SPYRE_CMD_ERR_MEM_UE)
+		atomic_set(&ring->sdev->card_reset_pending, 1);
+
+	list_del_init(&job->link);
+	atomic64_inc(&ring->jobs_done);
+	if (err) {
+		atomic64_inc(&ring->jobs_failed);
+		dma_fence_set_error(job->hw_fence, err);
+	}
+	dma_fence_signal_locked(job->hw_fence);
+}
+
+/* Signals the hardware fences of every job the card has finished. */
+void spyre_ring_process_completions(struct spyre_ring *ring)
+{
+	struct spyre_job *job, *tmp;
+	unsigned long flags;
+	u64 done;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	done = le64_to_cpu(READ_ONCE(ring->wb->completed_seqno));
+	/* The write-back follows the records it covers. */
+	dma_rmb();
+	if (done > ring->seqno) {
+		/* A corrupt write-back: leave the jobs to the timeout handler. */
+		spin_unlock_irqrestore(&ring->lock, flags);
+		return;
+	}
+	list_for_each_entry_safe(job, tmp, &ring->pending, link) {
+		if (job->seqno > done)
+			break;
+		spyre_job_complete_locked(ring, job);
+	}
+	spin_unlock_irqrestore(&ring->lock, flags);
+
+	if (atomic_read(&ring->sdev->card_reset_pending))
+		spyre_schedule_card_reset(ring->sdev);
+}
+
+/*
+ * After a reset: finishes every job still on the ring. The guilty job gets
+ * @guilty_error; jobs of its queue get -ECANCELED; others get @other_error,
+ * or, when @other_error is 0, are marked to be written again to the
+ * fresh ring by the scheduler's resubmission.
+ */
+void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
+			     int guilty_error, int other_error)
+{
+	struct spyre_job *job, *tmp;
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	list_for_each_entry_safe(job, tmp, &ring->pending, link) {
+		list_del_init(&job->link);
+		if (job == guilty)
+			err = guilty_error;
+		else if (guilty && job->queue == guilty->queue)
+			err = -ECANCELED;
+		else
+			err = other_error;
+		if (!err) {
+			job->replay = true;
+			continue;
+		}
+		atomic64_inc(&ring->jobs_failed);
+		dma_fence_set_error(job->hw_fence, err);
+		dma_fence_signal_locked(job->hw_fence);
+	}
+	spin_unlock_irqrestore(&ring->lock, flags);
+}
+
+/* True when the card fetched or finished something since the last check. */
+bool spyre_ring_made_progress(struct spyre_ring *ring)
+{
+	u32 head = spyre_ring_read(ring, SPYRE_RING_HEAD);
+	u64 done = le64_to_cpu(READ_ONCE(ring->wb->completed_seqno));
+	bool moved = head != ring->progress_head || done != ring->progress_seqno;
+
+	ring->progress_head = head;
+	ring->progress_seqno = done;
+	return moved;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Spyre hardware command rings: descriptor memory, doorbell, completion
+ * interrupt and the hardware fences of jobs on the ring.
+ *
+ * Copyright (C) 2026 The Spyre stack authors
+ */
+#ifndef SPYRE_RING_H
+#define SPYRE_RING_H
+
+#include <linux/dma-fence.h>
+#include <linux/spinlock.h>
+#include <drm/gpu_scheduler.h>
+
+#include "spyre_drv.h"
+
+struct spyre_job;
+
+/**
+ * struct spyre_ring - one hardware command ring and its scheduler
+ * @sdev: owning device
+ * @index: ring number on the card
+ * @engine: enum drm_spyre_engine the ring serves
+ * @name: "spyre-ringN", for the scheduler and fences
+ * @entries: descriptors in the ring (power of two)
+ * @descs: descriptor memory (coherent DMA)
+ * @descs_dma: its bus address
+ * @wb: the ring's write-back record
+ * @wb_dma: its bus address
+ * @records: one completion record per slot, indexed by seqno & (entries - 1)
+ * @records_dma: their bus address
+ * @lock: protects @tail, @seqno and @pending; taken in the IRQ handler
+ * @tail: free-running index of the next descriptor to write
+ * @seqno: last sequence number given to a job
+ * @pending: jobs written to the ring whose hardware fence has not
+ *	signalled, oldest first
+ * @fence_context: dma_fence context of the hardware fences
+ * @irq: Linux IRQ of the ring's MSI-X vector
+ * @sched: the ring's scheduler; credits are descriptors
+ * @queues: user queues attached to the ring
+ * @progress_head: head seen by the last timeout check
+ * @progress_seqno: completed seqno seen by the last timeout check
+ * @jobs_done: jobs completed on the ring
+ * @jobs_failed: jobs completed with an error
+ * @resets: resets of this ring
+ */
+struct spyre_ring {
+	struct spyre_device *sdev;
+	unsigned int index;
+	u32 engine;
+	char name[16];
+
+	u32 entries;
+	void *descs;
+	dma_addr_t descs_dma;
+	struct spyre_hw_ring_wb *wb;
+	dma_addr_t wb_dma;
+	struct spyre_hw_completion *records;
+	dma_addr_t records_dma;
+
+	spinlock_t lock; /* tail, seqno, pending; also the fences' lock */
+	u32 tail;
+	u64 seqno;
+	struct list_head pending;
+	u64 fence_context;
+	int irq;
+
+	struct drm_gpu_scheduler sched;
+	atomic_t queues;
+	u32 progress_head;
+	u64 progress_seqno;
+
+	atomic64_t jobs_done;
+	atomic64_t jobs_failed;
+	atomic_t resets;
+};
+
+static inline u32 spyre_ring_read(struct spyre_ring *ring, u32 reg)
+{
+	return spyre_read(ring->sdev, SPYRE_RING_REG(ring->index, reg));
+}
+
+static inline void spyre_ring_write(struct spyre_ring *ring, u32 reg, u32 val)
+{
+	spyre_write(ring->sdev, SPYRE_RING_REG(ring->index, reg), val);
+}
+
+int spyre_ring_init(struct spyre_device *sdev, struct spyre_ring *ring,
+		    unsigned int index, int irq);
+void spyre_ring_fini(struct spyre_ring *ring);
+int spyre_ring_hw_start(struct spyre_ring *ring);
+void spyre_ring_hw_reset(struct spyre_ring *ring);
+void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job);
+void spyre_ring_process_completions(struct spyre_ring *ring);
+void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
+			     int guilty_error, int other_error);
+bool spyre_ring_made_progress(struct spyre_ring *ring);
+struct dma_fence *spyre_hw_fence_alloc(void);
+
+#endif /* SPYRE_RING_H */
