@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Spyre card model: the LAUNCH command. Checks the descriptor and its
+ * argument slots, copies the program out of device memory (so the host
+ * cannot change it under the running cores), checks its header and every
+ * instruction, then runs it on the compute engine with the lock dropped.
+ */
+#include <stdlib.h>
+
+#include "spyre_exec.h"
+#include "spyre_internal.h"
+
+#define L_OFF(field)	SPYRE_FIELD(spyre_hw_launch, field)
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the program decoder assumes a little-endian host"
+#endif
+
+uint32_t spyre_launch_check(struct spyre_model *m, const struct spyre_cmd *c)
+{
+	const uint8_t *d = c->desc;
+	uint64_t size = m->cfg.mem_size;
+	uint32_t i;
+
+	if (d[1] || spyre_ld32(d + L_OFF(rsvd)) || spyre_ld64(d + L_OFF(rsvd2)) ||
+	    spyre_ld64(d + L_OFF(rsvd2) + 8) || spyre_ld64(d + L_OFF(rsvd2) + 16))
+		return SPYRE_CMD_ERR_INVALID;
+	if (!spyre_range_ok(spyre_ld64(d + L_OFF(prog_addr)), spyre_ld64(d + L_OFF(prog_len)),
+			    size) ||
+	    !spyre_range_ok(spyre_ld64(d + L_OFF(ws_addr)), spyre_ld64(d + L_OFF(ws_len)), size))
+		return SPYRE_CMD_ERR_BOUNDS;
+	for (i = 0; i < c->nargs; i++)
+		if (!spyre_range_ok(c->arg_addr[i], c->arg_len[i], size))
+			return SPYRE_CMD_ERR_BOUNDS;
+	return SPYRE_CMD_OK;
+}
+
+/* Check the header; copy and check the instructions. */
+static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
+			     struct spyre_insn **out, uint32_t *count)
+{
+	const uint8_t *d = c->desc;
+	uint64_t len = spyre_ld64(d + L_OFF(prog_len));
+	const uint8_t *p = m->devmem + spyre_ld64(d + L_OFF(prog_addr));
+	struct spyre_prog_header h;
+	struct spyre_insn *in;
+	uint32_t i, st;
+
+	if (len < sizeof(h))
+		return SPYRE_CMD_ERR_PROGRAM;
+	memcpy(&h, p, sizeof(h));
+	if (h.magic != SPYRE_PROG_MAGIC || h.version != SPYRE_PROG_VERSION ||
+	    h.header_size != SPYRE_PROG_HEADER_SIZE || h.rsvd || h.rsvd2 ||
+	    h.num_insns < 1 || h.num_insns > SPYRE_PROG_MAX_INSNS ||
+	    len < SPYRE_PROG_HEADER_SIZE + (uint64_t)h.num_insns * SPYRE_PROG_INSN_SIZE)
+		return SPYRE_CMD_ERR_PROGRAM;
+	if (h.num_slots > c->nargs || h.workspace_size > spyre_ld64(d + L_OFF(ws_len)))
+		return SPYRE_CMD_ERR_PROGRAM;
+	in = malloc((size_t)h.num_insns * sizeof(*in));
+	if (!in)
+		return SPYRE_CMD_ERR_PROGRAM;
+	memcpy(in, p + SPYRE_PROG_HEADER_SIZE, (size_t)h.num_insns * sizeof(*in));
+	for (i = 0; i < h.num_insns; i++) {
+		st = spyre_insn_check(&in[i], m->cfg.num_cores, c->nargs);
+		if (st != SPYRE_CMD_OK) {
+			free(in);
+			return st;
+		}
+	}
+	*out = in;
+	*count = h.num_insns;
+	return SPYRE_CMD_OK;
+}
+
+uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct spyre_cmd *c,
+			  uint64_t *duration_ns)
+{
+	const uint8_t *d = c->desc;
+	struct spyre_insn *in = NULL;
+	struct spyre_bind b;
+	uint64_t ns = 0;
+	uint32_t n = 0, st, i;
+
+	memset(&b, 0, sizeof(b));
+	b.devmem = m->devmem;
+	b.nslots = c->nargs;
+	for (i = 0; i < c->nargs; i++) {
+		b.slot_addr[i] = c->arg_addr[i];
+		b.slot_len[i] = c->arg_len[i];
+	}
+	b.ws_addr = spyre_ld64(d + L_OFF(ws_addr));
+	b.ws_len = spyre_ld64(d + L_OFF(ws_len));
+
+	spyre_unlock(m, (int)ring);
+	st = load_program(m, c, &in, &n);
+	if (st == SPYRE_CMD_OK) {
+		m->exec->abort = &m->abort_req;
+		st = spyre_program_run(m->exec, &m->cfg.timing, &b, in, n, &ns);
+	}
+	free(in);
+	spyre_lock(m);
+	if (spyre_abort_pending(m))
+		return SPYRE_CMD_ABORTED;
+	*duration_ns = m->cfg.timing.launch_latency_ns + ns;
+	return st;
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Spyre card model: the data-triggered program scheduler. Each core runs
+ * three units (LSU, PE array, SFU); each unit takes its own instructions in
+ * program order and starts one when the tokens it waits for are available.
+ * The scheduler always runs the instruction that can start earliest in
+ * device time, so results and timeline are deterministic. When no unit can
+ * start but instructions remain, the program is deadlocked.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spyre_exec.h"
+#include "spyre_hw.h"
+#include "spyre_internal.h"
+
+struct spyre_exec *spyre_exec_new(unsigned int cores)
+{
+	struct spyre_exec *e = calloc(1, sizeof(*e));
+
+	if (e)
+		e->cores = cores;
+	return e;
+}
+
+void spyre_exec_free(struct spyre_exec *e)
+{
+	unsigned int i;
+
+	if (!e)
+		return;
+	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++)
+		free(e->sp[i]);
+	for (i = 0; i < 3; i++)
+		free(e->tmp[i]);
+	free(e);
+}
+
+unsigned int spyre_insn_unit(const struct spyre_insn *in)
+{
+	switch (in->op) {
+	case SPYRE_I_LOAD:
+	case SPYRE_I_STORE:
+		return SPYRE_UNIT_LSU;
+	case SPYRE_I_MATMUL:
+		return SPYRE_UNIT_PE;
+	case SPYRE_I_VEC:
+		return SPYRE_UNIT_SFU;
+	default:
+		return in->flags;	/* NOP names its unit */
+	}
+}
+
+static bool zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+uint32_t spyre_insn_check(const struct spyre_insn *in, unsigned int cores, uint32_t nslots)
+{
+	uint32_t all = cores >= 32 ? 0xffffffffu : (1u << cores) - 1;
+
+	if (in->rsvd || (in->core_mask & ~all))
+		return SPYRE_CMD_ERR_PROGRAM;
+	switch (in->op) {
+	case SPYRE_I_NOP:
+		if (in->flags >= SPYRE_UNIT_COUNT || in->dtype || in->dtype_out ||
+		    !zero(in->u.raw, sizeof(in->u.raw)))
+			return SPYRE_CMD_ERR_PROGRAM;
+		return SPYRE_CMD_OK;
+	case SPYRE_I_LOAD:
+	case SPYRE_I_STORE:
+		if (in->flags || in->dtype || in->dtype_out || in->u.mem.rsvd ||
+		    (in->u.mem.slot >= nslots && in->u.mem.slot != SPYRE_ISA_SLOT_WS) ||
+		    !in->u.mem.rows || !in->u.mem.row_bytes)
+			return SPYRE_CMD_ERR_PROGRAM;
+		return SPYRE_CMD_OK;
+	case SPYRE_I_MATMUL:
+		if ((in->flags & ~(SPYRE_MM_ACC | SPYRE_MM_TRANS_B)) || in->u.mm.rsvd ||
+		    !zero(in->u.mm.rsvd2, sizeof(in->u.mm.rsvd2)) ||
+		    !in->u.mm.m || !in->u.mm.n || !in->u.mm.k)
+			return SPYRE_CMD_ERR_PROGRAM;
+		if (in->dtype == SPYRE_DT_INT8 ? in->dtype_out != SPYRE_DT_INT32 :
+		    (in->dtype > SPYRE_DT_DLF16 || in->dtype_out != SPYRE_DT_FP32))
+			return SPYRE_CMD_ERR_PROGRAM;
+		return SPYRE_CMD_OK;
+	case SPYRE_I_VEC:
+		if ((in->flags & ~SPYRE_VEC_SRC1_COL) || in->u.vec.func >= SPYRE_VF_COUNT ||
+		    in->dtype >= SPYRE_DT_COUNT || in->dtype_out >= SPYRE_DT_COUNT ||
+		    !zero(in->u.vec.rsvd, 3) || in->u.vec.rsvd2 ||
+		    !in->u.vec.rows || !in->u.vec.cols)
+			return SPYRE_CMD_ERR_PROGRAM;
+		return SPYRE_CMD_OK;
+	}
+	return SPYRE_CMD_ERR_PROGRAM;
+}
+
+struct sched {
+	const struct spyre_insn *insn;
+	uint32_t n;
+	uint32_t *list[SPYRE_UNIT_COUNT];	/* instruction indices per unit */
+	uint32_t len[SPYRE_UNIT_COUNT];
+	uint32_t pc[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
+};
+
+/* Next instruction of (core, unit), or UINT32_MAX. */
+static uint32_t head(struct sched *s, unsigned int c, unsigned int u)
+{
+	uint32_t *pc = &s->pc[c][u];
+
+	while (*pc < s->len[u] && !(s->insn[s->list[u][*pc]].core_mask & (1u << c)))
+		(*pc)++;
+	return *pc < s->len[u] ? s->list[u][*pc] : UINT32_MAX;
+}
+
+static unsigned int rank_of(uint32_t mask, unsigned int core)
+{
+	return (unsigned int)__builtin_popcount(mask & ((1u << core) - 1));
+}
+
+static uint32_t execute(struct spyre_exec *e, const struct spyre_bind *b,
+			const struct spyre_insn *in, unsigned int c)
+{
+	switch (in->op) {
+	case SPYRE_I_LOAD:
+	case SPYRE_I_STORE:
+		return spyre_unit_lsu(e, b, in, c, rank_of(in->core_mask, c));
+	case SPYRE_I_MATMUL:
+		return spyre_unit_pe(e, in, c);
+	case SPYRE_I_VEC:
+		return spyre_unit_sfu(e, in, c);
+	}
+	return SPYRE_CMD_OK;
+}
+
+/* Earliest start of instruction @i on core @c, or false if a token is missing. */
+static bool can_start(struct spyre_exec *e, const struct spyre_insn *in, unsigned int c,
+		      unsigned int u, uint64_t *start)
+{
+	uint64_t t = e->unit_free[c][u];
+	unsigned int k;
+
+	for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
+		struct spyre_token *tk = &e->tokens[c][k];
+
+		if (!(in->wait & (1u << k)))
+			continue;
+		if (!tk->count)
+			return false;
+		t = spyre_max64(t, tk->ns[tk->head]);
+	}
+	*start = t;
+	return true;
+}
+
+static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
+		    const struct spyre_bind *b, struct sched *s, uint64_t *ns)
+{
+	uint64_t end_all = 0;
+
+	for (;;) {
+		uint32_t best = UINT32_MAX, i, st;
+		unsigned int bc = 0, bu = 0, c, u, k;
+		uint64_t best_t = UINT64_MAX, start, dur, dram_ns, end;
+		bool left = false;
+		const struct spyre_insn *in;
+
+		if (__atomic_load_n(e->abort, __ATOMIC_ACQUIRE))
+			return SPYRE_CMD_ABORTED;
+		for (c = 0; c < e->cores; c++) {
+			for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
+				i = head(s, c, u);
+				if (i == UINT32_MAX)
+					continue;
+				left = true;
+				if (!can_start(e, &s->insn[i], c, u, &start))
+					continue;
+				if (start < best_t || (start == best_t && i < best)) {
+					best_t = start;
+					best = i;
+					bc = c;
+					bu = u;
+				}
+			}
+		}
+		if (best == UINT32_MAX) {
+			*ns = end_all;
+			return left ? SPYRE_CMD_ERR_DEADLOCK : SPYRE_CMD_OK;
+		}
+		in = &s->insn[best];
+		for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
+			struct spyre_token *tk = &e->tokens[bc][k];
+
+			if (in->wait & (1u << k)) {
+				tk->head = (tk->head + 1) % SPYRE_ISA_TOKEN_MAX;
+				tk->count--;
+			}
+		}
+		st = execute(e, b, in, bc);
+		if (st != SPYRE_CMD_OK)
+			return st;
+		dur = spyre_insn_ns(t, in, &dram_ns);
+		end = best_t + dur;
+		if (dram_ns) {
+			/* LPDDR5 is shared by all cores: queue behind other transfers */
+			e->dram_free = spyre_max64(e->dram_free, best_t) + dram_ns;
+			end = spyre_max64(end, e->dram_free);
+		}
+		e->unit_free[bc][bu] = end;
+		end_all = spyre_max64(end_all, end);
+		for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
+			struct spyre_token *tk = &e->tokens[bc][k];
+
+			if (!(in->signal & (1u << k)))
+				continue;
+			if (tk->count == SPYRE_ISA_TOKEN_MAX)
+				return SPYRE_CMD_ERR_PROGRAM;	/* token overflow */
+			tk->ns[(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX] = end;
+			tk->count++;
+		}
+		s->pc[bc][bu]++;
+	}
+}
+
+uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
+			   const struct spyre_bind *b, const struct spyre_insn *insn,
+			   uint32_t n, uint64_t *ns)
+{
+	struct sched *s = calloc(1, sizeof(*s));
+	uint32_t i, u, st = SPYRE_CMD_ERR_PROGRAM;
+
+	*ns = 0;
+	if (!s)
+		return st;
+	s->insn = insn;
+	s->n = n;
+	for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
+		s->list[u] = malloc(n * sizeof(uint32_t));
+		if (!s->list[u])
+			goto out;
+	}
+	for (i = 0; i < n; i++) {
+		u = spyre_insn_unit(&insn[i]);
+		s->list[u][s->len[u]++] = i;
+	}
+	memset(e->tokens, 0, sizeof(e->tokens));
+	memset(e->unit_free, 0, sizeof(e->unit_free));
+	e->dram_free = 0;
+	st = run(e, t, b, s, ns);
+out:
+	for (u = 0; u < SPYRE_UNIT_COUNT; u++)
+		free(s->list[u]);
+	free(s);
+	return st;
+}

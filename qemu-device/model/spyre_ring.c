@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Spyre card model: per-ring registers, configuration, doorbells and ring
+ * errors. Command execution lives in spyre_sched.c.
+ */
+#include "spyre_internal.h"
+
+void spyre_ring_reset(struct spyre_model *m, struct spyre_ring *r)
+{
+	uint32_t base_lo = r->base_lo, base_hi = r->base_hi, size_log2 = r->size_log2;
+	uint32_t wb_lo = r->wb_lo, wb_hi = r->wb_hi;
+
+	(void)m;
+	memset(r, 0, sizeof(*r));
+	/* Configuration registers survive a ring reset so it can be re-enabled. */
+	r->base_lo = base_lo;
+	r->base_hi = base_hi;
+	r->size_log2 = size_log2;
+	r->wb_lo = wb_lo;
+	r->wb_hi = wb_hi;
+}
+
+/* Card reset: configuration registers read back as zero afterwards. */
+void spyre_ring_clear_config(struct spyre_ring *r)
+{
+	r->base_lo = r->base_hi = r->size_log2 = r->wb_lo = r->wb_hi = 0;
+}
+
+void spyre_ring_error(struct spyre_model *m, unsigned int n, uint32_t code)
+{
+	struct spyre_ring *r = &m->rings[n];
+
+	r->error = true;
+	r->error_code = code;
+	spyre_card_error(m, SPYRE_ERR_STATUS_RING,
+			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_RING, n, code), false);
+}
+
+static bool ring_idle(const struct spyre_ring *r)
+{
+	return r->head == r->tail && !r->hung;
+}
+
+uint32_t spyre_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
+{
+	struct spyre_ring *r = &m->rings[n];
+	uint32_t st = 0;
+
+	switch (reg) {
+	case SPYRE_RING_BASE_LO:
+		return r->base_lo;
+	case SPYRE_RING_BASE_HI:
+		return r->base_hi;
+	case SPYRE_RING_SIZE_LOG2:
+		return r->size_log2;
+	case SPYRE_RING_WB_LO:
+		return r->wb_lo;
+	case SPYRE_RING_WB_HI:
+		return r->wb_hi;
+	case SPYRE_RING_CTRL:
+		return r->enabled ? SPYRE_RING_CTRL_ENABLE : 0;
+	case SPYRE_RING_STATUS:
+		if (r->enabled)
+			st |= SPYRE_RING_STATUS_ENABLED;
+		if (ring_idle(r))
+			st |= SPYRE_RING_STATUS_IDLE;
+		if (r->error)
+			st |= SPYRE_RING_STATUS_ERROR;
+		return st;
+	case SPYRE_RING_HEAD:
+		return r->head;
+	case SPYRE_RING_TAIL:
+		return r->tail;
+	case SPYRE_RING_ERROR:
+		return r->error_code;
+	case SPYRE_RING_IRQ_VECTOR:
+		return n;
+	}
+	spyre_card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
+			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
+	return 0;
+}
+
+/* Latch and check the configuration; a bad one is a ring error. */
+static void ring_enable(struct spyre_model *m, unsigned int n)
+{
+	struct spyre_ring *r = &m->rings[n];
+	uint64_t base = (uint64_t)r->base_hi << 32 | r->base_lo;
+	uint64_t wb = (uint64_t)r->wb_hi << 32 | r->wb_lo;
+	uint64_t bytes;
+
+	if (r->error)
+		return;		/* only RING_CTRL_RESET leaves the error state */
+	if (r->size_log2 < SPYRE_RING_MIN_LOG2 || r->size_log2 > SPYRE_RING_MAX_LOG2 ||
+	    !base || (base & 63) || !wb || (wb & 63)) {
+		spyre_ring_error(m, n, SPYRE_RING_ERR_BAD_CONFIG);
+		return;
+	}
+	bytes = (uint64_t)SPYRE_DESC_SIZE << r->size_log2;
+	if (base + bytes < base || wb + sizeof(struct spyre_hw_ring_wb) < wb) {
+		spyre_ring_error(m, n, SPYRE_RING_ERR_BAD_CONFIG);
+		return;
+	}
+	r->base = base;
+	r->wb = wb;
+	r->entries = 1u << r->size_log2;
+	r->enabled = true;
+}
+
+static bool ring_doorbell(struct spyre_model *m, unsigned int n, uint32_t tail)
+{
+	struct spyre_ring *r = &m->rings[n];
+	uint32_t pending = tail - r->head;
+	uint64_t now = spyre_now(m);
+
+	if (r->error)
+		return false;
+	if (!r->enabled) {
+		if (tail != r->tail)
+			spyre_card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
+					 SPYRE_ERR_INFO(SPYRE_ERR_SRC_ACCESS, n,
+							SPYRE_RING_REG(n, SPYRE_RING_TAIL)),
+					 false);
+		return false;
+	}
+	if (pending > r->entries || pending < r->tail - r->head) {
+		spyre_ring_error(m, n, SPYRE_RING_ERR_BAD_TAIL);
+		return false;
+	}
+	if (tail == r->tail)
+		return false;
+	r->tail = tail;
+	r->need_tail = false;
+	if (r->db_count == SPYRE_DB_QUEUE) {
+		/* Coalesce into the newest entry: never earlier than a doorbell. */
+		r->db[SPYRE_DB_QUEUE - 1].tail = tail;
+		r->db[SPYRE_DB_QUEUE - 1].ns = now;
+	} else {
+		r->db[r->db_count].tail = tail;
+		r->db[r->db_count].ns = now;
+		r->db_count++;
+	}
+	return true;
+}
+
+bool spyre_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint32_t val)
+{
+	struct spyre_ring *r = &m->rings[n];
+	uint32_t *cfg = NULL;
+
+	switch (reg) {
+	case SPYRE_RING_BASE_LO:
+		cfg = &r->base_lo;
+		break;
+	case SPYRE_RING_BASE_HI:
+		cfg = &r->base_hi;
+		break;
+	case SPYRE_RING_SIZE_LOG2:
+		cfg = &r->size_log2;
+		break;
+	case SPYRE_RING_WB_LO:
+		cfg = &r->wb_lo;
+		break;
+	case SPYRE_RING_WB_HI:
+		cfg = &r->wb_hi;
+		break;
+	case SPYRE_RING_CTRL:
+		if (val & ~(SPYRE_RING_CTRL_ENABLE | SPYRE_RING_CTRL_RESET))
+			break;
+		if (val & SPYRE_RING_CTRL_RESET)
+			spyre_ring_reset(m, r);
+		if ((val & SPYRE_RING_CTRL_ENABLE) && !r->enabled)
+			ring_enable(m, n);
+		else if (!(val & SPYRE_RING_CTRL_ENABLE))
+			r->enabled = false;	/* pause: stop fetching */
+		return r->enabled;
+	case SPYRE_RING_TAIL:
+		return ring_doorbell(m, n, val);
+	}
+	if (cfg && !r->enabled) {
+		*cfg = val;
+		return false;
+	}
+	spyre_card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
+			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
+	return false;
+}

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Spyre card model: the command processor. Picks the ring whose next
+ * command can start earliest, fetches and decodes it, dispatches it to an
+ * engine, keeps the device-time bookkeeping and retires jobs at FENCEs.
+ */
+#include "spyre_internal.h"
+
+enum step_result {
+	STEP_PROGRESS,		/* state changed: look again */
+	STEP_BLOCKED,		/* waits for a register write (doorbell, signal) */
+	STEP_WAIT_TIME,		/* pacing: may run at *wake */
+	STEP_ABORT,		/* reset pending: stop */
+};
+
+#define DESC_OFF(type, field)	SPYRE_FIELD(type, field)
+
+/* Device time at which descriptor @idx became visible (its doorbell). */
+static uint64_t doorbell_time(const struct spyre_ring *r, uint32_t idx)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->db_count; i++)
+		if ((int32_t)(r->db[i].tail - idx) > 0)
+			return r->db[i].ns;
+	return r->db_count ? r->db[r->db_count - 1].ns : 0;
+}
+
+static void consume(struct spyre_ring *r, uint32_t ndesc)
+{
+	unsigned int drop = 0;
+
+	r->head += ndesc;
+	while (drop < r->db_count && (int32_t)(r->db[drop].tail - r->head) <= 0)
+		drop++;
+	if (drop) {
+		memmove(r->db, r->db + drop, (r->db_count - drop) * sizeof(r->db[0]));
+		r->db_count -= drop;
+	}
+}
+
+static bool runnable(const struct spyre_ring *r)
+{
+	return r->enabled && !r->error && !r->hung && !r->need_tail && !r->sem_blocked &&
+	       r->head != r->tail;
+}
+
+static int fetch(struct spyre_model *m, struct spyre_ring *r, uint32_t idx, uint8_t *desc)
+{
+	uint64_t addr = r->base + (uint64_t)(idx & (r->entries - 1)) * SPYRE_DESC_SIZE;
+
+	return m->ops.host_read(m->opaque, addr, desc, SPYRE_DESC_SIZE);
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+static void clear_fault(struct spyre_model *m, unsigned int n)
+{
+	m->rings[n].fault = SPYRE_FAULT_NONE;
+	if (((m->fault_reg & SPYRE_FAULT_RING_MASK) >> SPYRE_FAULT_RING_SHIFT) == n)
+		m->fault_reg = 0;
+}
+
+static void job_begin(struct spyre_ring *r, uint64_t start)
+{
+	if (!r->job.started) {
+		r->job.started = true;
+		r->job.start_ns = start;
+	}
+}
+
+/* A command failed: remember the first failure and skip to the FENCE. */
+static void job_fail(struct spyre_ring *r, const struct spyre_cmd *c, uint32_t status,
+		     uint64_t t)
+{
+	job_begin(r, t);
+	if (r->job.status == SPYRE_CMD_OK) {
+		r->job.status = status;
+		r->job.error_index = c->index;
+	}
+	r->skipping = true;
+	consume(r, c->ndesc);
+}
+
+/* Decode the ARGS descriptors that follow a LAUNCH. */
+static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
+				   struct spyre_cmd *c, uint32_t *status)
+{
+	struct spyre_ring *r = &m->rings[n];
+	uint32_t nargs = spyre_ld16(c->desc + DESC_OFF(spyre_hw_launch, nargs));
+	uint32_t ndesc = (nargs + SPYRE_ARGS_PER_DESC - 1) / SPYRE_ARGS_PER_DESC;
+	uint8_t d[SPYRE_DESC_SIZE];
+	uint32_t i, j, count;
+
+	*status = SPYRE_CMD_OK;
+	if (nargs > SPYRE_MAX_ARGS) {
+		*status = SPYRE_CMD_ERR_INVALID;
+		return STEP_PROGRESS;
+	}
+	if (r->tail - r->head < 1 + ndesc) {
+		r->need_tail = true;	/* the rest of the LAUNCH is not doorbelled yet */
+		return STEP_BLOCKED;
+	}
+	c->ndesc = 1 + ndesc;
+	c->nargs = nargs;
+	c->avail_ns = doorbell_time(r, c->index + ndesc);
+	for (i = 0; i < ndesc; i++) {
+		if (fetch(m, r, c->index + 1 + i, d)) {
+			spyre_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+			return STEP_BLOCKED;
+		}
+		count = spyre_ld16(d + DESC_OFF(spyre_hw_args, count));
+		if (d[0] != SPYRE_OP_ARGS || d[1] ||
+		    count != (nargs - i * 3 < 3 ? nargs - i * 3 : 3) ||
+		    !all_zero(d + DESC_OFF(spyre_hw_args, rsvd), 4) ||
+		    !all_zero(d + DESC_OFF(spyre_hw_args, rsvd2), 8)) {
+			*status = SPYRE_CMD_ERR_INVALID;
+			return STEP_PROGRESS;
+		}
+		for (j = 0; j < count; j++) {
+			const uint8_t *s = d + DESC_OFF(spyre_hw_args, slot) + j * 16;
+
+			c->arg_addr[i * 3 + j] = spyre_ld64(s);
+			c->arg_len[i * 3 + j] = spyre_ld64(s + 8);
+		}
+	}
+	return STEP_PROGRESS;
+}
+
+/* Write the completion record, then the ring write-back, then interrupt. */
+static enum step_result do_fence(struct spyre_model *m, unsigned int n, struct spyre_cmd *c,
+				 uint64_t t)
+{
+	struct spyre_ring *r = &m->rings[n];
+	const uint8_t *d = c->desc;
+	uint8_t rec[sizeof(struct spyre_hw_completion)] = { 0 };
+	uint8_t wb[sizeof(struct spyre_hw_ring_wb)] = { 0 };
+	uint64_t seqno = spyre_ld64(d + DESC_OFF(spyre_hw_fence, seqno));
+	uint64_t rec_addr = spyre_ld64(d + DESC_OFF(spyre_hw_fence, record_addr));
+	bool irq = d[1] & SPYRE_DESC_F_IRQ;
+
+	if ((d[1] & ~SPYRE_DESC_F_IRQ) || !all_zero(d + 2, 6) ||
+	    !all_zero(d + DESC_OFF(spyre_hw_fence, rsvd2), 40) || (rec_addr & 7)) {
+		if (r->job.status == SPYRE_CMD_OK) {
+			r->job.status = SPYRE_CMD_ERR_INVALID;
+			r->job.error_index = c->index;
+		}
+	}
+	r->ready_ns = t;
+	spyre_st64(rec + DESC_OFF(spyre_hw_completion, seqno), seqno);
+	spyre_st32(rec + DESC_OFF(spyre_hw_completion, status), r->job.status);
+	spyre_st32(rec + DESC_OFF(spyre_hw_completion, error_index),
+		   r->job.status ? r->job.error_index : 0);
+	spyre_st64(rec + DESC_OFF(spyre_hw_completion, start_ns),
+		   r->job.started ? r->job.start_ns : t);
+	spyre_st64(rec + DESC_OFF(spyre_hw_completion, end_ns), t);
+	spyre_st64(rec + DESC_OFF(spyre_hw_completion, compute_ns), r->job.compute_ns);
+	spyre_st64(rec + DESC_OFF(spyre_hw_completion, dma_ns), r->job.dma_ns);
+	if (r->fault == SPYRE_FAULT_CORRUPT_COMPLETION) {
+		memset(rec, 0xa5, sizeof(rec));
+		clear_fault(m, n);
+	}
+	if (!(rec_addr & 7) &&
+	    m->ops.host_write(m->opaque, rec_addr & ~7ull, rec, sizeof(rec))) {
+		spyre_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
+		return STEP_PROGRESS;
+	}
+	consume(r, 1);
+	spyre_st64(wb + DESC_OFF(spyre_hw_ring_wb, completed_seqno), seqno);
+	spyre_st32(wb + DESC_OFF(spyre_hw_ring_wb, head), r->head);
+	if (m->ops.host_write(m->opaque, r->wb, wb, sizeof(wb))) {
+		spyre_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
+		return STEP_PROGRESS;
+	}
+	memset(&r->job, 0, sizeof(r->job));
+	r->skipping = false;
+	if (irq)
+		m->ops.raise_irq(m->opaque, n);
+	return STEP_PROGRESS;
+}
+
+static uint32_t do_timestamp(struct spyre_model *m, const struct spyre_cmd *c, uint64_t t)
+{
+	const uint8_t *d = c->desc;
+	uint64_t addr = spyre_ld64(d + DESC_OFF(spyre_hw_timestamp, addr));
+	uint8_t v[8];
+
+	if ((d[1] & ~SPYRE_DESC_F_DEVMEM) || !all_zero(d + 2, 6) ||
+	    !all_zero(d + DESC_OFF(spyre_hw_timestamp, rsvd2), 4) ||
+	    !all_zero(d + DESC_OFF(spyre_hw_timestamp, rsvd3), 32))
+		return SPYRE_CMD_ERR_INVALID;
+	spyre_st64(v, t);
+	if (d[1] & SPYRE_DESC_F_DEVMEM) {
+		if (!spyre_range_ok(addr, 8, m->cfg.mem_size))
+			return SPYRE_CMD_ERR_BOUNDS;
+		memcpy(m->devmem + addr, v, 8);
+		return SPYRE_CMD_OK;
+	}
+	return spyre_sg_xfer(m, addr, spyre_ld32(d + DESC_OFF(spyre_hw_timestamp, sg_count)),
+			     spyre_ld64(d + DESC_OFF(spyre_hw_timestamp, host_off)), v, 8, true);
+}
+
+static uint32_t check_sem(struct spyre_model *m, const uint8_t *d)
+{
+	if (d[1] || !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd), 4) ||
+	    !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd2), 48))
+		return SPYRE_CMD_ERR_INVALID;
+	if (spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)) >= m->cfg.num_sems)
+		return SPYRE_CMD_ERR_INVALID;
+	return SPYRE_CMD_OK;
+}
+
+/* Start time of a command on @eng; with pacing, not before "now". */
+static bool ready_to_start(struct spyre_model *m, struct spyre_ring *r,
+			   const struct spyre_cmd *c, enum spyre_engine eng,
+			   uint64_t *start, uint64_t *wake)
+{
+	uint64_t t = spyre_max64(r->ready_ns, c->avail_ns);
+
+	if (eng != SPYRE_ENG_NONE)
+		t = spyre_max64(t, m->engine_busy[eng]);
+	*start = t;
+	if (m->cfg.pacing && t > spyre_now(m)) {
+		*wake = m->time_base + t;
+		return false;
+	}
+	return true;
+}
+
+/* Run an engine command that was checked, account its device time. */
+static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
+				       struct spyre_cmd *c, enum spyre_engine eng,
+				       uint64_t start)
+{
+	struct spyre_ring *r = &m->rings[n];
+	uint64_t dur = 0;
+	uint32_t st;
+
+	if (eng == SPYRE_ENG_COMPUTE) {
+		st = spyre_cmd_launch(m, n, c, &dur);
+	} else {
+		st = spyre_cmd_dma(m, n, c);
+		dur = spyre_time_dma(&m->cfg.timing,
+				     spyre_ld16(c->desc + DESC_OFF(spyre_hw_dma, dir)),
+				     spyre_ld64(c->desc + DESC_OFF(spyre_hw_dma, len)));
+	}
+	if (st == SPYRE_CMD_ABORTED)
+		return STEP_ABORT;
+	if (st != SPYRE_CMD_OK) {
+		job_fail(r, c, st, start);
+		return STEP_PROGRESS;
+	}
+	job_begin(r, start);
+	m->engine_busy[eng] = start + dur;
+	r->ready_ns = start + dur;
+	if (eng == SPYRE_ENG_COMPUTE)
+		r->job.compute_ns += dur;
+	else
+		r->job.dma_ns += dur;
+	consume(r, c->ndesc);
+	return STEP_PROGRESS;
+}
+
+static enum step_result ring_step(struct spyre_model *m, unsigned int n, uint64_t *wake)
+{
+	struct spyre_ring *r = &m->rings[n];
+	struct spyre_cmd c;
+	enum spyre_engine eng = SPYRE_ENG_NONE;
+	enum step_result res;
+	uint32_t st = SPYRE_CMD_OK;
+	uint64_t start, t;
+	const uint8_t *d = c.desc;
+
+	memset(&c, 0, sizeof(c));
+	c.index = r->head;
+	c.ndesc = 1;
+	c.avail_ns = doorbell_time(r, c.index);
+	if (fetch(m, r, c.index, c.desc)) {
+		spyre_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+		return STEP_PROGRESS;
+	}
+	if (r->skipping && d[0] != SPYRE_OP_FENCE) {
+		consume(r, 1);		/* commands after a failure do not run */
+		return STEP_PROGRESS;
+	}
+	if (r->fault == SPYRE_FAULT_HANG ||
+	    (m->cfg.fault_hang_after && m->cmd_count + 1 == m->cfg.fault_hang_after)) {
+		if (r->fault == SPYRE_FAULT_HANG)
+			clear_fault(m, n);
+		m->cmd_count++;
+		r->hung = true;		/* until a ring or card reset */
+		return STEP_PROGRESS;
+	}
+
+	switch (d[0]) {
+	case SPYRE_OP_NOP:
+		if (!all_zero(d + 1, SPYRE_DESC_SIZE - 1))
+			st = SPYRE_CMD_ERR_INVALID;
+		break;
+	case SPYRE_OP_DMA:
+		st = spyre_dma_check(m, &c);
+		eng = spyre_dma_engine(spyre_ld16(d + DESC_OFF(spyre_hw_dma, dir)));
+		break;
+	case SPYRE_OP_LAUNCH:
+		res = fetch_args(m, n, &c, &st);
+		if (res != STEP_PROGRESS)
+			return res;
+		if (st == SPYRE_CMD_OK)
+			st = spyre_launch_check(m, &c);
+		eng = SPYRE_ENG_COMPUTE;
+		break;
+	case SPYRE_OP_SEM_SIGNAL:
+	case SPYRE_OP_SEM_WAIT:
+		st = check_sem(m, d);
+		break;
+	case SPYRE_OP_TIMESTAMP:
+	case SPYRE_OP_FENCE:
+		break;
+	default:	/* ARGS outside a LAUNCH, unknown opcodes */
+		st = SPYRE_CMD_ERR_INVALID;
+		break;
+	}
+	if (st != SPYRE_CMD_OK) {
+		job_fail(r, &c, st, spyre_max64(r->ready_ns, c.avail_ns));
+		return STEP_PROGRESS;
+	}
+
+	if (d[0] == SPYRE_OP_SEM_WAIT) {
+		uint64_t reached;
+
+		if (!spyre_sem_reached(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
+				       spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), &reached)) {
+			r->sem_blocked = true;
+			return STEP_BLOCKED;
+		}
+		if (c.avail_ns < reached)
+			c.avail_ns = reached;
+	}
+	if (!ready_to_start(m, r, &c, eng, &start, wake))
+		return STEP_WAIT_TIME;
+
+	m->cmd_count++;
+	if (r->fault == SPYRE_FAULT_MEM_UE && d[0] != SPYRE_OP_FENCE) {
+		clear_fault(m, n);
+		job_fail(r, &c, SPYRE_CMD_ERR_MEM_UE, start);
+		spyre_card_error(m, SPYRE_ERR_STATUS_MEM_UE,
+				 SPYRE_ERR_INFO(SPYRE_ERR_SRC_MEM_UE, n, 0), true);
+		return STEP_PROGRESS;
+	}
+
+	switch (d[0]) {
+	case SPYRE_OP_DMA:
+		m->dma_count++;
+		if (r->fault == SPYRE_FAULT_DMA ||
+		    (m->cfg.fault_dma_every && m->dma_count % m->cfg.fault_dma_every == 0)) {
+			if (r->fault == SPYRE_FAULT_DMA)
+				clear_fault(m, n);
+			job_fail(r, &c, SPYRE_CMD_ERR_DMA, start);
+			return STEP_PROGRESS;
+		}
+		/* fall through */
+	case SPYRE_OP_LAUNCH:
+		return run_engine_cmd(m, n, &c, eng, start);
+	case SPYRE_OP_FENCE:
+		return do_fence(m, n, &c, start);
+	case SPYRE_OP_TIMESTAMP:
+		t = start;
+		st = do_timestamp(m, &c, t);
+		break;
+	case SPYRE_OP_SEM_SIGNAL:
+		spyre_sem_signal(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
+				 spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), start);
+		for (t = 0; t < m->cfg.num_rings; t++)
+			m->rings[t].sem_blocked = false;
+		break;
+	}
+	if (st != SPYRE_CMD_OK) {
+		job_fail(r, &c, st, start);
+		return STEP_PROGRESS;
+	}
+	job_begin(r, start);
+	r->ready_ns = start;
+	consume(r, c.ndesc);
+	return STEP_PROGRESS;
+}
+
+/*
+ * Run until no ring can progress. Rings are tried in order of the time
+ * their next command could start (ties: lower ring first), so arbitration
+ * of the shared engines follows device time, not host speed.
+ */
+uint64_t spyre_sched_run(struct spyre_model *m)
+{
+	unsigned int order[SPYRE_MODEL_MAX_RINGS];
+	uint64_t cand[SPYRE_MODEL_MAX_RINGS];
+	unsigned int i, j, cnt;
+	uint64_t wake;
+
+	for (;;) {
+		wake = SPYRE_MODEL_NEVER;
+		if (spyre_abort_pending(m) || (m->status & SPYRE_STATUS_FATAL))
+			return SPYRE_MODEL_NEVER;
+		cnt = 0;
+		for (i = 0; i < m->cfg.num_rings; i++) {
+			struct spyre_ring *r = &m->rings[i];
+			uint64_t c;
+
+			if (!runnable(r))
+				continue;
+			c = spyre_max64(r->ready_ns, doorbell_time(r, r->head));
+			for (j = cnt; j > 0 && cand[j - 1] > c; j--) {
+				cand[j] = cand[j - 1];
+				order[j] = order[j - 1];
+			}
+			cand[j] = c;
+			order[j] = i;
+			cnt++;
+		}
+		for (i = 0; i < cnt; i++) {
+			uint64_t w = SPYRE_MODEL_NEVER;
+			enum step_result res = ring_step(m, order[i], &w);
+
+			if (res == STEP_PROGRESS)
+				break;
+			if (res == STEP_ABORT)
+				return SPYRE_MODEL_NEVER;
+			if (res == STEP_WAIT_TIME && w < wake)
+				wake = w;
+		}
+		if (i == cnt)
+			return wake;
+	}
+}

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Spyre card model: cross-ring semaphores. A semaphore only grows
+ * (SIGNAL sets max(current, value)); each raise is remembered with its
+ * device time so a WAIT resumes at the time the awaited value was reached,
+ * whichever ring the card happened to process first.
+ */
+#include "spyre_internal.h"
+
+void spyre_sem_reset(struct spyre_model *m)
+{
+	memset(m->sems, 0, sizeof(m->sems));
+}
+
+void spyre_sem_signal(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns)
+{
+	struct spyre_sem *s = &m->sems[sem];
+
+	if (value <= s->value)
+		return;
+	s->value = value;
+	if (s->nhist == SPYRE_SEM_HISTORY) {
+		memmove(s->hist, s->hist + 1, sizeof(s->hist) - sizeof(s->hist[0]));
+		s->nhist--;
+	}
+	s->hist[s->nhist].value = value;
+	s->hist[s->nhist].ns = ns;
+	s->nhist++;
+}
+
+/* Has @sem reached @value? If so, *ns is the device time it did. */
+bool spyre_sem_reached(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t *ns)
+{
+	struct spyre_sem *s = &m->sems[sem];
+	unsigned int i;
+
+	*ns = 0;
+	if (s->value < value)
+		return false;
+	for (i = 0; i < s->nhist; i++) {
+		if (s->hist[i].value >= value) {
+			/* older raises were forgotten: the first kept is a bound */
+			*ns = s->hist[i].ns;
+			if (i == 0 && value == 0)
+				*ns = 0;
+			break;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Spyre card model: the vector / special-function unit of a core. Works row
+ * by row in fp32: sources are converted from their dtype, results rounded
+ * to dtype_out (round to nearest even, saturating for integers).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spyre_exec.h"
+#include "spyre_float.h"
+#include "spyre_hw.h"
+
+#define SP_BYTES	SPYRE_MODEL_SCRATCHPAD_BYTES
+
+static bool sp_span_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols,
+		       size_t es)
+{
+	uint64_t len = (rows - 1) * stride * es + cols * es;
+
+	/* rows, cols < 2^32 and stride < 2^32: no 64-bit overflow possible */
+	return !(off % es) && len <= SP_BYTES && off <= SP_BYTES - len;
+}
+
+static float unary(unsigned int f, float x, float i0, float i1)
+{
+	switch (f) {
+	case SPYRE_VF_COPY:
+		return x;
+	case SPYRE_VF_FILL:
+		return i0;
+	case SPYRE_VF_SCALE:
+		return x * i0 + i1;
+	case SPYRE_VF_RELU:
+		return isnan(x) ? x : (x > 0.0f ? x : 0.0f);
+	case SPYRE_VF_GELU:
+		return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
+	case SPYRE_VF_SILU:
+		return x / (1.0f + expf(-x));
+	case SPYRE_VF_SIGMOID:
+		return 1.0f / (1.0f + expf(-x));
+	case SPYRE_VF_TANH:
+		return tanhf(x);
+	case SPYRE_VF_EXP:
+		return expf(x);
+	case SPYRE_VF_LOG:
+		return logf(x);
+	case SPYRE_VF_SQRT:
+		return sqrtf(x);
+	case SPYRE_VF_RSQRT:
+		return 1.0f / sqrtf(x);
+	case SPYRE_VF_RECIP:
+		return 1.0f / x;
+	}
+	return x;
+}
+
+static float binary(unsigned int f, float a, float b)
+{
+	switch (f) {
+	case SPYRE_VF_ADD:
+		return a + b;
+	case SPYRE_VF_SUB:
+		return a - b;
+	case SPYRE_VF_MUL:
+		return a * b;
+	case SPYRE_VF_DIV:
+		return a / b;
+	case SPYRE_VF_MAX:
+		return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
+	case SPYRE_VF_MIN:
+		return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
+	}
+	return a;
+}
+
+static bool is_binary(unsigned int f)
+{
+	return f >= SPYRE_VF_ADD && f <= SPYRE_VF_MIN;
+}
+
+static bool is_reduce(unsigned int f)
+{
+	return f == SPYRE_VF_SUM_ROW || f == SPYRE_VF_MAX_ROW;
+}
+
+/* Largest element of a row; NaN if any element is NaN. */
+static float row_max(const float *x, uint32_t n)
+{
+	float mx = -INFINITY;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (isnan(x[i]))
+			return x[i];
+		if (x[i] > mx)
+			mx = x[i];
+	}
+	return mx;
+}
+
+/* One row of a row-wise function; the result is in x (or x[0]). */
+static void row_func(unsigned int f, float *x, uint32_t n)
+{
+	float mx, sum = 0.0f;
+	uint32_t i;
+
+	switch (f) {
+	case SPYRE_VF_SOFTMAX_ROW:
+		/* NaN anywhere, or an all -inf row, gives a NaN row (as PyTorch) */
+		mx = row_max(x, n);
+		for (i = 0; i < n; i++) {
+			x[i] = expf(x[i] - mx);
+			sum += x[i];
+		}
+		for (i = 0; i < n; i++)
+			x[i] /= sum;
+		break;
+	case SPYRE_VF_SUM_ROW:
+		for (i = 0; i < n; i++)
+			sum += x[i];
+		x[0] = sum;
+		break;
+	case SPYRE_VF_MAX_ROW:
+		x[0] = row_max(x, n);
+		break;
+	}
+}
+
+uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core)
+{
+	const struct spyre_insn_vec *v = &in->u.vec;
+	size_t es = spyre_dtype_size(in->dtype), eo = spyre_dtype_size(in->dtype_out);
+	bool col = in->flags & SPYRE_VEC_SRC1_COL, bin = is_binary(v->func);
+	bool red = is_reduce(v->func);
+	uint32_t out_cols = red ? 1 : v->cols, r, i;
+	float i0, i1, *x, *y;
+	uint8_t *sp;
+
+	if (!e->sp[core])
+		e->sp[core] = calloc(1, SP_BYTES);
+	sp = e->sp[core];
+	x = e->tmp_len[0] >= v->cols ? e->tmp[0] : NULL;
+	if (!x) {
+		x = realloc(e->tmp[0], (size_t)v->cols * sizeof(float));
+		if (x) {
+			e->tmp[0] = x;
+			e->tmp_len[0] = v->cols;
+		}
+	}
+	y = e->tmp_len[1] >= v->cols ? e->tmp[1] : NULL;
+	if (!y) {
+		y = realloc(e->tmp[1], (size_t)v->cols * sizeof(float));
+		if (y) {
+			e->tmp[1] = y;
+			e->tmp_len[1] = v->cols;
+		}
+	}
+	if (!sp || !x || !y)
+		return SPYRE_CMD_ERR_PROGRAM;
+	if ((v->func != SPYRE_VF_FILL &&
+	     !sp_span_ok(v->src0_off, v->rows, v->src0_stride, v->cols, es)) ||
+	    (bin && !sp_span_ok(v->src1_off, v->rows, v->src1_stride, col ? 1 : v->cols, es)) ||
+	    !sp_span_ok(v->dst_off, v->rows, v->dst_stride, out_cols, eo))
+		return SPYRE_CMD_ERR_BOUNDS;
+	memcpy(&i0, &v->imm0, 4);
+	memcpy(&i1, &v->imm1, 4);
+	for (r = 0; r < v->rows; r++) {
+		if (v->func != SPYRE_VF_FILL)
+			spyre_load_f32(x, sp + v->src0_off + (size_t)r * v->src0_stride * es,
+				       in->dtype, v->cols);
+		if (bin) {
+			spyre_load_f32(y, sp + v->src1_off + (size_t)r * v->src1_stride * es,
+				       in->dtype, col ? 1 : v->cols);
+			for (i = 0; i < v->cols; i++)
+				x[i] = binary(v->func, x[i], col ? y[0] : y[i]);
+		} else if (v->func >= SPYRE_VF_SOFTMAX_ROW) {
+			row_func(v->func, x, v->cols);
+		} else {
+			for (i = 0; i < v->cols; i++)
+				x[i] = unary(v->func, x[i], i0, i1);
+		}
+		spyre_store_f32(sp + v->dst_off + (size_t)r * v->dst_stride * eo, x,
+				in->dtype_out, out_cols);
+	}
+	return SPYRE_CMD_OK;
+}

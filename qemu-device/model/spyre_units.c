@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Spyre card model: what the functional units of one core compute. Every
+ * access is checked first (scratchpad bounds, argument slot or workspace
+ * bounds, element alignment), so a bad instruction fails its job with
+ * SPYRE_CMD_ERR_BOUNDS / _PROGRAM and never touches memory it was not given.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spyre_exec.h"
+#include "spyre_float.h"
+#include "spyre_hw.h"
+
+#ifdef SPYRE_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+#define SP_BYTES	SPYRE_MODEL_SCRATCHPAD_BYTES
+
+static uint8_t *scratchpad(struct spyre_exec *e, unsigned int core)
+{
+	if (!e->sp[core])
+		e->sp[core] = calloc(1, SP_BYTES);
+	return e->sp[core];
+}
+
+/* Bytes spanned by @rows rows of @row_bytes, @stride apart; false on overflow. */
+static bool span(uint64_t rows, uint64_t stride, uint64_t row_bytes, uint64_t *out)
+{
+	uint64_t a;
+
+	if (__builtin_mul_overflow(rows - 1, stride, &a) ||
+	    __builtin_add_overflow(a, row_bytes, out))
+		return false;
+	return true;
+}
+
+static bool in_range(uint64_t off, uint64_t len, uint64_t size)
+{
+	return len <= size && off <= size - len;
+}
+
+/* [off, off + rows strided rows of cols elements of @esize) in the scratchpad. */
+static bool sp_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols, size_t esize)
+{
+	uint64_t len;
+
+	if (off % esize)
+		return false;
+	return span(rows, stride * esize, cols * esize, &len) && in_range(off, len, SP_BYTES);
+}
+
+uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
+			const struct spyre_insn *in, unsigned int core, unsigned int rank)
+{
+	const struct spyre_insn_mem *mm = &in->u.mem;
+	unsigned int div = mm->core_div ? mm->core_div : 1;
+	uint64_t base, len, slot_addr, slot_len, a, c2, r;
+	uint8_t *sp = scratchpad(e, core);
+
+	if (!sp)
+		return SPYRE_CMD_ERR_PROGRAM;
+	if (mm->slot == SPYRE_ISA_SLOT_WS) {
+		slot_addr = b->ws_addr;
+		slot_len = b->ws_len;
+	} else {
+		slot_addr = b->slot_addr[mm->slot];
+		slot_len = b->slot_len[mm->slot];
+	}
+	if (__builtin_mul_overflow((uint64_t)(rank % div), mm->core_stride, &a) ||
+	    __builtin_mul_overflow((uint64_t)(rank / div), mm->core_stride2, &c2) ||
+	    __builtin_add_overflow(a, c2, &a) || __builtin_add_overflow(a, mm->mem_off, &base) ||
+	    !span(mm->rows, mm->mem_row_stride, mm->row_bytes, &len) ||
+	    !in_range(base, len, slot_len))
+		return SPYRE_CMD_ERR_BOUNDS;
+	if (!span(mm->rows, mm->sp_row_stride, mm->row_bytes, &len) ||
+	    !in_range(mm->sp_off, len, SP_BYTES))
+		return SPYRE_CMD_ERR_BOUNDS;
+	for (r = 0; r < mm->rows; r++) {
+		uint8_t *mem = b->devmem + slot_addr + base + r * mm->mem_row_stride;
+		uint8_t *s = sp + mm->sp_off + r * mm->sp_row_stride;
+
+		if (in->op == SPYRE_I_LOAD)
+			memmove(s, mem, mm->row_bytes);
+		else
+			memmove(mem, s, mm->row_bytes);
+	}
+	return SPYRE_CMD_OK;
+}
+
+static float *staging(struct spyre_exec *e, unsigned int i, size_t n)
+{
+	if (e->tmp_len[i] < n) {
+		float *p = realloc(e->tmp[i], n * sizeof(float));
+
+		if (!p)
+			return NULL;
+		e->tmp[i] = p;
+		e->tmp_len[i] = n;
+	}
+	return e->tmp[i];
+}
+
+/* Gather a rows x cols matrix (row stride ld elements) as dense fp32. */
+static void gather(float *dst, const uint8_t *src, unsigned int dt, uint32_t rows,
+		   uint32_t cols, uint32_t ld)
+{
+	size_t es = spyre_dtype_size(dt);
+	uint32_t r;
+
+	for (r = 0; r < rows; r++)
+		spyre_load_f32(dst + (size_t)r * cols, src + (size_t)r * ld * es, dt, cols);
+}
+
+static void sgemm(bool tb, uint32_t m, uint32_t n, uint32_t k, const float *a,
+		  const float *b, float *c, bool acc)
+{
+#ifdef SPYRE_HAVE_CBLAS
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+		    (int)k, 1.0f, a, (int)k, b, tb ? (int)k : (int)n, acc ? 1.0f : 0.0f, c, (int)n);
+#else
+	/* Blocked i-p-j loop: streams rows of B and C, vectorises over j. */
+	uint32_t i, p, j, p0, pe;
+	const uint32_t blk = 128;
+
+	if (!acc)
+		memset(c, 0, (size_t)m * n * sizeof(float));
+	for (p0 = 0; p0 < k; p0 += blk) {
+		pe = p0 + blk < k ? p0 + blk : k;
+		for (i = 0; i < m; i++) {
+			float *cr = c + (size_t)i * n;
+
+			for (p = p0; p < pe; p++) {
+				float av = a[(size_t)i * k + p];
+
+				if (tb) {
+					for (j = 0; j < n; j++)
+						cr[j] += av * b[(size_t)j * k + p];
+				} else {
+					const float *br = b + (size_t)p * n;
+
+					for (j = 0; j < n; j++)
+						cr[j] += av * br[j];
+				}
+			}
+		}
+	}
+#endif
+}
+
+static void imatmul(const struct spyre_insn_mm *mm, bool tb, bool acc, const uint8_t *a,
+		    const uint8_t *b, uint8_t *cb)
+{
+	uint32_t i, j, p;
+
+	for (i = 0; i < mm->m; i++) {
+		for (j = 0; j < mm->n; j++) {
+			uint32_t sum = 0;	/* wraps modulo 2^32, as documented */
+			int32_t old;
+			uint8_t *cp = cb + ((size_t)i * mm->ldc + j) * 4;
+
+			for (p = 0; p < mm->k; p++) {
+				int32_t av = (int8_t)a[(size_t)i * mm->lda + p];
+				int32_t bv = (int8_t)(tb ? b[(size_t)j * mm->ldb + p] :
+							   b[(size_t)p * mm->ldb + j]);
+
+				sum += (uint32_t)(av * bv);
+			}
+			if (acc) {
+				memcpy(&old, cp, 4);
+				sum += (uint32_t)old;
+			}
+			memcpy(cp, &sum, 4);
+		}
+	}
+}
+
+uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core)
+{
+	const struct spyre_insn_mm *mm = &in->u.mm;
+	bool tb = in->flags & SPYRE_MM_TRANS_B, acc = in->flags & SPYRE_MM_ACC;
+	size_t es = spyre_dtype_size(in->dtype);
+	uint32_t brows = tb ? mm->n : mm->k, bcols = tb ? mm->k : mm->n;
+	uint8_t *sp = scratchpad(e, core);
+	float *a, *b, *c;
+	uint32_t r;
+
+	if (!sp)
+		return SPYRE_CMD_ERR_PROGRAM;
+	if (mm->lda < mm->k || mm->ldb < bcols || mm->ldc < mm->n)
+		return SPYRE_CMD_ERR_PROGRAM;
+	if (!sp_ok(mm->a_off, mm->m, mm->lda, mm->k, es) ||
+	    !sp_ok(mm->b_off, brows, mm->ldb, bcols, es) ||
+	    !sp_ok(mm->c_off, mm->m, mm->ldc, mm->n, 4))
+		return SPYRE_CMD_ERR_BOUNDS;
+	if (in->dtype == SPYRE_DT_INT8) {
+		imatmul(mm, tb, acc, sp + mm->a_off, sp + mm->b_off, sp + mm->c_off);
+		return SPYRE_CMD_OK;
+	}
+	a = staging(e, 0, (size_t)mm->m * mm->k);
+	b = staging(e, 1, (size_t)brows * bcols);
+	c = staging(e, 2, (size_t)mm->m * mm->n);
+	if (!a || !b || !c)
+		return SPYRE_CMD_ERR_PROGRAM;
+	gather(a, sp + mm->a_off, in->dtype, mm->m, mm->k, mm->lda);
+	gather(b, sp + mm->b_off, in->dtype, brows, bcols, mm->ldb);
+	if (acc)
+		gather(c, sp + mm->c_off, SPYRE_DT_FP32, mm->m, mm->n, mm->ldc);
+	sgemm(tb, mm->m, mm->n, mm->k, a, b, c, acc);
+	for (r = 0; r < mm->m; r++)
+		memcpy(sp + mm->c_off + (size_t)r * mm->ldc * 4, c + (size_t)r * mm->n,
+		       (size_t)mm->n * 4);
+	return SPYRE_CMD_OK;
+}
