@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the Spyre accel selftests: finding and opening a card,
+ * thin wrappers around the ioctls that return 0 or -errno (so tests can
+ * assert the exact error the uAPI promises), command builders, syncobj and
+ * sync_file helpers, host/device data movement and the driver's debugfs.
+ */
+#ifndef SPYRE_UTIL_H
+#define SPYRE_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <drm/spyre_accel.h>
+
+#define SP_MAX_CARDS		8
+#define SP_NUM_PARAMS		(DRM_SPYRE_PARAM_RESET_COUNT + 1)
+#define SP_PAGE			4096ull
+#define SP_MiB			(1024ull * 1024)
+/* How long a test waits for a job that must finish: far above any job. */
+#define SP_WAIT_NS		(20ull * 1000 * 1000 * 1000)
+
+/* One open card: its fd, accel minor and the parameters read at open. */
+struct sp_dev {
+	int fd;
+	int minor;
+	uint64_t p[SP_NUM_PARAMS];
+};
+
+/* Accel minors of the cards bound to the spyre driver, in order. */
+int sp_find_cards(int *minors, int max);
+/* Open the nth Spyre card: 0, -ENODEV when there is none, else -errno. */
+int sp_dev_open(struct sp_dev *d, int nth);
+/* Another open file of the same card as @d (a second DRM client). */
+int sp_dev_reopen(const struct sp_dev *d, struct sp_dev *other);
+void sp_dev_close(struct sp_dev *d);
+
+/* Open card @nth into @d, or SKIP the test when no card is present. */
+#define SP_OPEN_OR_SKIP(d, nth) do {					\
+	int __r = sp_dev_open((d), (nth));				\
+	if (__r == -ENODEV)						\
+		SKIP(return, "no Spyre card #%d (driver not bound?)", (nth)); \
+	ASSERT_EQ(0, __r);						\
+} while (0)
+
+int sp_ioctl(int fd, unsigned long req, void *arg);
+
+/* --- ioctl wrappers: 0 or -errno ------------------------------------- */
+int sp_get_param(int fd, uint32_t param, uint64_t *value);
+int sp_bo_create(int fd, uint64_t size, uint32_t placement, uint32_t *handle);
+int sp_bo_info(int fd, uint32_t handle, struct drm_spyre_bo_info *info);
+int sp_bo_close(int fd, uint32_t handle);
+/* Absolute CLOCK_MONOTONIC deadline @rel_ns from now. */
+int64_t sp_deadline(int64_t rel_ns);
+int sp_bo_wait(int fd, uint32_t handle, int64_t rel_ns);
+int sp_queue_create(int fd, uint32_t engine, uint32_t priority, uint32_t *id);
+int sp_queue_destroy(int fd, uint32_t id);
+int sp_submit(int fd, uint32_t queue, const struct drm_spyre_cmd *cmds, uint32_t ncmds,
+	      const struct drm_spyre_sync *in, uint32_t nin,
+	      const struct drm_spyre_sync *out, uint32_t nout);
+/* Submit and wait for the job; returns its fence status (0 or -errno). */
+int sp_run(int fd, uint32_t queue, const struct drm_spyre_cmd *cmds, uint32_t ncmds);
+
+/* Host BO mapping: NULL on failure (errno set). */
+void *sp_bo_mmap(int fd, uint32_t handle, size_t size);
+
+/* --- commands ----------------------------------------------------------- */
+struct drm_spyre_cmd sp_cmd_nop(void);
+struct drm_spyre_cmd sp_cmd_copy(uint32_t src, uint64_t src_off, uint32_t dst,
+				 uint64_t dst_off, uint64_t size);
+struct drm_spyre_cmd sp_cmd_fill(uint32_t handle, uint64_t off, uint64_t size,
+				 uint32_t pattern);
+struct drm_spyre_cmd sp_cmd_ts(uint32_t handle, uint64_t off);
+struct drm_spyre_cmd sp_cmd_launch(uint32_t prog, uint64_t prog_off, uint64_t prog_size,
+				   uint32_t ws, uint64_t ws_off, uint64_t ws_size,
+				   const struct drm_spyre_bo_range *args, uint32_t nargs);
+
+/* --- syncobjs and sync_files -------------------------------------------- */
+int sp_syncobj_create(int fd, uint32_t *handle, bool signaled);
+int sp_syncobj_destroy(int fd, uint32_t handle);
+/* Wait for a binary (point 0) or timeline point; 0 or -ETIME/-errno. */
+int sp_syncobj_wait(int fd, uint32_t handle, uint64_t point, int64_t rel_ns);
+/* Wait on several binary syncobjs; *first gets the index that signalled. */
+int sp_syncobj_wait_many(int fd, const uint32_t *handles, uint32_t count, bool all,
+			 bool for_submit, int64_t rel_ns, uint32_t *first);
+int sp_syncobj_query(int fd, uint32_t handle, uint64_t *point);
+/* Export the fence of a binary syncobj or a timeline point as a sync_file. */
+int sp_syncobj_export(int fd, uint32_t handle, uint64_t point);
+int sp_syncobj_import(int fd, uint32_t handle, int sync_file);
+/* sync_file status: 1 signalled, 0 active, <0 the fence's error. */
+int sp_sync_file_status(int sync_file);
+/* Status of the fence a syncobj (point) holds, as above; -ENOENT if none. */
+int sp_fence_status(int fd, uint32_t handle, uint64_t point);
+/* Wait for a sync_file to signal; 0 or -ETIME. */
+int sp_sync_file_wait(int sync_file, int timeout_ms);
+
+/* --- PRIME -------------------------------------------------------------- */
+int sp_prime_export(int fd, uint32_t handle, int *dmabuf);
+int sp_prime_import(int fd, int dmabuf, uint32_t *handle);
+
+/* --- data movement through a card (each waits for its job) ------------- */
+/* Copy @len bytes of host memory @src into device BO @dev at @off. */
+int sp_upload(struct sp_dev *d, uint32_t queue, uint32_t dev, uint64_t off,
+	      const void *src, size_t len);
+/* Copy @len bytes of device BO @dev at @off into host memory @dst. */
+int sp_download(struct sp_dev *d, uint32_t queue, uint32_t dev, uint64_t off,
+		void *dst, size_t len);
+/* Deterministic bytes: pattern seeded by @seed. */
+void sp_pattern(void *buf, size_t len, uint32_t seed);
+/* Index of the first byte that differs from the pattern, or -1. */
+ssize_t sp_pattern_check(const void *buf, size_t len, uint32_t seed);
+
+/* --- the driver's debugfs (root only; -ENOENT when absent) -------------- */
+int sp_debugfs_path(const struct sp_dev *d, const char *name, char *path, size_t len);
+int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t len);
+int sp_debugfs_write(const struct sp_dev *d, const char *name, const char *val);
+/* Value of a "key: number" line (or a lone number) in a debugfs file. */
+int sp_debugfs_u64(const struct sp_dev *d, const char *name, const char *key, uint64_t *val);
+/* Live BOs of the device according to debugfs. */
+int sp_bo_count(const struct sp_dev *d, uint64_t *count);
+
+/* fdinfo of @fd as text. */
+int sp_fdinfo(int fd, char *buf, size_t len);
+
+uint64_t sp_now_ns(void);
+
+#endif /* SPYRE_UTIL_H */
