@@ -32,6 +32,7 @@ void spyre_ring_error(struct spyre_model *m, unsigned int n, uint32_t code)
 
 	r->error = true;
 	r->error_code = code;
+	r->enabled = false;	/* stopped until RING_CTRL_RESET */
 	spyre_card_error(m, SPYRE_ERR_STATUS_RING,
 			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_RING, n, code), false);
 }

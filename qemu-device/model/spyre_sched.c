@@ -332,7 +332,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n, uint64_
 	}
 
 	if (d[0] == SPYRE_OP_SEM_WAIT) {
-		uint64_t reached;
+		uint64_t reached, begin = spyre_max64(r->ready_ns, c.avail_ns);
 
 		if (!spyre_sem_reached(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
 				       spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), &reached)) {
@@ -341,9 +341,12 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n, uint64_
 		}
 		if (c.avail_ns < reached)
 			c.avail_ns = reached;
-	}
-	if (!ready_to_start(m, r, &c, eng, &start, wake))
+		if (!ready_to_start(m, r, &c, eng, &start, wake))
+			return STEP_WAIT_TIME;
+		job_begin(r, begin);	/* the wait is part of the job */
+	} else if (!ready_to_start(m, r, &c, eng, &start, wake)) {
 		return STEP_WAIT_TIME;
+	}
 
 	m->cmd_count++;
 	if (r->fault == SPYRE_FAULT_MEM_UE && d[0] != SPYRE_OP_FENCE) {
