@@ -639,7 +639,8 @@ static void spyre_free_job(struct drm_sched_job *sched_job)
 	struct spyre_file *sfile = job->queue->sfile;
 
 	if (job->emitted && !job->hw_fence->error) {
-		atomic64_add(job->dev_ns, &sfile->engine_ns[job->queue->engine]);
+		atomic64_add(job->engine_ns[0], &sfile->engine_ns[0]);
+		atomic64_add(job->engine_ns[1], &sfile->engine_ns[1]);
 		atomic64_inc(&sfile->jobs_done);
 	}
 	drm_sched_job_cleanup(sched_job);

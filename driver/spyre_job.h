@@ -61,7 +61,8 @@ struct spyre_queue {
  * @replay: the ring was reset under the job: write it again
  * @link: entry in the ring's pending list
  * @status: SPYRE_CMD_* from the completion record
- * @dev_ns: device time the job took, from its completion record
+ * @engine_ns: compute and DMA engine time the job used, from its completion
+ *	record (indexed by enum drm_spyre_engine)
  */
 struct spyre_job {
 	struct drm_sched_job base;
@@ -79,7 +80,7 @@ struct spyre_job {
 	bool replay;
 	struct list_head link;
 	u32 status;
-	u64 dev_ns;
+	u64 engine_ns[2];
 };
 
 static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)

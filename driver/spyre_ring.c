@@ -215,7 +215,6 @@ int spyre_errno_from_status(u32 status)
 static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job *job)
 {
 	struct spyre_hw_completion *rec = &ring->records[job->seqno & (ring->entries - 1)];
-	u64 start, end;
 	int err;
 
 	if (le64_to_cpu(rec->seqno) != job->seqno) {
@@ -225,9 +224,8 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	} else {
 		job->status = le32_to_cpu(rec->status);
 		err = spyre_errno_from_status(job->status);
-		start = le64_to_cpu(rec->start_ns);
-		end = le64_to_cpu(rec->end_ns);
-		job->dev_ns = end > start ? end - start : 0;
+		job->engine_ns[0] = le64_to_cpu(rec->compute_ns);
+		job->engine_ns[1] = le64_to_cpu(rec->dma_ns);
 	}
 	if (job->status == SPYRE_CMD_ERR_MEM_UE)
 		atomic_set(&ring->sdev->card_reset_pending, 1);
