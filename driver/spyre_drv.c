@@ -20,10 +20,41 @@
 #include "spyre_job.h"
 #include "spyre_ring.h"
 
-unsigned int spyre_job_timeout_ms = 2000;
-module_param_named(job_timeout_ms, spyre_job_timeout_ms, uint, 0444);
+/* Bound devices, so a new job timeout reaches every scheduler. */
+static DEFINE_MUTEX(spyre_devices_lock);
+static LIST_HEAD(spyre_devices);
+
+unsigned int spyre_job_timeout_ms = 5000;
+
+static int spyre_set_job_timeout(const char *val, const struct kernel_param *kp)
+{
+	struct spyre_device *sdev;
+	unsigned int ms, i;
+	int ret;
+
+	ret = kstrtouint(val, 0, &ms);
+	if (ret)
+		return ret;
+	if (ms < 10 || ms > 600000)
+		return -EINVAL;
+
+	mutex_lock(&spyre_devices_lock);
+	spyre_job_timeout_ms = ms;
+	/* Read by the scheduler each time it arms its timer. */
+	list_for_each_entry(sdev, &spyre_devices, link)
+		for (i = 0; i < sdev->num_rings; i++)
+			WRITE_ONCE(sdev->rings[i].sched.timeout, msecs_to_jiffies(ms));
+	mutex_unlock(&spyre_devices_lock);
+	return 0;
+}
+
+static const struct kernel_param_ops spyre_job_timeout_ops = {
+	.set = spyre_set_job_timeout,
+	.get = param_get_uint,
+};
+module_param_cb(job_timeout_ms, &spyre_job_timeout_ops, &spyre_job_timeout_ms, 0644);
 MODULE_PARM_DESC(job_timeout_ms,
-		 "Time without progress after which a job counts as hung (ms, default 2000)");
+		 "Time without progress after which a job counts as hung, 10..600000 ms (default 5000); takes effect at once");
 
 unsigned int spyre_ring_order = 12;
 module_param_named(ring_order, spyre_ring_order, uint, 0444);
@@ -306,6 +337,10 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_fini;
 
+	mutex_lock(&spyre_devices_lock);
+	list_add_tail(&sdev->link, &spyre_devices);
+	mutex_unlock(&spyre_devices_lock);
+
 	drm_info(&sdev->drm, "Spyre card %u.%u: %u cores, %llu MiB, %u rings\n",
 		 sdev->hw_version >> 16, sdev->hw_version & 0xffff, sdev->num_cores,
 		 sdev->mem_size >> 20, sdev->num_rings);
@@ -319,6 +354,10 @@ err_fini:
 static void spyre_remove(struct pci_dev *pdev)
 {
 	struct spyre_device *sdev = pci_get_drvdata(pdev);
+
+	mutex_lock(&spyre_devices_lock);
+	list_del(&sdev->link);
+	mutex_unlock(&spyre_devices_lock);
 
 	/* Ioctls in flight finish first; new ones fail with -ENODEV. */
 	drm_dev_unplug(&sdev->drm);
@@ -341,7 +380,7 @@ static struct pci_driver spyre_pci_driver = {
 static int __init spyre_init(void)
 {
 	if (spyre_ring_order < 6 || spyre_ring_order > SPYRE_RING_MAX_LOG2 ||
-	    !spyre_job_timeout_ms || !spyre_max_host_bo_mb)
+	    !spyre_max_host_bo_mb)
 		return -EINVAL;
 	return pci_register_driver(&spyre_pci_driver);
 }

@@ -63,6 +63,7 @@ struct spyre_ring;
  * @reset_count: ring and card resets so far
  * @card_reset_pending: a card-level error asks for a full reset
  * @err_irq: Linux IRQ of the card-error vector
+ * @link: entry in the driver's list of bound devices
  */
 struct spyre_device {
 	struct drm_device drm;
@@ -94,6 +95,7 @@ struct spyre_device {
 	atomic_t reset_count;
 	atomic_t card_reset_pending;
 	int err_irq;
+	struct list_head link;
 };
 
 /**
