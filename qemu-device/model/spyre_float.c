@@ -4,8 +4,9 @@
  * even; NaN stays NaN (quiet), infinities stay infinite.
  *
  * DLFloat16 (IBM's deep-learning 16-bit format, 1 sign / 6 exponent / 9
- * fraction bits, exponent bias 31) has no subnormals here: a result whose
- * rounded magnitude is below 2^-30 becomes a signed zero. Exponent 63 with
+ * fraction bits, exponent bias 31) has no subnormals: values below the
+ * smallest normal 2^-30 round to the nearer of zero and 2^-30 (a tie goes
+ * to zero), keeping their sign. Exponent 63 with
  * fraction 0 is infinity, with any other fraction NaN (IEEE-like; IBM's
  * hardware merges the two, see Documentation/spyre-card.rst).
  */
@@ -98,11 +99,11 @@ uint16_t spyre_f32_to_dlf16(float f)
 	if (exp == 0xff)
 		return sign | 0x7e00 | (man ? 0x100 : 0);	/* NaN or infinity */
 	if (exp == 0)
-		return sign;		/* fp32 zero or subnormal: below 2^-30 */
+		return sign;		/* fp32 zero or subnormal: far below 2^-31 */
 	/* rounded exponent/fraction, exponent possibly <= 0 before the flush */
 	r = ((int32_t)exp - 127 + 31) * 512 + (int32_t)rne_shift(man, 14);
-	if (r < 512)
-		return sign;
+	if (r < 512)	/* below the smallest normal: round to 0 or 2^-30, tie to 0 */
+		return sign | (fabsf(f) > 0x1p-31f ? 1u << 9 : 0);
 	if (r >= 63 * 512)
 		return sign | 0x7e00;
 	return sign | (uint32_t)r;

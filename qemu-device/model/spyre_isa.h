@@ -117,8 +117,8 @@ enum spyre_isa_vfunc {
  * struct spyre_insn_mem - SPYRE_I_LOAD / SPYRE_I_STORE operands
  * @slot: argument slot (0..15) or SPYRE_ISA_SLOT_WS
  * @rsvd: zero
- * @core_div: splits a core's rank into (rank % core_div, rank / core_div);
- *            0 means 1
+ * @core_div: 0: the offset of a core is rank * core_stride; otherwise the
+ *            rank is split into (rank % core_div, rank / core_div)
  * @rows: rows to move (>= 1)
  * @mem_off: byte offset in the slot/workspace of row 0 on rank 0
  * @core_stride: bytes added per step of rank % core_div

@@ -56,7 +56,8 @@ uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 			const struct spyre_insn *in, unsigned int core, unsigned int rank)
 {
 	const struct spyre_insn_mem *mm = &in->u.mem;
-	unsigned int div = mm->core_div ? mm->core_div : 1;
+	/* core_div 0: rank * core_stride; else split the rank in two dimensions */
+	unsigned int div = mm->core_div ? mm->core_div : UINT32_MAX;
 	uint64_t base, len, slot_addr, slot_len, a, c2, r;
 	uint8_t *sp = scratchpad(e, core);
 
