@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small card programs for the tests, the example and the benchmarks, built
+ * at run time in the program format of qemu-device/model/spyre_isa.h.
+ */
+#ifndef SPYRE_EXAMPLE_KERNELS_H
+#define SPYRE_EXAMPLE_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * y[i] = x[i] * alpha + beta for @n fp32 values (slot 0: x, slot 1: y),
+ * spread over up to 32 cores. Returns a malloc'd image, its size in @size.
+ */
+void *kern_scale_f32(uint64_t n, float alpha, float beta, size_t *size);
+/* z = x + y for @n fp32 values (slots 0, 1: x, y; slot 2: z). */
+void *kern_add_f32(uint64_t n, size_t *size);
+/*
+ * Same as kern_scale_f32 but staging x through the workspace first
+ * (LOAD x -> STORE ws -> LOAD ws -> scale -> STORE y): needs a workspace of
+ * n * 4 bytes.
+ */
+void *kern_scale_via_ws_f32(uint64_t n, float alpha, float beta, size_t *size);
+/* Reads 128 bytes at @offset of slot 0 and writes them to slot 0: a bounds test. */
+void *kern_touch(uint64_t offset, size_t *size);
+
+#endif

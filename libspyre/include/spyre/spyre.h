@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libspyre: the C runtime of the Spyre AI accelerator.
+ *
+ * Conventions shared by every call:
+ *
+ * - Every function returning int returns 0 on success or a negative errno
+ *   (-EINVAL, -ENOMEM, -ENODEV...). On failure it also sets a message for
+ *   the calling thread, naming the device and the call, which
+ *   spyre_last_error() returns until the thread's next failing call.
+ * - Objects belong to one device; mixing objects of two devices fails
+ *   with -EXDEV.
+ * - Streams, events and recipes may be used from several threads at once;
+ *   one object is never destroyed while another thread still uses it.
+ * - Work submitted to a stream runs asynchronously. A failure of the work
+ *   itself (a bounds violation of a program, a DMA error, a lost device) is
+ *   reported by the next spyre_stream_synchronize() or
+ *   spyre_event_synchronize() covering it.
+ *
+ * Backends: "drm" drives a real (or QEMU-emulated) card through
+ * /dev/accel/accelN; "sim" runs the card model in-process. The environment
+ * variable SPYRE_BACKEND=drm|sim picks one for spyre_device_open(); the
+ * default is drm when a card is present, else sim is not chosen silently:
+ * opening fails with -ENODEV and says why.
+ */
+#ifndef SPYRE_SPYRE_H
+#define SPYRE_SPYRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPYRE_VERSION_MAJOR 0
+#define SPYRE_VERSION_MINOR 1
+
+/* ---- Errors ----------------------------------------------------------- */
+
+/* Message of the calling thread's last failing call ("" if none). */
+const char *spyre_last_error(void);
+
+/* ---- Devices ---------------------------------------------------------- */
+
+typedef struct spyre_device spyre_device;
+
+enum spyre_backend {
+	SPYRE_BACKEND_DEFAULT = 0, /* SPYRE_BACKEND, else drm */
+	SPYRE_BACKEND_DRM = 1,
+	SPYRE_BACKEND_SIM = 2,
+};
+
+/*
+ * Number of cards the backend sees: drm counts spyre devices under
+ * /sys/class/accel; sim always has one (SPYRE_SIM_CARDS overrides, 1..8).
+ */
+int spyre_device_count(enum spyre_backend backend, int *count);
+
+/* Open card @index (0-based, in accel minor order) of @backend. */
+int spyre_device_open_backend(enum spyre_backend backend, int index, spyre_device **out);
+/* Shorthand for spyre_device_open_backend(SPYRE_BACKEND_DEFAULT, ...). */
+int spyre_device_open(int index, spyre_device **out);
+/* Open a device node by path, e.g. "/dev/accel/accel0" (drm backend). */
+int spyre_device_open_path(const char *path, spyre_device **out);
+/*
+ * Close the device. Fails with -EBUSY (and closes nothing) while streams,
+ * events, BOs, pools, programs or recipes of the device are still alive.
+ */
+int spyre_device_close(spyre_device *dev);
+
+struct spyre_device_props {
+	char name[32];			/* "accel0", "sim0" */
+	char path[64];			/* "/dev/accel/accel0", "(in-process)" */
+	char backend[8];		/* "drm" or "sim" */
+	char pci_slot[32];		/* "0000:00:03.0", "" for sim */
+	uint32_t hw_version;		/* major << 16 | minor */
+	uint32_t num_cores;
+	uint64_t scratchpad_size;	/* bytes per core */
+	uint64_t mem_total;		/* device memory the driver manages */
+	uint64_t mem_free;		/* of which not allocated to any BO */
+	uint32_t clock_mhz;
+	uint32_t compute_rings;
+	uint32_t dma_rings;
+	uint32_t max_cmds;		/* commands per submission */
+	uint32_t max_syncs;
+	uint32_t max_args;		/* argument slots per launch */
+	uint32_t max_queues;		/* streams per open device */
+	uint64_t max_host_bo;		/* bytes */
+	uint32_t pci_vendor, pci_device, pci_revision;
+	uint64_t reset_count;		/* ring and card resets so far */
+};
+
+int spyre_device_get_props(spyre_device *dev, struct spyre_device_props *props);
+/* Current device time in ns (the clock of events' timestamps). */
+int spyre_device_time_ns(spyre_device *dev, uint64_t *ns);
+/* Counters of this open device (for benchmarks and tests). */
+struct spyre_device_stats {
+	uint64_t submits;		/* SUBMIT ioctls (or sim submissions) */
+	uint64_t ioctls;		/* every ioctl the library issued */
+	uint64_t host_work_runs;	/* host callbacks run by the worker */
+};
+int spyre_device_get_stats(spyre_device *dev, struct spyre_device_stats *stats);
+
+/* ---- Memory ----------------------------------------------------------- */
+
+enum spyre_mem {
+	SPYRE_MEM_DEVICE = 0,	/* card memory: compute operands; not mappable */
+	SPYRE_MEM_HOST = 1,	/* pinned system memory: mappable, DMA source/target */
+};
+
+typedef struct spyre_bo spyre_bo;
+
+/* A byte range of a BO: the operand of every copy, fill and launch. */
+struct spyre_buf {
+	spyre_bo *bo;
+	uint64_t offset;
+	uint64_t size;
+};
+
+/* Create a BO of @size bytes (rounded up to 4 KiB); size 0 is -EINVAL. */
+int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_bo **out);
+/* Destroy; work still using the BO keeps its memory alive until it ends. */
+int spyre_bo_destroy(spyre_bo *bo);
+/* Map a host BO into the process (idempotent); device BOs: -EINVAL. */
+int spyre_bo_map(spyre_bo *bo, void **ptr);
+int spyre_bo_unmap(spyre_bo *bo);
+uint64_t spyre_bo_size(const spyre_bo *bo);
+enum spyre_mem spyre_bo_mem(const spyre_bo *bo);
+/* The whole BO as a spyre_buf. */
+struct spyre_buf spyre_bo_buf(spyre_bo *bo);
+
+/*
+ * Pool: a sub-allocator carving small buffers out of a few large BOs, so
+ * that many small tensors do not cost a BO (and an ioctl) each.
+ * Allocations are aligned to at least 128 bytes (one stick).
+ */
+typedef struct spyre_pool spyre_pool;
+
+int spyre_pool_create(spyre_device *dev, enum spyre_mem mem, uint64_t chunk_size,
+		      spyre_pool **out);
+int spyre_pool_alloc(spyre_pool *pool, uint64_t size, uint64_t align, struct spyre_buf *out);
+int spyre_pool_free(spyre_pool *pool, const struct spyre_buf *buf);
+/* Bytes handed out, bytes of BOs held. */
+int spyre_pool_usage(spyre_pool *pool, uint64_t *used, uint64_t *reserved);
+/* Fails with -EBUSY while allocations are outstanding. */
+int spyre_pool_destroy(spyre_pool *pool);
+
+/* ---- Programs --------------------------------------------------------- */
+
+typedef struct spyre_program spyre_program;
+
+/*
+ * Load a card program (the format of qemu-device/model/spyre_isa.h) into a
+ * device BO. The image is checked for a valid header; the card checks the
+ * rest when it runs.
+ */
+int spyre_program_load(spyre_device *dev, const void *image, size_t size,
+		       spyre_program **out);
+int spyre_program_destroy(spyre_program *prog);
+/* Argument slots and workspace bytes the program declares. */
+unsigned int spyre_program_num_args(const spyre_program *prog);
+uint64_t spyre_program_workspace_size(const spyre_program *prog);
+
+/* ---- Streams ---------------------------------------------------------- */
+
+typedef struct spyre_stream spyre_stream;
+
+enum spyre_engine {
+	SPYRE_ENGINE_COMPUTE = 0,	/* launches and everything else */
+	SPYRE_ENGINE_DMA = 1,		/* copies, fills; runs beside compute */
+};
+
+int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_stream **out);
+/* Waits for the stream's work, then destroys it. Returns its last error. */
+int spyre_stream_destroy(spyre_stream *s);
+enum spyre_engine spyre_stream_engine(const spyre_stream *s);
+
+/*
+ * Copy @size bytes from @src to @dst (each a BO range: offset + size must
+ * fit). The direction follows the placements: host->device, device->host,
+ * device->device. Host->host is -EINVAL (use memcpy). Size 0 is allowed.
+ */
+int spyre_memcpy_async(spyre_stream *s, const struct spyre_buf *dst,
+		       const struct spyre_buf *src, uint64_t size);
+/* Fill a device range with a 32-bit pattern; offset and size multiples of 4. */
+int spyre_memset32_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pattern,
+			 uint64_t size);
+/*
+ * Launch @prog with @nargs argument buffers (device memory) and an optional
+ * workspace (NULL: none). Compute streams only.
+ */
+int spyre_launch_async(spyre_stream *s, const spyre_program *prog,
+		       const struct spyre_buf *args, unsigned int nargs,
+		       const struct spyre_buf *workspace);
+
+/*
+ * Host work: @fn(@user) runs on a library worker thread once everything
+ * submitted to @s before it has completed; work submitted after it starts
+ * only when @fn has returned. @fn must not synchronise @s or other streams
+ * that wait for it.
+ */
+typedef void (*spyre_host_fn)(void *user);
+int spyre_host_work_async(spyre_stream *s, spyre_host_fn fn, void *user);
+
+/* Wait for all work submitted so far; returns its first error, then clears it. */
+int spyre_stream_synchronize(spyre_stream *s);
+/* 0 when all submitted work completed, -EBUSY when some is pending. */
+int spyre_stream_query(spyre_stream *s);
+
+/* ---- Events ----------------------------------------------------------- */
+
+typedef struct spyre_event spyre_event;
+
+#define SPYRE_EVENT_TIMING 0x1	/* record a device timestamp (elapsed time) */
+
+int spyre_event_create(spyre_device *dev, unsigned int flags, spyre_event **out);
+int spyre_event_destroy(spyre_event *ev);
+/* The event completes when all work submitted to @s so far completed. */
+int spyre_event_record(spyre_event *ev, spyre_stream *s);
+/* Work submitted to @s later starts after @ev completed (no host round trip). */
+int spyre_stream_wait_event(spyre_stream *s, spyre_event *ev);
+int spyre_event_synchronize(spyre_event *ev);
+/* 0 when complete, -EBUSY when pending, -EINVAL when never recorded. */
+int spyre_event_query(spyre_event *ev);
+/* Device time between two completed timing events, in ns. */
+int spyre_event_elapsed_ns(spyre_event *start, spyre_event *end, uint64_t *ns);
+/* Device timestamp of a completed timing event (ns, device clock). */
+int spyre_event_timestamp_ns(spyre_event *ev, uint64_t *ns);
+
+/* ---- Recipes (prepared launch plans) ---------------------------------- */
+
+typedef struct spyre_recipe spyre_recipe;
+
+/* Where a recipe step's memory operand comes from. */
+enum spyre_operand_kind {
+	SPYRE_OPERAND_BUF = 0,	/* a fixed buffer, given at build time */
+	SPYRE_OPERAND_ARG = 1,	/* argument slot @arg, bound at each launch */
+	SPYRE_OPERAND_WS = 2,	/* @offset/@size inside the recipe's workspace */
+};
+
+struct spyre_operand {
+	enum spyre_operand_kind kind;
+	unsigned int arg;	/* SPYRE_OPERAND_ARG: slot index */
+	struct spyre_buf buf;	/* SPYRE_OPERAND_BUF */
+	uint64_t offset;	/* ARG, WS: offset inside the slot / workspace */
+	uint64_t size;		/* ARG, WS: bytes; 0 = to the end of the slot */
+};
+
+static inline struct spyre_operand spyre_op_arg(unsigned int arg)
+{
+	struct spyre_operand o = { SPYRE_OPERAND_ARG, arg, { 0, 0, 0 }, 0, 0 };
+
+	return o;
+}
+
+static inline struct spyre_operand spyre_op_ws(uint64_t offset, uint64_t size)
+{
+	struct spyre_operand o = { SPYRE_OPERAND_WS, 0, { 0, 0, 0 }, offset, size };
+
+	return o;
+}
+
+static inline struct spyre_operand spyre_op_buf(struct spyre_buf b)
+{
+	struct spyre_operand o = { SPYRE_OPERAND_BUF, 0, b, 0, 0 };
+
+	return o;
+}
+
+/* Arguments a host step sees: the buffers bound to the launch. */
+typedef void (*spyre_recipe_host_fn)(void *user, const struct spyre_buf *args,
+				     unsigned int nargs);
+
+/*
+ * Build a recipe for @nstreams stream slots and @nargs argument slots, with
+ * a device workspace of @workspace_size bytes allocated now (0: none).
+ */
+int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int nargs,
+			uint64_t workspace_size, spyre_recipe **out);
+/* Typed steps, appended in order to stream slot @stream. */
+int spyre_recipe_host(spyre_recipe *r, unsigned int stream, spyre_recipe_host_fn fn,
+		      void *user);
+int spyre_recipe_h2d(spyre_recipe *r, unsigned int stream, struct spyre_operand dst,
+		     struct spyre_operand src, uint64_t size);
+int spyre_recipe_d2h(spyre_recipe *r, unsigned int stream, struct spyre_operand dst,
+		     struct spyre_operand src, uint64_t size);
+int spyre_recipe_d2d(spyre_recipe *r, unsigned int stream, struct spyre_operand dst,
+		     struct spyre_operand src, uint64_t size);
+int spyre_recipe_compute(spyre_recipe *r, unsigned int stream, const spyre_program *prog,
+			 const struct spyre_operand *args, unsigned int nargs,
+			 struct spyre_operand workspace);
+/*
+ * Recipe-internal events (ids 0..15): a wait on stream B for an event
+ * signalled on stream A orders B's following steps after A's steps up to
+ * the signal. Waits must follow their signal in build order.
+ */
+int spyre_recipe_signal(spyre_recipe *r, unsigned int stream, unsigned int event_id);
+int spyre_recipe_wait(spyre_recipe *r, unsigned int stream, unsigned int event_id);
+/* Freeze the recipe: checks it and prepares every submission. */
+int spyre_recipe_finalize(spyre_recipe *r);
+/*
+ * Launch on @streams (one per stream slot, compute-capable where a compute
+ * step runs) with @args bound to the argument slots. Issues one submission
+ * per stream slot and host-work boundary, allocates nothing. A launch may
+ * start before the previous one of the same recipe finished; at most
+ * SPYRE_RECIPE_INFLIGHT launches are in flight, the next one waits.
+ */
+#define SPYRE_RECIPE_INFLIGHT 4
+int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
+			const struct spyre_buf *args, unsigned int nargs);
+/* Submissions one launch issues (for checks and benchmarks). */
+int spyre_recipe_submits_per_launch(const spyre_recipe *r, unsigned int *n);
+int spyre_recipe_destroy(spyre_recipe *r);
+
+/* ---- Test and tool hooks ---------------------------------------------- */
+
+/*
+ * Sim backend only (-EOPNOTSUPP on drm): arm a one-shot card fault on the
+ * next command of the rings serving @engine (kind: 1 hang, 2 DMA error,
+ * 4 uncorrectable memory error), or mark the device as removed ("lost")
+ * with kind 100.
+ */
+int spyre_sim_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPYRE_SPYRE_H */

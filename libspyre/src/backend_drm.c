@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "drm" backend: the driver's ioctls on /dev/accel/accelN through
+ * libdrm. libdrm has no accel enumeration, so cards are found in
+ * /sys/class/accel by their driver's name.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sync_file.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "internal.h"
+
+#define SYSFS_ACCEL "/sys/class/accel"
+
+/* True when /sys/class/accel/@name is bound to the spyre driver. */
+static bool is_spyre(const char *name)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), SYSFS_ACCEL "/%s/device/driver", name);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = 0;
+	return !strcmp(strrchr(target, '/') ? strrchr(target, '/') + 1 : target, "spyre");
+}
+
+static int cmp_minor(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Minors of spyre accel nodes, ascending; returns the count or -errno. */
+static int list_minors(int *minors, int max)
+{
+	DIR *d = opendir(SYSFS_ACCEL);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		int minor;
+
+		if (sscanf(e->d_name, "accel%d", &minor) != 1 || !is_spyre(e->d_name))
+			continue;
+		if (n < max)
+			minors[n++] = minor;
+	}
+	closedir(d);
+	qsort(minors, n, sizeof(int), cmp_minor);
+	return n;
+}
+
+int spy_drm_count(int *count)
+{
+	int minors[64];
+	int n = list_minors(minors, 64);
+
+	if (n == -ENOENT)
+		n = 0;	/* no accel class at all: no cards */
+	if (n < 0)
+		return spy_err(n, "spyre_device_count: cannot read " SYSFS_ACCEL);
+	*count = n;
+	return 0;
+}
+
+int spy_drm_path_of_index(int index, char *path, size_t len)
+{
+	int minors[64];
+	int n = list_minors(minors, 64);
+
+	if (n == -ENOENT || n == 0)
+		return spy_err(-ENODEV, "no Spyre card found: " SYSFS_ACCEL
+				" has no spyre devices; is the module loaded?");
+	if (n < 0)
+		return spy_err(n, "spyre_device_open: cannot read " SYSFS_ACCEL);
+	if (index < 0 || index >= n)
+		return spy_err(-ENODEV, "spyre_device_open: card index %d out of range (%d Spyre "
+				"card%s found)", index, n, n == 1 ? "" : "s");
+	snprintf(path, len, "/dev/accel/accel%d", minors[index]);
+	return 0;
+}
+
+static int xioctl(spyre_device *dev, unsigned long req, void *arg)
+{
+	spy_stat_add(&dev->stat_ioctls, 1);
+	if (drmIoctl(dev->fd, req, arg))
+		return -errno;
+	return 0;
+}
+
+static int drm_get_param(spyre_device *dev, uint32_t param, uint64_t *value)
+{
+	struct drm_spyre_get_param gp = { .param = param };
+	int ret = xioctl(dev, DRM_IOCTL_SPYRE_GET_PARAM, &gp);
+
+	if (!ret)
+		*value = gp.value;
+	return ret;
+}
+
+static int drm_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, uint32_t *handle)
+{
+	struct drm_spyre_bo_create bc = { .size = size, .placement = placement };
+	int ret = xioctl(dev, DRM_IOCTL_SPYRE_BO_CREATE, &bc);
+
+	if (!ret)
+		*handle = bc.handle;
+	return ret;
+}
+
+static int drm_bo_info(spyre_device *dev, struct drm_spyre_bo_info *info)
+{
+	return xioctl(dev, DRM_IOCTL_SPYRE_BO_INFO, info);
+}
+
+static int drm_bo_map(spyre_device *dev, uint32_t handle, uint64_t size, void **ptr)
+{
+	struct drm_spyre_bo_info info = { .handle = handle };
+	void *p;
+	int ret = drm_bo_info(dev, &info);
+
+	if (ret)
+		return ret;
+	if (!(info.bo_flags & DRM_SPYRE_BO_MAPPABLE))
+		return -EINVAL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd, info.mmap_offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	*ptr = p;
+	return 0;
+}
+
+static int drm_bo_unmap(spyre_device *dev, uint32_t handle, void *ptr, uint64_t size)
+{
+	(void)dev;
+	(void)handle;
+	return munmap(ptr, size) ? -errno : 0;
+}
+
+static int drm_bo_close(spyre_device *dev, uint32_t handle)
+{
+	struct drm_gem_close gc = { .handle = handle };
+
+	return xioctl(dev, DRM_IOCTL_GEM_CLOSE, &gc);
+}
+
+static int drm_queue_create(spyre_device *dev, struct drm_spyre_queue_create *qc)
+{
+	return xioctl(dev, DRM_IOCTL_SPYRE_QUEUE_CREATE, qc);
+}
+
+static int drm_queue_destroy(spyre_device *dev, uint32_t id)
+{
+	struct drm_spyre_queue_destroy qd = { .queue_id = id };
+
+	return xioctl(dev, DRM_IOCTL_SPYRE_QUEUE_DESTROY, &qd);
+}
+
+static int drm_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
+{
+	return xioctl(dev, DRM_IOCTL_SPYRE_SUBMIT, (void *)sub);
+}
+
+static int drm_syncobj_create(spyre_device *dev, uint32_t *handle)
+{
+	struct drm_syncobj_create sc = { 0 };
+	int ret = xioctl(dev, DRM_IOCTL_SYNCOBJ_CREATE, &sc);
+
+	if (!ret)
+		*handle = sc.handle;
+	return ret;
+}
+
+static int drm_syncobj_destroy(spyre_device *dev, uint32_t handle)
+{
+	struct drm_syncobj_destroy sd = { .handle = handle };
+
+	return xioctl(dev, DRM_IOCTL_SYNCOBJ_DESTROY, &sd);
+}
+
+static int drm_syncobj_wait(spyre_device *dev, const uint32_t *handles, const uint64_t *points,
+			    unsigned int count, int64_t abs_timeout_ns)
+{
+	struct drm_syncobj_timeline_wait w = {
+		.handles = (uintptr_t)handles,
+		.points = (uintptr_t)points,
+		.timeout_nsec = abs_timeout_ns,
+		.count_handles = count,
+		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL,
+	};
+
+	return xioctl(dev, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w);
+}
+
+static int drm_syncobj_query(spyre_device *dev, uint32_t handle, uint64_t *point)
+{
+	struct drm_syncobj_timeline_array a = {
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)point,
+		.count_handles = 1,
+	};
+
+	return xioctl(dev, DRM_IOCTL_SYNCOBJ_QUERY, &a);
+}
+
+static int drm_syncobj_signal(spyre_device *dev, uint32_t handle, uint64_t point)
+{
+	struct drm_syncobj_timeline_array a = {
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)&point,
+		.count_handles = 1,
+	};
+
+	return xioctl(dev, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &a);
+}
+
+/*
+ * The error of the fence at a timeline point: move the point into a
+ * scratch binary syncobj, export it as a sync_file and read the status of
+ * the fences it holds (the point's job fence among them).
+ */
+static int drm_fence_error(spyre_device *dev, uint32_t handle, uint64_t point)
+{
+	struct sync_fence_info fi[32];
+	struct sync_file_info info;
+	struct drm_syncobj_transfer tr = { 0 };
+	struct drm_syncobj_handle h = { 0 };
+	uint32_t tmp;
+	unsigned int i;
+	int ret, err = 0;
+
+	ret = drm_syncobj_create(dev, &tmp);
+	if (ret)
+		return ret;
+	tr.src_handle = handle;
+	tr.src_point = point;
+	tr.dst_handle = tmp;
+	ret = xioctl(dev, DRM_IOCTL_SYNCOBJ_TRANSFER, &tr);
+	if (ret)
+		goto out;
+	h.handle = tmp;
+	h.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE;
+	h.fd = -1;
+	ret = xioctl(dev, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h);
+	if (ret)
+		goto out;
+	memset(&info, 0, sizeof(info));
+	info.num_fences = 32;
+	info.sync_fence_info = (uintptr_t)fi;
+	spy_stat_add(&dev->stat_ioctls, 1);
+	if (ioctl(h.fd, SYNC_IOC_FILE_INFO, &info)) {
+		ret = -errno;
+	} else {
+		if (info.status < 0)
+			err = info.status;
+		for (i = 0; i < info.num_fences && i < 32 && !err; i++)
+			if (fi[i].status < 0)
+				err = fi[i].status;
+	}
+	close(h.fd);
+out:
+	drm_syncobj_destroy(dev, tmp);
+	return ret ? ret : err;
+}
+
+static void drm_close(spyre_device *dev)
+{
+	if (dev->fd >= 0)
+		close(dev->fd);
+	dev->fd = -1;
+}
+
+int spy_drm_open(spyre_device *dev, const char *path)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	drmVersionPtr v;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		if (err == -ENOENT)
+			return spy_err(err, "spyre_device_open: %s does not exist; is the spyre "
+				       "module loaded?", path);
+		return spy_err(err, "spyre_device_open: cannot open %s", path);
+	}
+	v = drmGetVersion(fd);
+	if (!v || strcmp(v->name, "spyre")) {
+		spy_err(-ENODEV, "spyre_device_open: %s is not a Spyre device (driver \"%s\")",
+			path, v ? v->name : "?");
+		if (v)
+			drmFreeVersion(v);
+		close(fd);
+		return -ENODEV;
+	}
+	drmFreeVersion(v);
+	dev->fd = fd;
+	dev->ops = &spy_drm_ops;
+	base = base ? base + 1 : path;
+	snprintf(dev->name, sizeof(dev->name), "%s", base);
+	snprintf(dev->path, sizeof(dev->path), "%s", path);
+	snprintf(link, sizeof(link), SYSFS_ACCEL "/%s/device", base);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = 0;
+		snprintf(dev->pci_slot, sizeof(dev->pci_slot), "%s",
+			 strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
+	}
+	return 0;
+}
+
+static int drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind)
+{
+	(void)dev;
+	(void)engine;
+	(void)kind;
+	return -EOPNOTSUPP;
+}
+
+const struct spy_backend_ops spy_drm_ops = {
+	.name = "drm",
+	.close = drm_close,
+	.get_param = drm_get_param,
+	.bo_create = drm_bo_create,
+	.bo_info = drm_bo_info,
+	.bo_map = drm_bo_map,
+	.bo_unmap = drm_bo_unmap,
+	.bo_close = drm_bo_close,
+	.queue_create = drm_queue_create,
+	.queue_destroy = drm_queue_destroy,
+	.submit = drm_submit,
+	.syncobj_create = drm_syncobj_create,
+	.syncobj_destroy = drm_syncobj_destroy,
+	.syncobj_wait = drm_syncobj_wait,
+	.syncobj_query = drm_syncobj_query,
+	.syncobj_signal = drm_syncobj_signal,
+	.fence_error = drm_fence_error,
+	.inject_fault = drm_inject_fault,
+};

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Buffer objects: device and host memory, CPU mappings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_bo **out)
+{
+	spyre_bo *bo;
+	uint32_t handle;
+	int ret;
+
+	if (!dev || !out)
+		return spy_err(-EINVAL, "spyre_bo_create: device or out is NULL");
+	if (mem != SPYRE_MEM_DEVICE && mem != SPYRE_MEM_HOST)
+		return spy_err(-EINVAL, "spyre_bo_create: %s: unknown memory kind %d", dev->name,
+			       (int)mem);
+	if (!size)
+		return spy_err(-EINVAL, "spyre_bo_create: %s: size 0", dev->name);
+	if (size > UINT64_MAX - SPY_PAGE)
+		return spy_err(-E2BIG, "spyre_bo_create: %s: size %llu too large", dev->name,
+			       (unsigned long long)size);
+	size = (size + SPY_PAGE - 1) & ~(SPY_PAGE - 1);
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return spy_err(-ENOMEM, "spyre_bo_create: out of memory");
+	ret = dev->ops->bo_create(dev, size, mem == SPYRE_MEM_HOST, &handle);
+	if (ret) {
+		free(bo);
+		return spy_dev_err(dev, ret, "spyre_bo_create", "%s BO of %llu bytes",
+				   mem == SPYRE_MEM_HOST ? "host" : "device",
+				   (unsigned long long)size);
+	}
+	bo->dev = dev;
+	bo->handle = handle;
+	bo->mem = mem;
+	bo->size = size;
+	spy_dev_get(dev);
+	*out = bo;
+	return 0;
+}
+
+int spyre_bo_destroy(spyre_bo *bo)
+{
+	spyre_device *dev;
+	int ret;
+
+	if (!bo)
+		return spy_err(-EINVAL, "spyre_bo_destroy: BO is NULL");
+	dev = bo->dev;
+	if (bo->map)
+		dev->ops->bo_unmap(dev, bo->handle, bo->map, bo->size);
+	ret = dev->ops->bo_close(dev, bo->handle);
+	spy_dev_put(dev);
+	free(bo);
+	if (ret)
+		return spy_dev_err(dev, ret, "spyre_bo_destroy", "closing the BO handle");
+	return 0;
+}
+
+int spyre_bo_map(spyre_bo *bo, void **ptr)
+{
+	int ret;
+
+	if (!bo || !ptr)
+		return spy_err(-EINVAL, "spyre_bo_map: BO or ptr is NULL");
+	if (bo->mem != SPYRE_MEM_HOST)
+		return spy_err(-EINVAL, "spyre_bo_map: %s: device BOs are not mappable; copy "
+			       "through a host BO", bo->dev->name);
+	if (!bo->map) {
+		ret = bo->dev->ops->bo_map(bo->dev, bo->handle, bo->size, &bo->map);
+		if (ret)
+			return spy_dev_err(bo->dev, ret, "spyre_bo_map", "mapping a host BO of "
+					   "%llu bytes", (unsigned long long)bo->size);
+	}
+	*ptr = bo->map;
+	return 0;
+}
+
+int spyre_bo_unmap(spyre_bo *bo)
+{
+	int ret;
+
+	if (!bo)
+		return spy_err(-EINVAL, "spyre_bo_unmap: BO is NULL");
+	if (!bo->map)
+		return 0;
+	ret = bo->dev->ops->bo_unmap(bo->dev, bo->handle, bo->map, bo->size);
+	bo->map = NULL;
+	if (ret)
+		return spy_dev_err(bo->dev, ret, "spyre_bo_unmap", "munmap");
+	return 0;
+}
+
+uint64_t spyre_bo_size(const spyre_bo *bo)
+{
+	return bo ? bo->size : 0;
+}
+
+enum spyre_mem spyre_bo_mem(const spyre_bo *bo)
+{
+	return bo ? bo->mem : SPYRE_MEM_DEVICE;
+}
+
+struct spyre_buf spyre_bo_buf(spyre_bo *bo)
+{
+	struct spyre_buf b = { bo, 0, bo ? bo->size : 0 };
+
+	return b;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libspyre internals shared by the library's files: the backend ops table,
+ * the object structures and the submission engine.
+ */
+#ifndef SPYRE_INTERNAL_H_LIB
+#define SPYRE_INTERNAL_H_LIB
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "drm/spyre_accel.h"
+#include "spyre/spyre.h"
+
+#define SPY_PAGE 4096ull
+#define SPY_MAX_DEPS 16		/* in-syncs one library submission carries */
+#define SPY_MAX_WAITS 8		/* distinct streams a stream may wait for at once */
+
+/* ---- errors (error.c) ---- */
+__attribute__((format(printf, 2, 3))) int spy_err(int err, const char *fmt, ...);
+const char *spy_strerr(int err);
+struct spyre_device;
+__attribute__((format(printf, 4, 5))) int spy_dev_err(struct spyre_device *dev, int err,
+							   const char *call, const char *fmt, ...);
+
+/* ---- backends ---- */
+struct spy_backend_ops {
+	const char *name;
+	void (*close)(spyre_device *dev);
+	int (*get_param)(spyre_device *dev, uint32_t param, uint64_t *value);
+	int (*bo_create)(spyre_device *dev, uint64_t size, uint32_t placement, uint32_t *handle);
+	int (*bo_info)(spyre_device *dev, struct drm_spyre_bo_info *info);
+	int (*bo_map)(spyre_device *dev, uint32_t handle, uint64_t size, void **ptr);
+	int (*bo_unmap)(spyre_device *dev, uint32_t handle, void *ptr, uint64_t size);
+	int (*bo_close)(spyre_device *dev, uint32_t handle);
+	int (*queue_create)(spyre_device *dev, struct drm_spyre_queue_create *qc);
+	int (*queue_destroy)(spyre_device *dev, uint32_t id);
+	int (*submit)(spyre_device *dev, const struct drm_spyre_submit *sub);
+	int (*syncobj_create)(spyre_device *dev, uint32_t *handle);
+	int (*syncobj_destroy)(spyre_device *dev, uint32_t handle);
+	/* Wait for every (handle, point); absolute CLOCK_MONOTONIC timeout. */
+	int (*syncobj_wait)(spyre_device *dev, const uint32_t *handles, const uint64_t *points,
+			    unsigned int count, int64_t abs_timeout_ns);
+	/* Highest signalled point of a timeline. */
+	int (*syncobj_query)(spyre_device *dev, uint32_t handle, uint64_t *point);
+	int (*syncobj_signal)(spyre_device *dev, uint32_t handle, uint64_t point);
+	/* Error of the job that signalled @point (0 if none), point signalled. */
+	int (*fence_error)(spyre_device *dev, uint32_t handle, uint64_t point);
+	/* Sim only: faults. */
+	int (*inject_fault)(spyre_device *dev, enum spyre_engine engine, unsigned int kind);
+};
+
+extern const struct spy_backend_ops spy_drm_ops;
+extern const struct spy_backend_ops spy_sim_ops;
+
+int spy_drm_open(spyre_device *dev, const char *path);
+int spy_drm_count(int *count);
+int spy_drm_path_of_index(int index, char *path, size_t len);
+int spy_sim_open(spyre_device *dev, int index);
+
+/* ---- objects ---- */
+struct spy_op;
+struct spy_worker;
+
+struct spyre_device {
+	const struct spy_backend_ops *ops;
+	void *priv;			/* backend state */
+	int fd;				/* drm: the accel node */
+	char name[32];
+	char path[64];
+	char pci_slot[32];
+	uint64_t max_cmds, max_syncs, max_args;
+
+	pthread_mutex_t lock;		/* submission state of all streams */
+	pthread_cond_t cond;		/* a point materialised / op finished */
+	unsigned long objects;		/* live child objects */
+	struct spyre_stream *deferred;	/* streams with deferred ops */
+	struct spy_worker *worker;
+
+	uint64_t stat_submits, stat_ioctls, stat_host_runs; /* atomics */
+};
+
+struct spyre_bo {
+	spyre_device *dev;
+	uint32_t handle;
+	enum spyre_mem mem;
+	uint64_t size;
+	void *map;
+};
+
+struct spyre_program {
+	spyre_device *dev;
+	spyre_bo *bo;
+	uint64_t size;
+	unsigned int num_args;
+	uint64_t ws_size;
+};
+
+/* A dependency: point @point of stream @s's timeline. */
+struct spy_dep {
+	struct spyre_stream *s;
+	uint64_t point;
+};
+
+enum spy_op_kind {
+	SPY_OP_SUBMIT,		/* one SUBMIT of commands */
+	SPY_OP_HOST,		/* host work on the worker */
+};
+
+/*
+ * One library submission: a kernel SUBMIT or a host work item. Issued at
+ * once when its dependencies exist in the kernel; otherwise deferred in its
+ * stream's FIFO until they do (only host work creates points that do not
+ * exist yet, see stream.c).
+ */
+struct spy_op {
+	struct spy_op *next;
+	enum spy_op_kind kind;
+	struct spyre_stream *s;
+	uint64_t point;			/* assigned at enqueue */
+	struct drm_spyre_cmd *cmds;
+	uint32_t ncmds;
+	struct spy_dep deps[SPY_MAX_DEPS];
+	unsigned int ndeps;
+	void (*fn)(struct spy_op *op);	/* host work body */
+	void *user, *user2;
+	spyre_host_fn host_fn;
+	bool owned;			/* heap op: freed once issued / run */
+	void (*done)(struct spy_op *op); /* called (under dev lock) after issue/run */
+};
+
+struct spyre_stream {
+	spyre_device *dev;
+	enum spyre_engine engine;
+	uint32_t queue_id;
+	uint32_t timeline;		/* syncobj: point n = op n finished */
+	int refs;			/* stream itself + events recorded on it */
+	bool destroyed;
+	uint64_t next_point;		/* last point handed out */
+	uint64_t issued_point;		/* points <= this exist in the kernel */
+	uint64_t checked_point;		/* points <= this had their errors read */
+	uint64_t last_host_point;
+	int error;			/* sticky: first unreported error */
+	struct spy_op *dq_head, *dq_tail; /* deferred ops, FIFO */
+	struct spyre_stream *next_deferred;
+	bool on_deferred_list;
+	uint64_t running_host;		/* host ops handed to the worker, not done */
+	struct spy_dep wait[SPY_MAX_WAITS]; /* event waits for the next op (refs held) */
+	unsigned int nwait;
+};
+
+struct spyre_event {
+	spyre_device *dev;
+	unsigned int flags;
+	struct spyre_stream *s;		/* stream of the last record (ref held) */
+	uint64_t point;
+	spyre_bo *ts_bo;		/* timing: host BO, 8 bytes written */
+	uint64_t *ts;
+};
+
+/* ---- device (device.c) ---- */
+void spy_dev_get(spyre_device *dev);
+void spy_dev_put(spyre_device *dev);
+int spy_get_param(spyre_device *dev, uint32_t param, uint64_t *value);
+uint64_t spy_now_ns(void);
+
+static inline void spy_stat_add(uint64_t *ctr, uint64_t n)
+{
+	__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
+}
+
+/* ---- submission engine (stream.c) ---- */
+/* Enqueue @op on @s (under no lock); the op memory must stay valid until done. */
+int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op);
+void spy_flush_deferred_locked(spyre_device *dev);
+void spy_stream_put_locked(struct spyre_stream *s);
+int spy_stream_wait_point(struct spyre_stream *s, uint64_t point);
+int spy_stream_add_wait_locked(struct spyre_stream *s, struct spyre_stream *on, uint64_t point);
+int spy_check_same_dev(spyre_device *dev, const struct spyre_buf *b, const char *call);
+
+/* ---- host worker (worker.c) ---- */
+int spy_worker_start(spyre_device *dev);
+void spy_worker_push_locked(spyre_device *dev, struct spy_op *op);
+void spy_worker_stop(spyre_device *dev);
+
+/* ---- command builders (cmd.c) ---- */
+int spy_cmd_copy(const char *call, struct drm_spyre_cmd *c, const struct spyre_buf *dst,
+		 const struct spyre_buf *src, uint64_t size);
+int spy_cmd_fill(const char *call, struct drm_spyre_cmd *c, const struct spyre_buf *dst,
+		 uint32_t pattern, uint64_t size);
+int spy_cmd_launch(const char *call, struct drm_spyre_cmd *c, struct drm_spyre_bo_range *ranges,
+		   const spyre_program *prog, const struct spyre_buf *args, unsigned int nargs,
+		   const struct spyre_buf *ws);
+void spy_cmd_timestamp(struct drm_spyre_cmd *c, spyre_bo *bo, uint64_t offset);
+
+#endif /* SPYRE_INTERNAL_H_LIB */

@@ -1,0 +1,785 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Recipes: prepared launch plans.
+ *
+ * At build time the typed steps of each stream slot are grouped into
+ * nodes: a run of device steps (copies, launches, event signals and waits)
+ * becomes one SUBMIT; a host step becomes one host work item. Event waits
+ * become dependencies on the node holding the signal (so a wait covers the
+ * signalling stream's whole submission: the price of one submit per
+ * stream). Nodes are put in an issue order where every dependency comes
+ * first; a cycle is refused.
+ *
+ * Launching binds the argument buffers into preallocated copies of the
+ * commands (one "instance" per launch in flight) and enqueues the nodes:
+ * nothing is allocated and each SUBMIT node costs one ioctl.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_EVENTS 16
+
+enum step_kind { ST_HOST, ST_H2D, ST_D2H, ST_D2D, ST_COMPUTE, ST_SIGNAL, ST_WAIT };
+
+struct rstep {
+	enum step_kind kind;
+	unsigned int stream;
+	struct spyre_operand dst, src;	/* copies */
+	uint64_t size;
+	const spyre_program *prog;	/* compute */
+	struct spyre_operand args[16];
+	unsigned int nargs;
+	struct spyre_operand ws;
+	spyre_recipe_host_fn fn;	/* host */
+	void *user;
+	unsigned int event;
+	unsigned int node;		/* assigned at finalize */
+};
+
+/* A field of a command that takes an argument slot at launch. */
+enum patch_field { PF_SRC, PF_DST, PF_RANGE };
+
+struct patch {
+	unsigned int node, cmd, range;
+	enum patch_field field;
+	struct spyre_operand op;
+	uint64_t need;			/* bytes the step uses */
+	enum spyre_mem mem;		/* placement the step needs */
+};
+
+struct rnode {
+	unsigned int stream;
+	bool host;
+	spyre_recipe_host_fn fn;
+	void *user;
+	unsigned int ncmds, cmd0;	/* into the template command array */
+	unsigned int nranges, range0;
+	unsigned int deps[SPY_MAX_DEPS - 4];
+	unsigned int ndeps;
+};
+
+struct instance {
+	spyre_recipe *r;
+	struct spy_op *ops;
+	struct drm_spyre_cmd *cmds;
+	struct drm_spyre_bo_range *ranges;
+	struct spyre_buf *args;
+	unsigned int outstanding;
+};
+
+struct spyre_recipe {
+	spyre_device *dev;
+	unsigned int nstreams, nargs;
+	spyre_bo *ws;
+	uint64_t ws_size;
+	struct rstep *steps;
+	unsigned int nsteps, cap;
+	bool final;
+	pthread_mutex_t lock;		/* launches */
+	uint64_t launches;
+
+	struct rnode *nodes;
+	unsigned int nnodes, nsubmits;
+	unsigned int *order;
+	struct drm_spyre_cmd *tmpl;
+	unsigned int ncmds;
+	unsigned int nranges;
+	struct drm_spyre_bo_range *tmpl_ranges;
+	struct patch *patches;
+	unsigned int npatches;
+	struct instance inst[SPYRE_RECIPE_INFLIGHT];
+};
+
+int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int nargs,
+			uint64_t workspace_size, spyre_recipe **out)
+{
+	spyre_recipe *r;
+	int ret;
+
+	if (!dev || !out)
+		return spy_err(-EINVAL, "spyre_recipe_create: device or out is NULL");
+	if (!nstreams || nstreams > 8)
+		return spy_err(-EINVAL, "spyre_recipe_create: %s: %u stream slots (1..8)",
+			       dev->name, nstreams);
+	if (nargs > 64)
+		return spy_err(-EINVAL, "spyre_recipe_create: %s: %u argument slots (at most 64)",
+			       dev->name, nargs);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return spy_err(-ENOMEM, "spyre_recipe_create: out of memory");
+	r->dev = dev;
+	r->nstreams = nstreams;
+	r->nargs = nargs;
+	r->ws_size = workspace_size;
+	if (workspace_size) {
+		ret = spyre_bo_create(dev, workspace_size, SPYRE_MEM_DEVICE, &r->ws);
+		if (ret) {
+			free(r);
+			return ret;
+		}
+	}
+	pthread_mutex_init(&r->lock, NULL);
+	spy_dev_get(dev);
+	*out = r;
+	return 0;
+}
+
+static int add_step(spyre_recipe *r, const char *call, unsigned int stream, struct rstep *st)
+{
+	if (!r)
+		return spy_err(-EINVAL, "%s: recipe is NULL", call);
+	if (r->final)
+		return spy_err(-EBUSY, "%s: %s: the recipe is finalized", call, r->dev->name);
+	if (stream >= r->nstreams)
+		return spy_err(-EINVAL, "%s: %s: stream slot %u, the recipe has %u", call,
+			       r->dev->name, stream, r->nstreams);
+	if (r->nsteps == r->cap) {
+		unsigned int cap = r->cap ? r->cap * 2 : 16;
+		struct rstep *s = realloc(r->steps, cap * sizeof(*s));
+
+		if (!s)
+			return spy_err(-ENOMEM, "%s: out of memory", call);
+		r->steps = s;
+		r->cap = cap;
+	}
+	st->stream = stream;
+	r->steps[r->nsteps++] = *st;
+	return 0;
+}
+
+/* Build-time checks of an operand that do not need the bound arguments. */
+static int check_operand(spyre_recipe *r, const char *call, const struct spyre_operand *o,
+			 uint64_t need, enum spyre_mem mem)
+{
+	switch (o->kind) {
+	case SPYRE_OPERAND_ARG:
+		if (o->arg >= r->nargs)
+			return spy_err(-EINVAL, "%s: %s: argument slot %u, the recipe has %u", call,
+				       r->dev->name, o->arg, r->nargs);
+		if (o->size && o->size < need)
+			return spy_err(-EINVAL, "%s: %s: the step moves %llu bytes, its operand "
+				       "has %llu", call, r->dev->name, (unsigned long long)need,
+				       (unsigned long long)o->size);
+		return 0;
+	case SPYRE_OPERAND_WS:
+		if (mem != SPYRE_MEM_DEVICE)
+			return spy_err(-EINVAL, "%s: %s: the workspace is device memory; this "
+				       "operand must be host memory", call, r->dev->name);
+		if (o->offset > r->ws_size || need > r->ws_size - o->offset ||
+		    (o->size && o->size > r->ws_size - o->offset))
+			return spy_err(-EINVAL, "%s: %s: workspace range [%llu, +%llu) outside the "
+				       "%llu-byte workspace", call, r->dev->name,
+				       (unsigned long long)o->offset,
+				       (unsigned long long)(o->size ? o->size : need),
+				       (unsigned long long)r->ws_size);
+		return 0;
+	case SPYRE_OPERAND_BUF:
+		if (!o->buf.bo || o->buf.bo->dev != r->dev)
+			return spy_err(-EINVAL, "%s: %s: fixed buffer is NULL or of another device",
+				       call, r->dev->name);
+		if (o->buf.bo->mem != mem)
+			return spy_err(-EINVAL, "%s: %s: fixed buffer is %s memory, the step needs "
+				       "%s memory", call, r->dev->name,
+				       o->buf.bo->mem == SPYRE_MEM_HOST ? "host" : "device",
+				       mem == SPYRE_MEM_HOST ? "host" : "device");
+		if (need > o->buf.size || o->buf.offset > o->buf.bo->size ||
+		    o->buf.size > o->buf.bo->size - o->buf.offset)
+			return spy_err(-EINVAL, "%s: %s: fixed buffer range does not fit", call,
+				       r->dev->name);
+		return 0;
+	}
+	return spy_err(-EINVAL, "%s: %s: unknown operand kind %d", call, r->dev->name,
+		       (int)o->kind);
+}
+
+static int add_copy(spyre_recipe *r, const char *call, enum step_kind k, unsigned int stream,
+		    struct spyre_operand dst, struct spyre_operand src, uint64_t size)
+{
+	struct rstep st = { .kind = k, .dst = dst, .src = src, .size = size };
+	enum spyre_mem dm = k == ST_D2H ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE;
+	enum spyre_mem sm = k == ST_H2D ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE;
+	int ret;
+
+	if (!r)
+		return spy_err(-EINVAL, "%s: recipe is NULL", call);
+	ret = check_operand(r, call, &dst, size, dm);
+	if (!ret)
+		ret = check_operand(r, call, &src, size, sm);
+	return ret ? ret : add_step(r, call, stream, &st);
+}
+
+int spyre_recipe_h2d(spyre_recipe *r, unsigned int stream, struct spyre_operand dst,
+		     struct spyre_operand src, uint64_t size)
+{
+	return add_copy(r, "spyre_recipe_h2d", ST_H2D, stream, dst, src, size);
+}
+
+int spyre_recipe_d2h(spyre_recipe *r, unsigned int stream, struct spyre_operand dst,
+		     struct spyre_operand src, uint64_t size)
+{
+	return add_copy(r, "spyre_recipe_d2h", ST_D2H, stream, dst, src, size);
+}
+
+int spyre_recipe_d2d(spyre_recipe *r, unsigned int stream, struct spyre_operand dst,
+		     struct spyre_operand src, uint64_t size)
+{
+	return add_copy(r, "spyre_recipe_d2d", ST_D2D, stream, dst, src, size);
+}
+
+int spyre_recipe_compute(spyre_recipe *r, unsigned int stream, const spyre_program *prog,
+			 const struct spyre_operand *args, unsigned int nargs,
+			 struct spyre_operand workspace)
+{
+	const char *call = "spyre_recipe_compute";
+	struct rstep st = { .kind = ST_COMPUTE, .prog = prog, .nargs = nargs, .ws = workspace };
+	unsigned int i;
+	int ret;
+
+	if (!r || !prog)
+		return spy_err(-EINVAL, "%s: recipe or program is NULL", call);
+	if (nargs > 16 || nargs > r->dev->max_args)
+		return spy_err(-E2BIG, "%s: %s: %u arguments, at most %llu", call, r->dev->name,
+			       nargs, (unsigned long long)r->dev->max_args);
+	if (nargs < prog->num_args)
+		return spy_err(-EINVAL, "%s: %s: the program uses %u argument slots, %u given",
+			       call, r->dev->name, prog->num_args, nargs);
+	if (nargs && !args)
+		return spy_err(-EINVAL, "%s: %s: args is NULL", call, r->dev->name);
+	for (i = 0; i < nargs; i++) {
+		ret = check_operand(r, call, &args[i], 0, SPYRE_MEM_DEVICE);
+		if (ret)
+			return ret;
+		st.args[i] = args[i];
+	}
+	if (workspace.kind == SPYRE_OPERAND_ARG) {
+		return spy_err(-EINVAL, "%s: %s: the workspace of a step is fixed (WS or BUF), "
+			       "not an argument", call, r->dev->name);
+	}
+	if (prog->ws_size || workspace.size || workspace.buf.bo) {
+		uint64_t need = prog->ws_size;
+
+		ret = check_operand(r, call, &workspace, need, SPYRE_MEM_DEVICE);
+		if (ret)
+			return ret;
+	}
+	return add_step(r, call, stream, &st);
+}
+
+int spyre_recipe_host(spyre_recipe *r, unsigned int stream, spyre_recipe_host_fn fn, void *user)
+{
+	struct rstep st = { .kind = ST_HOST, .fn = fn, .user = user };
+
+	if (!fn)
+		return spy_err(-EINVAL, "spyre_recipe_host: function is NULL");
+	return add_step(r, "spyre_recipe_host", stream, &st);
+}
+
+static int add_event(spyre_recipe *r, const char *call, enum step_kind k, unsigned int stream,
+		     unsigned int ev)
+{
+	struct rstep st = { .kind = k, .event = ev };
+	unsigned int i;
+
+	if (!r)
+		return spy_err(-EINVAL, "%s: recipe is NULL", call);
+	if (ev >= MAX_EVENTS)
+		return spy_err(-EINVAL, "%s: %s: event id %u (0..%d)", call, r->dev->name, ev,
+			       MAX_EVENTS - 1);
+	if (k == ST_WAIT) {
+		for (i = 0; i < r->nsteps; i++)
+			if (r->steps[i].kind == ST_SIGNAL && r->steps[i].event == ev)
+				break;
+		if (i == r->nsteps)
+			return spy_err(-EINVAL, "%s: %s: no signal of event %u before this wait",
+				       call, r->dev->name, ev);
+	}
+	return add_step(r, call, stream, &st);
+}
+
+int spyre_recipe_signal(spyre_recipe *r, unsigned int stream, unsigned int event_id)
+{
+	return add_event(r, "spyre_recipe_signal", ST_SIGNAL, stream, event_id);
+}
+
+int spyre_recipe_wait(spyre_recipe *r, unsigned int stream, unsigned int event_id)
+{
+	return add_event(r, "spyre_recipe_wait", ST_WAIT, stream, event_id);
+}
+
+/* Resolve a fixed (BUF or WS) operand to handle/offset/size. */
+static void fixed_operand(spyre_recipe *r, const struct spyre_operand *o, uint64_t need,
+			  __u32 *handle, __u64 *off, __u64 *size)
+{
+	if (o->kind == SPYRE_OPERAND_BUF) {
+		*handle = o->buf.bo->handle;
+		*off = o->buf.offset;
+		*size = o->buf.size;
+	} else {
+		*handle = r->ws->handle;
+		*off = o->offset;
+		*size = o->size ? o->size : (need ? need : r->ws_size - o->offset);
+	}
+}
+
+static int add_patch(spyre_recipe *r, unsigned int node, unsigned int cmd, unsigned int range,
+		     enum patch_field f, const struct spyre_operand *o, uint64_t need,
+		     enum spyre_mem mem)
+{
+	struct patch *p = realloc(r->patches, (r->npatches + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	r->patches = p;
+	p[r->npatches++] = (struct patch){ node, cmd, range, f, *o, need, mem };
+	return 0;
+}
+
+/* Template command of a device step; argument operands are patched at launch. */
+static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsigned int ci,
+		     unsigned int *ri)
+{
+	struct drm_spyre_cmd *c = &r->tmpl[ci];
+	__u32 h = 0;
+	__u64 off = 0, size = 0;
+	unsigned int i;
+	int ret = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (st->kind == ST_COMPUTE) {
+		c->type = DRM_SPYRE_CMD_LAUNCH;
+		c->launch.prog_handle = st->prog->bo->handle;
+		c->launch.prog_size = st->prog->size;
+		c->launch.nargs = st->nargs;
+		c->launch.args_stride = sizeof(struct drm_spyre_bo_range);
+		if (st->ws.kind == SPYRE_OPERAND_BUF ? st->ws.buf.bo != NULL
+						     : (st->prog->ws_size || st->ws.size)) {
+			fixed_operand(r, &st->ws, st->prog->ws_size, &h, &off, &size);
+			c->launch.ws_handle = h;
+			c->launch.ws_offset = off;
+			c->launch.ws_size = size;
+		}
+		c->launch.args = *ri;	/* index for now; a pointer per instance */
+		for (i = 0; i < st->nargs; i++) {
+			struct drm_spyre_bo_range *rg = &r->tmpl_ranges[*ri + i];
+
+			memset(rg, 0, sizeof(*rg));
+			if (st->args[i].kind == SPYRE_OPERAND_ARG) {
+				ret = add_patch(r, node, ci, *ri + i, PF_RANGE, &st->args[i], 0,
+						SPYRE_MEM_DEVICE);
+			} else {
+				fixed_operand(r, &st->args[i], 0, &rg->handle, &rg->offset,
+					      &rg->size);
+			}
+			if (ret)
+				return ret;
+		}
+		*ri += st->nargs;
+		return 0;
+	}
+	c->type = DRM_SPYRE_CMD_COPY;
+	c->copy.size = st->size;
+	if (st->src.kind == SPYRE_OPERAND_ARG)
+		ret = add_patch(r, node, ci, 0, PF_SRC, &st->src, st->size,
+				st->kind == ST_H2D ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE);
+	else
+		fixed_operand(r, &st->src, st->size, &c->copy.src_handle, &c->copy.src_offset,
+			      &size);
+	if (!ret && st->dst.kind == SPYRE_OPERAND_ARG)
+		ret = add_patch(r, node, ci, 0, PF_DST, &st->dst, st->size,
+				st->kind == ST_D2H ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE);
+	else if (!ret)
+		fixed_operand(r, &st->dst, st->size, &c->copy.dst_handle, &c->copy.dst_offset,
+			      &size);
+	return ret;
+}
+
+/* Group steps into nodes per stream slot. */
+static int make_nodes(spyre_recipe *r)
+{
+	unsigned int s, i, ncmds = 0, nranges = 0, ci = 0, ri = 0;
+	int cur;
+
+	r->nodes = calloc(r->nsteps, sizeof(*r->nodes));
+	if (!r->nodes)
+		return -ENOMEM;
+	for (s = 0; s < r->nstreams; s++) {
+		cur = -1;
+		for (i = 0; i < r->nsteps; i++) {
+			struct rstep *st = &r->steps[i];
+
+			if (st->stream != s)
+				continue;
+			if (st->kind == ST_HOST || cur < 0 || r->nodes[cur].host) {
+				cur = r->nnodes++;
+				r->nodes[cur].stream = s;
+				r->nodes[cur].host = st->kind == ST_HOST;
+				r->nodes[cur].fn = st->fn;
+				r->nodes[cur].user = st->user;
+			}
+			st->node = cur;
+			if (st->kind == ST_HOST) {
+				cur = -1;	/* the next device step starts a new node */
+				continue;
+			}
+			if (st->kind != ST_SIGNAL && st->kind != ST_WAIT) {
+				r->nodes[cur].ncmds++;
+				ncmds++;
+			}
+			if (st->kind == ST_COMPUTE) {
+				r->nodes[cur].nranges += st->nargs;
+				nranges += st->nargs;
+			}
+		}
+	}
+	r->tmpl = calloc(ncmds ? ncmds : 1, sizeof(*r->tmpl));
+	r->tmpl_ranges = calloc(nranges ? nranges : 1, sizeof(*r->tmpl_ranges));
+	if (!r->tmpl || !r->tmpl_ranges)
+		return -ENOMEM;
+	r->ncmds = ncmds;
+	r->nranges = nranges;
+	for (s = 0; s < r->nnodes; s++) {
+		struct rnode *n = &r->nodes[s];
+		unsigned int c = ci;
+
+		n->cmd0 = ci;
+		n->range0 = ri;
+		ci += n->ncmds;
+		if (n->host)
+			continue;
+		r->nsubmits++;
+		for (i = 0; i < r->nsteps; i++) {
+			struct rstep *st = &r->steps[i];
+			int ret;
+
+			if (st->node != s || st->kind == ST_HOST || st->kind == ST_SIGNAL ||
+			    st->kind == ST_WAIT)
+				continue;
+			ret = build_cmd(r, st, s, c++, &ri);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Event edges, then an issue order (Kahn); -EDEADLK on a cycle. */
+static int order_nodes(spyre_recipe *r)
+{
+	int signal_node[MAX_EVENTS];
+	unsigned int *indeg, i, j, n = 0;
+	bool *done;
+
+	for (i = 0; i < MAX_EVENTS; i++)
+		signal_node[i] = -1;
+	for (i = 0; i < r->nsteps; i++) {
+		struct rstep *st = &r->steps[i];
+		struct rnode *nd = &r->nodes[st->node];
+
+		if (st->kind == ST_SIGNAL)
+			signal_node[st->event] = st->node;
+		if (st->kind != ST_WAIT || (unsigned int)signal_node[st->event] == st->node)
+			continue;
+		for (j = 0; j < nd->ndeps; j++)
+			if (nd->deps[j] == (unsigned int)signal_node[st->event])
+				break;
+		if (j < nd->ndeps)
+			continue;
+		if (nd->ndeps == sizeof(nd->deps) / sizeof(nd->deps[0]))
+			return spy_err(-E2BIG, "spyre_recipe_finalize: %s: too many event waits in "
+				       "one submission", r->dev->name);
+		nd->deps[nd->ndeps++] = signal_node[st->event];
+	}
+	indeg = calloc(r->nnodes, sizeof(*indeg));
+	done = calloc(r->nnodes, sizeof(*done));
+	r->order = calloc(r->nnodes ? r->nnodes : 1, sizeof(*r->order));
+	if (!indeg || !done || !r->order) {
+		free(indeg);
+		free(done);
+		return spy_err(-ENOMEM, "spyre_recipe_finalize: out of memory");
+	}
+	/* Ready: all event deps placed and the previous node of the stream placed. */
+	while (n < r->nnodes) {
+		bool progress = false;
+
+		for (i = 0; i < r->nnodes; i++) {
+			bool ok = !done[i];
+
+			for (j = 0; ok && j < r->nodes[i].ndeps; j++)
+				ok = done[r->nodes[i].deps[j]];
+			for (j = 0; ok && j < i; j++)
+				if (r->nodes[j].stream == r->nodes[i].stream && !done[j])
+					ok = false;
+			if (!ok)
+				continue;
+			done[i] = true;
+			r->order[n++] = i;
+			progress = true;
+		}
+		if (!progress)
+			break;
+	}
+	free(indeg);
+	free(done);
+	if (n < r->nnodes)
+		return spy_err(-EDEADLK, "spyre_recipe_finalize: %s: the event waits form a cycle "
+			       "once each stream's steps are one submission; move the signal "
+			       "before the waits or split the work over more streams",
+			       r->dev->name);
+	return 0;
+}
+
+static void inst_done(struct spy_op *op)
+{
+	struct instance *in = op->user2;
+
+	in->outstanding--;
+	pthread_cond_broadcast(&in->r->dev->cond);
+}
+
+static void host_node(struct spy_op *op)
+{
+	struct instance *in = op->user2;
+	spyre_recipe_host_fn fn = (spyre_recipe_host_fn)(uintptr_t)op->host_fn;
+
+	fn(op->user, in->args, in->r->nargs);
+}
+
+static int make_instances(spyre_recipe *r)
+{
+	unsigned int k, i;
+
+	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++) {
+		struct instance *in = &r->inst[k];
+
+		in->r = r;
+		in->ops = calloc(r->nnodes ? r->nnodes : 1, sizeof(*in->ops));
+		in->cmds = calloc(r->ncmds ? r->ncmds : 1, sizeof(*in->cmds));
+		in->ranges = calloc(r->nranges ? r->nranges : 1, sizeof(*in->ranges));
+		in->args = calloc(r->nargs ? r->nargs : 1, sizeof(*in->args));
+		if (!in->ops || !in->cmds || !in->ranges || !in->args)
+			return -ENOMEM;
+		memcpy(in->cmds, r->tmpl, r->ncmds * sizeof(*in->cmds));
+		memcpy(in->ranges, r->tmpl_ranges, r->nranges * sizeof(*in->ranges));
+		for (i = 0; i < r->ncmds; i++)
+			if (in->cmds[i].type == DRM_SPYRE_CMD_LAUNCH)
+				in->cmds[i].launch.args =
+					(uintptr_t)(in->ranges + in->cmds[i].launch.args);
+		for (i = 0; i < r->nnodes; i++) {
+			struct spy_op *op = &in->ops[i];
+			struct rnode *n = &r->nodes[i];
+
+			op->kind = n->host ? SPY_OP_HOST : SPY_OP_SUBMIT;
+			op->cmds = in->cmds + n->cmd0;
+			op->ncmds = n->ncmds;
+			op->fn = host_node;
+			op->host_fn = (spyre_host_fn)(uintptr_t)n->fn;
+			op->user = n->user;
+			op->user2 = in;
+			op->done = inst_done;
+		}
+	}
+	return 0;
+}
+
+int spyre_recipe_finalize(spyre_recipe *r)
+{
+	int ret;
+
+	if (!r)
+		return spy_err(-EINVAL, "spyre_recipe_finalize: recipe is NULL");
+	if (r->final)
+		return spy_err(-EBUSY, "spyre_recipe_finalize: %s: already finalized", r->dev->name);
+	if (!r->nsteps)
+		return spy_err(-EINVAL, "spyre_recipe_finalize: %s: the recipe has no steps",
+			       r->dev->name);
+	ret = make_nodes(r);
+	if (ret)
+		return spy_err(ret, "spyre_recipe_finalize: out of memory");
+	ret = order_nodes(r);
+	if (ret)
+		return ret;
+	ret = make_instances(r);
+	if (ret)
+		return spy_err(ret, "spyre_recipe_finalize: out of memory");
+	r->final = true;
+	return 0;
+}
+
+/* Bind the launch's arguments into instance @in. No allocation. */
+static int bind(spyre_recipe *r, struct instance *in, const struct spyre_buf *args)
+{
+	static const char *call = "spyre_recipe_launch";
+	unsigned int i;
+
+	for (i = 0; i < r->nargs; i++) {
+		const struct spyre_buf *b = &args[i];
+
+		if (!b->bo)
+			return spy_err(-EINVAL, "%s: %s: argument %u is unbound", call, r->dev->name,
+				       i);
+		if (b->bo->dev != r->dev)
+			return spy_err(-EXDEV, "%s: argument %u belongs to %s, not %s", call, i,
+				       b->bo->dev->name, r->dev->name);
+		if (b->offset > b->bo->size || b->size > b->bo->size - b->offset)
+			return spy_err(-EINVAL, "%s: %s: argument %u range lies outside its BO",
+				       call, r->dev->name, i);
+		in->args[i] = *b;
+	}
+	for (i = 0; i < r->npatches; i++) {
+		const struct patch *p = &r->patches[i];
+		const struct spyre_buf *b = &args[p->op.arg];
+		struct drm_spyre_cmd *c = &in->cmds[r->nodes[p->node].cmd0] +
+					  (p->cmd - r->nodes[p->node].cmd0);
+		uint64_t size;
+
+		if (p->op.offset > b->size)
+			return spy_err(-EINVAL, "%s: %s: argument %u has %llu bytes, a step uses "
+				       "offset %llu", call, r->dev->name, p->op.arg,
+				       (unsigned long long)b->size, (unsigned long long)p->op.offset);
+		size = p->op.size ? p->op.size : b->size - p->op.offset;
+		if (size > b->size - p->op.offset || size < p->need)
+			return spy_err(-EINVAL, "%s: %s: argument %u has %llu bytes, a step needs "
+				       "%llu at offset %llu", call, r->dev->name, p->op.arg,
+				       (unsigned long long)b->size,
+				       (unsigned long long)(p->need > size ? p->need : size),
+				       (unsigned long long)p->op.offset);
+		if (b->bo->mem != p->mem)
+			return spy_err(-EINVAL, "%s: %s: argument %u is %s memory, a step needs %s "
+				       "memory", call, r->dev->name, p->op.arg,
+				       b->bo->mem == SPYRE_MEM_HOST ? "host" : "device",
+				       p->mem == SPYRE_MEM_HOST ? "host" : "device");
+		switch (p->field) {
+		case PF_SRC:
+			c->copy.src_handle = b->bo->handle;
+			c->copy.src_offset = b->offset + p->op.offset;
+			break;
+		case PF_DST:
+			c->copy.dst_handle = b->bo->handle;
+			c->copy.dst_offset = b->offset + p->op.offset;
+			break;
+		case PF_RANGE:
+			in->ranges[p->range].handle = b->bo->handle;
+			in->ranges[p->range].offset = b->offset + p->op.offset;
+			in->ranges[p->range].size = size;
+			break;
+		}
+	}
+	return 0;
+}
+
+int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
+			const struct spyre_buf *args, unsigned int nargs)
+{
+	static const char *call = "spyre_recipe_launch";
+	spyre_device *dev;
+	struct instance *in;
+	unsigned int i, k;
+	int ret;
+
+	if (!r || !streams)
+		return spy_err(-EINVAL, "%s: recipe or streams is NULL", call);
+	dev = r->dev;
+	if (!r->final)
+		return spy_err(-EINVAL, "%s: %s: finalize the recipe first", call, dev->name);
+	if (nargs != r->nargs || (nargs && !args))
+		return spy_err(-EINVAL, "%s: %s: %u arguments bound, the recipe has %u slots", call,
+			       dev->name, nargs, r->nargs);
+	for (i = 0; i < r->nnodes; i++) {
+		spyre_stream *s = streams[r->nodes[i].stream];
+
+		if (!s)
+			return spy_err(-EINVAL, "%s: %s: stream slot %u is NULL", call, dev->name,
+				       r->nodes[i].stream);
+		if (s->dev != dev)
+			return spy_err(-EXDEV, "%s: stream slot %u belongs to %s, not %s", call,
+				       r->nodes[i].stream, s->dev->name, dev->name);
+	}
+	for (i = 0; i < r->nsteps; i++)
+		if (r->steps[i].kind == ST_COMPUTE &&
+		    streams[r->steps[i].stream]->engine != SPYRE_ENGINE_COMPUTE)
+			return spy_err(-EINVAL, "%s: %s: stream slot %u runs a compute step but is "
+				       "a DMA stream", call, dev->name, r->steps[i].stream);
+	pthread_mutex_lock(&r->lock);
+	in = &r->inst[r->launches % SPYRE_RECIPE_INFLIGHT];
+	pthread_mutex_lock(&dev->lock);
+	while (in->outstanding)
+		pthread_cond_wait(&dev->cond, &dev->lock);
+	pthread_mutex_unlock(&dev->lock);
+	ret = bind(r, in, args);
+	if (ret) {
+		pthread_mutex_unlock(&r->lock);
+		return ret;
+	}
+	r->launches++;
+	in->outstanding = r->nnodes;
+	for (k = 0; k < r->nnodes; k++) {
+		unsigned int ni = r->order[k], j;
+		struct rnode *n = &r->nodes[ni];
+		struct spy_op *op = &in->ops[ni];
+
+		op->ndeps = 0;
+		for (j = 0; j < n->ndeps; j++) {
+			struct spy_op *dep = &in->ops[n->deps[j]];
+
+			op->deps[op->ndeps++] = (struct spy_dep){
+				streams[r->nodes[n->deps[j]].stream], dep->point };
+		}
+		ret = spy_op_enqueue(streams[n->stream], op);
+		if (ret) {
+			pthread_mutex_lock(&dev->lock);
+			in->outstanding -= r->nnodes - k;
+			pthread_cond_broadcast(&dev->cond);
+			pthread_mutex_unlock(&dev->lock);
+			pthread_mutex_unlock(&r->lock);
+			return spy_dev_err(dev, ret, call, "submission %u of %u refused (the "
+					   "earlier ones were issued)", k + 1, r->nnodes);
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+int spyre_recipe_submits_per_launch(const spyre_recipe *r, unsigned int *n)
+{
+	if (!r || !n)
+		return spy_err(-EINVAL, "spyre_recipe_submits_per_launch: an argument is NULL");
+	if (!r->final)
+		return spy_err(-EINVAL, "spyre_recipe_submits_per_launch: %s: not finalized",
+			       r->dev->name);
+	*n = r->nsubmits;
+	return 0;
+}
+
+int spyre_recipe_destroy(spyre_recipe *r)
+{
+	unsigned int k;
+
+	if (!r)
+		return spy_err(-EINVAL, "spyre_recipe_destroy: recipe is NULL");
+	/* Wait until no launch still needs the instances. */
+	pthread_mutex_lock(&r->dev->lock);
+	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++)
+		while (r->inst[k].outstanding)
+			pthread_cond_wait(&r->dev->cond, &r->dev->lock);
+	pthread_mutex_unlock(&r->dev->lock);
+	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++) {
+		free(r->inst[k].ops);
+		free(r->inst[k].cmds);
+		free(r->inst[k].ranges);
+		free(r->inst[k].args);
+	}
+	if (r->ws)
+		spyre_bo_destroy(r->ws);
+	free(r->steps);
+	free(r->nodes);
+	free(r->order);
+	free(r->tmpl);
+	free(r->tmpl_ranges);
+	free(r->patches);
+	pthread_mutex_destroy(&r->lock);
+	spy_dev_put(r->dev);
+	free(r);
+	return 0;
+}

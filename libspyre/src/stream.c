@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Streams and the submission engine.
+ *
+ * A stream is one kernel queue plus a timeline syncobj: library operation
+ * n on the stream signals point n. A dependency is a point of some
+ * stream's timeline and becomes an in-sync of the submission.
+ *
+ * The kernel only accepts in-syncs whose point already has a fence. Host
+ * work creates points that get one only when the worker signals them, so
+ * an operation that depends on such a point (directly, or because an
+ * earlier operation of its stream is still waiting) is deferred in its
+ * stream's FIFO and issued by whoever materialises the point: the worker,
+ * right after the callback returned. Everything else is issued at once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define WAIT_FOREVER INT64_MAX
+
+static bool deps_ready(const struct spy_op *op)
+{
+	unsigned int i;
+
+	for (i = 0; i < op->ndeps; i++)
+		if (op->deps[i].point > op->deps[i].s->issued_point)
+			return false;
+	return true;
+}
+
+void spy_stream_put_locked(struct spyre_stream *s)
+{
+	spyre_device *dev = s->dev;
+
+	if (--s->refs)
+		return;
+	dev->ops->syncobj_destroy(dev, s->timeline);
+	spy_dev_put(dev);
+	free(s);
+}
+
+static void deps_get(struct spy_op *op)
+{
+	unsigned int i;
+
+	for (i = 0; i < op->ndeps; i++)
+		op->deps[i].s->refs++;
+}
+
+static void deps_put(struct spy_op *op)
+{
+	unsigned int i;
+
+	for (i = 0; i < op->ndeps; i++)
+		spy_stream_put_locked(op->deps[i].s);
+}
+
+/* Issue a SUBMIT op whose dependencies all exist. Under dev->lock. */
+static int issue_submit_locked(struct spy_op *op)
+{
+	struct spyre_stream *s = op->s;
+	spyre_device *dev = s->dev;
+	struct drm_spyre_sync in[SPY_MAX_DEPS], out;
+	struct drm_spyre_submit sub;
+	unsigned int i, j, nin = 0;
+	int ret;
+
+	for (i = 0; i < op->ndeps; i++) {
+		const struct spy_dep *d = &op->deps[i];
+
+		/*
+		 * Same-stream points need no in-sync: kernel points are ordered
+		 * by the queue, and host points are signalled before anything
+		 * after them is issued.
+		 */
+		if (!d->point || d->s == s)
+			continue;
+		for (j = 0; j < nin; j++)
+			if (in[j].handle == d->s->timeline)
+				break;
+		if (j < nin) {
+			if (in[j].point < d->point)
+				in[j].point = d->point;
+			continue;
+		}
+		in[nin].handle = d->s->timeline;
+		in[nin].flags = 0;
+		in[nin].point = d->point;
+		nin++;
+	}
+	out.handle = s->timeline;
+	out.flags = 0;
+	out.point = op->point;
+	memset(&sub, 0, sizeof(sub));
+	sub.queue_id = s->queue_id;
+	sub.cmds = (uintptr_t)op->cmds;
+	sub.cmd_count = op->ncmds;
+	sub.cmd_stride = op->ncmds ? sizeof(struct drm_spyre_cmd) : 0;
+	sub.in_syncs = (uintptr_t)in;
+	sub.in_sync_count = nin;
+	sub.out_syncs = (uintptr_t)&out;
+	sub.out_sync_count = 1;
+	sub.sync_stride = sizeof(struct drm_spyre_sync);
+	ret = dev->ops->submit(dev, &sub);
+	spy_stat_add(&dev->stat_submits, 1);
+	if (ret)
+		return ret;
+	s->issued_point = op->point;
+	return 0;
+}
+
+/* Free a deferred (heap) copy, or tell a persistent op's owner it is done. */
+static void op_retire_locked(struct spy_op *op)
+{
+	if (op->done)
+		op->done(op);
+	if (op->owned)
+		free(op);
+}
+
+/*
+ * A deferred SUBMIT failed: nobody is there to return the error to, so it
+ * becomes the stream's sticky error, and the point is signalled from the
+ * host so that work depending on it is not stuck forever.
+ */
+static void deferred_failed_locked(struct spy_op *op, int ret)
+{
+	struct spyre_stream *s = op->s;
+
+	if (!s->error)
+		s->error = spy_dev_err(s->dev, ret, "deferred submission",
+				       "stream operation %llu", (unsigned long long)op->point);
+	s->dev->ops->syncobj_signal(s->dev, s->timeline, op->point);
+	s->issued_point = op->point;
+}
+
+static void deferred_list_add(spyre_device *dev, struct spyre_stream *s)
+{
+	if (s->on_deferred_list)
+		return;
+	s->on_deferred_list = true;
+	s->next_deferred = dev->deferred;
+	dev->deferred = s;
+}
+
+/* Issue every deferred op whose dependencies now exist. Under dev->lock. */
+void spy_flush_deferred_locked(spyre_device *dev)
+{
+	bool progress = true;
+
+	while (progress) {
+		struct spyre_stream **pp = &dev->deferred, *s;
+
+		progress = false;
+		while ((s = *pp)) {
+			struct spy_op *op;
+
+			while ((op = s->dq_head) && deps_ready(op) &&
+			       !(op->kind == SPY_OP_SUBMIT && s->running_host)) {
+				s->dq_head = op->next;
+				if (!s->dq_head)
+					s->dq_tail = NULL;
+				op->next = NULL;
+				progress = true;
+				if (op->kind == SPY_OP_HOST) {
+					spy_worker_push_locked(dev, op);
+					break;	/* later ops wait for its point */
+				}
+				{
+					int ret = issue_submit_locked(op);
+
+					if (ret)
+						deferred_failed_locked(op, ret);
+				}
+				deps_put(op);
+				op_retire_locked(op);
+			}
+			if (!s->dq_head) {
+				*pp = s->next_deferred;
+				s->on_deferred_list = false;
+				s->next_deferred = NULL;
+				spy_stream_put_locked(s);	/* the list's reference */
+			} else {
+				pp = &s->next_deferred;
+			}
+		}
+	}
+	pthread_cond_broadcast(&dev->cond);
+}
+
+/* The stream's pending event waits went into an op: drop their references. */
+static void waits_consumed_locked(struct spyre_stream *s, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		spy_stream_put_locked(s->wait[i].s);
+	s->nwait = 0;
+}
+
+int spy_stream_add_wait_locked(struct spyre_stream *s, struct spyre_stream *on, uint64_t point)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nwait; i++) {
+		if (s->wait[i].s == on) {
+			if (s->wait[i].point < point)
+				s->wait[i].point = point;
+			return 0;
+		}
+	}
+	if (s->nwait == SPY_MAX_WAITS)
+		return -E2BIG;
+	s->wait[s->nwait++] = (struct spy_dep){ on, point };
+	on->refs++;
+	return 0;
+}
+
+/* A heap copy of a caller's op (commands and launch argument tables too). */
+static struct spy_op *op_clone(const struct spy_op *op)
+{
+	size_t nranges = 0, size;
+	struct drm_spyre_bo_range *r;
+	struct spy_op *c;
+	unsigned int i;
+
+	for (i = 0; i < op->ncmds; i++)
+		if (op->cmds[i].type == DRM_SPYRE_CMD_LAUNCH)
+			nranges += op->cmds[i].launch.nargs;
+	size = sizeof(*c) + op->ncmds * sizeof(struct drm_spyre_cmd) +
+	       nranges * sizeof(struct drm_spyre_bo_range);
+	c = malloc(size);
+	if (!c)
+		return NULL;
+	*c = *op;
+	c->cmds = (struct drm_spyre_cmd *)(c + 1);
+	if (op->ncmds)
+		memcpy(c->cmds, op->cmds, op->ncmds * sizeof(struct drm_spyre_cmd));
+	r = (struct drm_spyre_bo_range *)(c->cmds + op->ncmds);
+	for (i = 0; i < op->ncmds; i++) {
+		struct drm_spyre_cmd_launch *l = &c->cmds[i].launch;
+
+		if (c->cmds[i].type != DRM_SPYRE_CMD_LAUNCH)
+			continue;
+		memcpy(r, (void *)(uintptr_t)l->args, l->nargs * sizeof(*r));
+		l->args = (uintptr_t)r;
+		r += l->nargs;
+	}
+	c->owned = true;
+	c->done = NULL;
+	return c;
+}
+
+/*
+ * Add @op to @s. Ops the caller marks persistent (op->owned == false and
+ * op->done set) are used in place; others are copied if they must wait.
+ */
+int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
+{
+	spyre_device *dev = s->dev;
+	uint64_t saved_host;
+	bool persistent = op->done != NULL;
+	struct spy_op *q = op;
+	unsigned int nwait = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	if (s->destroyed) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EINVAL;
+	}
+	op->s = s;
+	op->next = NULL;
+	op->point = ++s->next_point;
+	saved_host = s->last_host_point;
+	if (op->ndeps + s->nwait >= SPY_MAX_DEPS) {
+		ret = -E2BIG;
+		goto undo;
+	}
+	nwait = s->nwait;
+	memcpy(op->deps + op->ndeps, s->wait, nwait * sizeof(s->wait[0]));
+	op->ndeps += nwait;
+	if (op->kind == SPY_OP_HOST) {
+		if (op->point > 1)
+			op->deps[op->ndeps++] = (struct spy_dep){ s, op->point - 1 };
+		s->last_host_point = op->point;
+	} else if (s->last_host_point && s->last_host_point == op->point - 1) {
+		op->deps[op->ndeps++] = (struct spy_dep){ s, s->last_host_point };
+	}
+	if (op->kind == SPY_OP_SUBMIT && !s->dq_head && !s->running_host && deps_ready(op)) {
+		ret = issue_submit_locked(op);
+		if (ret)
+			goto undo;
+		if (persistent)
+			op->done(op);
+		waits_consumed_locked(s, nwait);
+		pthread_cond_broadcast(&dev->cond);
+		pthread_mutex_unlock(&dev->lock);
+		return 0;
+	}
+	/* Deferred (or host work): keep the op and the streams it names alive. */
+	if (!persistent) {
+		q = op_clone(op);
+		if (!q) {
+			ret = -ENOMEM;
+			goto undo;
+		}
+	}
+	deps_get(q);
+	if (s->dq_tail)
+		s->dq_tail->next = q;
+	else
+		s->dq_head = q;
+	s->dq_tail = q;
+	if (!s->on_deferred_list)
+		s->refs++;
+	deferred_list_add(dev, s);
+	waits_consumed_locked(s, nwait);
+	spy_flush_deferred_locked(dev);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+undo:
+	if (persistent)
+		op->ndeps -= nwait;
+	s->next_point--;
+	s->last_host_point = saved_host;
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}
+
+int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_stream **out)
+{
+	struct drm_spyre_queue_create qc = { 0 };
+	struct spyre_stream *s;
+	int ret;
+
+	if (!dev || !out)
+		return spy_err(-EINVAL, "spyre_stream_create: device or out is NULL");
+	if (engine != SPYRE_ENGINE_COMPUTE && engine != SPYRE_ENGINE_DMA)
+		return spy_err(-EINVAL, "spyre_stream_create: %s: unknown engine %d", dev->name,
+			       (int)engine);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return spy_err(-ENOMEM, "spyre_stream_create: out of memory");
+	ret = dev->ops->syncobj_create(dev, &s->timeline);
+	if (ret) {
+		free(s);
+		return spy_dev_err(dev, ret, "spyre_stream_create", "creating its syncobj");
+	}
+	qc.engine = engine;
+	qc.priority = DRM_SPYRE_PRIORITY_NORMAL;
+	ret = dev->ops->queue_create(dev, &qc);
+	if (ret) {
+		dev->ops->syncobj_destroy(dev, s->timeline);
+		free(s);
+		if (ret == -ENOSPC)
+			return spy_err(ret, "spyre_stream_create: %s: this process already holds "
+				       "the most queues the driver allows per open device",
+				       dev->name);
+		return spy_dev_err(dev, ret, "spyre_stream_create", "creating a %s queue",
+				   engine == SPYRE_ENGINE_DMA ? "DMA" : "compute");
+	}
+	s->dev = dev;
+	s->engine = engine;
+	s->queue_id = qc.queue_id;
+	s->refs = 1;
+	spy_dev_get(dev);
+	*out = s;
+	return 0;
+}
+
+enum spyre_engine spyre_stream_engine(const spyre_stream *s)
+{
+	return s ? s->engine : SPYRE_ENGINE_COMPUTE;
+}
+
+/* Wait until @point of @s exists in the kernel, then until it signalled. */
+int spy_stream_wait_point(struct spyre_stream *s, uint64_t point)
+{
+	spyre_device *dev = s->dev;
+
+	if (!point)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	while (s->issued_point < point)
+		pthread_cond_wait(&dev->cond, &dev->lock);
+	pthread_mutex_unlock(&dev->lock);
+	return dev->ops->syncobj_wait(dev, &s->timeline, &point, 1, WAIT_FOREVER);
+}
+
+/* Errors of points (from, to] of @s; the first one wins. */
+static int read_errors(struct spyre_stream *s, uint64_t from, uint64_t to)
+{
+	uint64_t p;
+	int ret;
+
+	for (p = from + 1; p <= to; p++) {
+		ret = s->dev->ops->fence_error(s->dev, s->timeline, p);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int spyre_stream_synchronize(spyre_stream *s)
+{
+	spyre_device *dev;
+	uint64_t target, from;
+	int ret, sticky;
+
+	if (!s)
+		return spy_err(-EINVAL, "spyre_stream_synchronize: stream is NULL");
+	dev = s->dev;
+	pthread_mutex_lock(&dev->lock);
+	target = s->next_point;
+	pthread_mutex_unlock(&dev->lock);
+	ret = spy_stream_wait_point(s, target);
+	if (ret)
+		return spy_dev_err(dev, ret, "spyre_stream_synchronize", "waiting for operation "
+				   "%llu", (unsigned long long)target);
+	pthread_mutex_lock(&dev->lock);
+	from = s->checked_point;
+	if (target > from)
+		s->checked_point = target;
+	sticky = s->error;
+	s->error = 0;
+	pthread_mutex_unlock(&dev->lock);
+	if (sticky)
+		return sticky;	/* its message was set when it happened */
+	ret = target > from ? read_errors(s, from, target) : 0;
+	if (ret)
+		return spy_dev_err(dev, ret, "spyre_stream_synchronize",
+				   "an operation on the %s stream failed on the card",
+				   s->engine == SPYRE_ENGINE_DMA ? "DMA" : "compute");
+	return 0;
+}
+
+int spyre_stream_query(spyre_stream *s)
+{
+	spyre_device *dev;
+	uint64_t target, done = 0;
+	bool issued;
+	int ret;
+
+	if (!s)
+		return spy_err(-EINVAL, "spyre_stream_query: stream is NULL");
+	dev = s->dev;
+	pthread_mutex_lock(&dev->lock);
+	target = s->next_point;
+	issued = s->issued_point >= target;
+	pthread_mutex_unlock(&dev->lock);
+	if (!issued)
+		return -EBUSY;
+	if (!target)
+		return 0;
+	ret = dev->ops->syncobj_query(dev, s->timeline, &done);
+	if (ret)
+		return spy_dev_err(dev, ret, "spyre_stream_query", "querying the timeline");
+	return done >= target ? 0 : -EBUSY;
+}
+
+int spyre_stream_destroy(spyre_stream *s)
+{
+	spyre_device *dev;
+	int ret, ret2;
+
+	if (!s)
+		return spy_err(-EINVAL, "spyre_stream_destroy: stream is NULL");
+	dev = s->dev;
+	ret = spyre_stream_synchronize(s);
+	ret2 = dev->ops->queue_destroy(dev, s->queue_id);
+	pthread_mutex_lock(&dev->lock);
+	s->destroyed = true;
+	waits_consumed_locked(s, s->nwait);
+	spy_stream_put_locked(s);
+	pthread_mutex_unlock(&dev->lock);
+	if (!ret && ret2 && ret2 != -ENODEV)
+		ret = spy_dev_err(dev, ret2, "spyre_stream_destroy", "destroying the queue");
+	return ret;
+}
+
+/* Issue (or defer) a one-command op: the body of every async call. */
+static int submit_one(struct spyre_stream *s, struct drm_spyre_cmd *cmd, const char *call)
+{
+	struct spy_op op;
+	int ret;
+
+	memset(&op, 0, sizeof(op));
+	op.kind = SPY_OP_SUBMIT;
+	op.cmds = cmd;
+	op.ncmds = 1;
+	ret = spy_op_enqueue(s, &op);
+	if (ret)
+		return spy_dev_err(s->dev, ret, call, "submission refused");
+	return 0;
+}
+
+int spyre_memcpy_async(spyre_stream *s, const struct spyre_buf *dst, const struct spyre_buf *src,
+		       uint64_t size)
+{
+	struct drm_spyre_cmd c;
+	int ret;
+
+	if (!s)
+		return spy_err(-EINVAL, "spyre_memcpy_async: stream is NULL");
+	ret = spy_cmd_copy("spyre_memcpy_async", &c, dst, src, size);
+	if (ret)
+		return ret;
+	if (dst->bo->dev != s->dev)
+		return spy_err(-EXDEV, "spyre_memcpy_async: buffers of %s on a stream of %s",
+			       dst->bo->dev->name, s->dev->name);
+	return submit_one(s, &c, "spyre_memcpy_async");
+}
+
+int spyre_memset32_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pattern,
+			 uint64_t size)
+{
+	struct drm_spyre_cmd c;
+	int ret;
+
+	if (!s)
+		return spy_err(-EINVAL, "spyre_memset32_async: stream is NULL");
+	ret = spy_cmd_fill("spyre_memset32_async", &c, dst, pattern, size);
+	if (ret)
+		return ret;
+	if (dst->bo->dev != s->dev)
+		return spy_err(-EXDEV, "spyre_memset32_async: buffer of %s on a stream of %s",
+			       dst->bo->dev->name, s->dev->name);
+	return submit_one(s, &c, "spyre_memset32_async");
+}
+
+int spyre_launch_async(spyre_stream *s, const spyre_program *prog, const struct spyre_buf *args,
+		       unsigned int nargs, const struct spyre_buf *workspace)
+{
+	struct drm_spyre_bo_range ranges[16];
+	struct drm_spyre_cmd c;
+	int ret;
+
+	if (!s)
+		return spy_err(-EINVAL, "spyre_launch_async: stream is NULL");
+	if (s->engine != SPYRE_ENGINE_COMPUTE)
+		return spy_err(-EINVAL, "spyre_launch_async: %s: launches need a compute stream, "
+			       "this one feeds the DMA engine", s->dev->name);
+	ret = spy_cmd_launch("spyre_launch_async", &c, ranges, prog, args, nargs, workspace);
+	if (ret)
+		return ret;
+	if (prog->dev != s->dev)
+		return spy_err(-EXDEV, "spyre_launch_async: program of %s on a stream of %s",
+			       prog->dev->name, s->dev->name);
+	return submit_one(s, &c, "spyre_launch_async");
+}
+
+static void host_body(struct spy_op *op)
+{
+	op->host_fn(op->user);
+}
+
+int spyre_host_work_async(spyre_stream *s, spyre_host_fn fn, void *user)
+{
+	struct spy_op op;
+	int ret;
+
+	if (!s || !fn)
+		return spy_err(-EINVAL, "spyre_host_work_async: stream or function is NULL");
+	memset(&op, 0, sizeof(op));
+	op.kind = SPY_OP_HOST;
+	op.fn = host_body;
+	op.host_fn = fn;
+	op.user = user;
+	ret = spy_op_enqueue(s, &op);
+	if (ret)
+		return spy_dev_err(s->dev, ret, "spyre_host_work_async", "queueing host work");
+	return 0;
+}
