@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Device-level tests of the Spyre card inside QEMU, without a guest kernel:
+ * QEMU runs with the qtest accelerator and this program plays the guest
+ * through the raw qtest protocol (PCI config cycles, MMIO, guest RAM, the
+ * virtual clock). MSI-X messages are pointed at guest RAM so delivery can
+ * be observed as a memory write.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../model/spyre_hw.h"
+#include "qtest.h"
+
+/* --- framework ------------------------------------------------------------ */
+static int failed_checks, passed, failed;
+#define CHECK(c) do { if (!(c)) { failed_checks++; \
+	printf("  FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+#define CHECK_EQ(a, b) do { unsigned long long _a = (a), _b = (b); if (_a != _b) { \
+	failed_checks++; printf("  FAIL %s:%d: %s == %s (0x%llx != 0x%llx)\n", \
+				__FILE__, __LINE__, #a, #b, _a, _b); } } while (0)
+
+static void run(const char *name, void (*fn)(void))
+{
+	failed_checks = 0;
+	fn();
+	printf("%s %s\n", failed_checks ? "not ok" : "ok", name);
+	if (failed_checks)
+		failed++;
+	else
+		passed++;
+}
+
+/* --- guest layout ----------------------------------------------------------- */
+#define MSI	0x7000ull	/* MSI-X messages land here: 4 bytes per vector */
+#define RING	0x100000ull
+#define WB	0x110000ull
+#define REC	0x120000ull
+#define SG	0x130000ull
+#define DATA	0x200000ull
+#define DATA2	0x300000ull
+#define MSI_DATA 0x5000u
+
+struct card {
+	struct qt *q;
+	unsigned int dev;
+	uint64_t bar0, bar2;
+	unsigned int msix, pcie, nvec;
+	uint32_t tail[8];
+};
+
+static unsigned int find_cap(struct qt *q, unsigned int dev, unsigned int id)
+{
+	unsigned int p = pci_cfg_read(q, dev, 0x34, 1), n = 0;
+
+	while (p && n++ < 48) {
+		if (pci_cfg_read(q, dev, p, 1) == id)
+			return p;
+		p = pci_cfg_read(q, dev, p + 1, 1);
+	}
+	return 0;
+}
+
+static uint32_t rd(struct card *c, uint32_t off)
+{
+	return (uint32_t)qt_read(c->q, 32, c->bar0 + off);
+}
+
+static void wr(struct card *c, uint32_t off, uint32_t v)
+{
+	qt_write(c->q, 32, c->bar0 + off, v);
+}
+
+/* Assign BARs, enable memory + bus mastering, point MSI-X at guest RAM. */
+static void card_setup(struct card *c, struct qt *q, unsigned int dev, uint64_t bar0,
+		       uint64_t bar2)
+{
+	unsigned int i;
+
+	c->q = q;
+	c->dev = dev;
+	c->bar0 = bar0;
+	c->bar2 = bar2;
+	pci_cfg_write(q, dev, 0x10, 4, (uint32_t)bar0);
+	pci_cfg_write(q, dev, 0x14, 4, (uint32_t)(bar0 >> 32));
+	pci_cfg_write(q, dev, 0x18, 4, (uint32_t)bar2);
+	pci_cfg_write(q, dev, 0x1c, 4, (uint32_t)(bar2 >> 32));
+	pci_cfg_write(q, dev, 0x04, 2, 0x6);
+	c->msix = find_cap(q, dev, 0x11);
+	c->pcie = find_cap(q, dev, 0x10);
+	c->nvec = (pci_cfg_read(q, dev, c->msix + 2, 2) & 0x7ff) + 1;
+	pci_cfg_write(q, dev, c->msix + 2, 2, 0x8000);
+	for (i = 0; i < c->nvec; i++) {
+		uint64_t e = bar0 + SPYRE_MSIX_TABLE_OFFSET + 16 * i;
+
+		qt_write(q, 32, e, (uint32_t)(MSI + 4 * i + 0x1000 * (dev & 7)));
+		qt_write(q, 32, e + 4, 0);
+		qt_write(q, 32, e + 8, MSI_DATA + i);
+		qt_write(q, 32, e + 12, 0);
+	}
+	memset(c->tail, 0, sizeof(c->tail));
+}
+
+static uint32_t msi_seen(struct card *c, unsigned int vec)
+{
+	return (uint32_t)qt_read(c->q, 32, MSI + 4 * vec + 0x1000 * (c->dev & 7));
+}
+
+static uint64_t ring_mem(unsigned int n)
+{
+	return RING + 0x2000 * n;
+}
+
+static void ring_setup(struct card *c, unsigned int n)
+{
+	uint64_t base = ring_mem(n), wb = WB + 64 * n;
+
+	wr(c, SPYRE_RING_REG(n, SPYRE_RING_CTRL), SPYRE_RING_CTRL_RESET);
+	wr(c, SPYRE_RING_REG(n, SPYRE_RING_BASE_LO), (uint32_t)base);
+	wr(c, SPYRE_RING_REG(n, SPYRE_RING_BASE_HI), 0);
+	wr(c, SPYRE_RING_REG(n, SPYRE_RING_SIZE_LOG2), 6);
+	wr(c, SPYRE_RING_REG(n, SPYRE_RING_WB_LO), (uint32_t)wb);
+	wr(c, SPYRE_RING_REG(n, SPYRE_RING_WB_HI), 0);
+	wr(c, SPYRE_RING_REG(n, SPYRE_RING_CTRL), SPYRE_RING_CTRL_ENABLE);
+	qt_memwrite(c->q, wb, (uint8_t[64]){ 0 }, 64);
+	c->tail[n] = 0;
+}
+
+static void push(struct card *c, unsigned int n, const void *d)
+{
+	qt_memwrite(c->q, ring_mem(n) + 64 * (c->tail[n] % 64), d, 64);
+	c->tail[n]++;
+}
+
+static void doorbell(struct card *c, unsigned int n)
+{
+	wr(c, SPYRE_RING_REG(n, SPYRE_RING_TAIL), c->tail[n]);
+}
+
+static void dma_desc(void *d, unsigned int dir, uint64_t len, uint64_t dev, uint64_t sg)
+{
+	struct spyre_hw_dma *x = d;
+
+	memset(d, 0, 64);
+	x->opcode = SPYRE_OP_DMA;
+	x->dir = dir;
+	x->len = len;
+	x->dev_addr = dev;
+	x->sg_addr = sg;
+	x->sg_count = 1;
+}
+
+static void fence_desc(void *d, uint64_t seq, unsigned int r)
+{
+	struct spyre_hw_fence *x = d;
+
+	memset(d, 0, 64);
+	x->opcode = SPYRE_OP_FENCE;
+	x->flags = SPYRE_DESC_F_IRQ;
+	x->seqno = seq;
+	x->record_addr = REC + 64 * r;
+}
+
+static void sg_one(struct card *c, unsigned int i, uint64_t addr, uint64_t len)
+{
+	struct spyre_hw_sg e = { addr, len };
+
+	qt_memwrite(c->q, SG + 16 * i, &e, 16);
+}
+
+static uint64_t wb_seq(struct card *c, unsigned int n)
+{
+	return qt_read(c->q, 64, WB + 64 * n);
+}
+
+/* The worker thread runs asynchronously: poll (real time) for the seqno. */
+static bool wait_seq(struct card *c, unsigned int n, uint64_t seq, int ms)
+{
+	while (ms-- > 0) {
+		if (wb_seq(c, n) == seq)
+			return true;
+		usleep(1000);
+	}
+	return wb_seq(c, n) == seq;
+}
+
+static struct spyre_hw_completion record(struct card *c, unsigned int r)
+{
+	struct spyre_hw_completion x;
+
+	qt_memread(c->q, REC + 64 * r, &x, sizeof(x));
+	return x;
+}
+
+static uint64_t dev_time(struct card *c)
+{
+	uint64_t lo = rd(c, SPYRE_REG_TIME_LO);
+
+	return lo | (uint64_t)rd(c, SPYRE_REG_TIME_HI) << 32;
+}
+
+#define BAR0_A	0xe0000000ull
+#define BAR0_B	0xe0010000ull
+#define BAR2_A	0x200000000ull
+#define BAR2_B	0x240000000ull
+
+/* --- tests ------------------------------------------------------------------ */
+static void t_pci_identity_two_cards(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M -device spyre,addr=5,rings=2,mem=1G");
+	unsigned int dev, msix, pcie;
+	uint32_t v;
+
+	for (dev = 4; dev <= 5; dev++) {
+		CHECK_EQ(pci_cfg_read(q, dev, 0, 2), SPYRE_PCI_VENDOR_ID);
+		CHECK_EQ(pci_cfg_read(q, dev, 2, 2), SPYRE_PCI_DEVICE_ID);
+		CHECK_EQ(pci_cfg_read(q, dev, 8, 4) >> 8, SPYRE_PCI_CLASS);
+		CHECK_EQ(pci_cfg_read(q, dev, 8, 1), SPYRE_PCI_REVISION);
+		CHECK_EQ(pci_cfg_read(q, dev, 0x3d, 1), 0);	/* no INTx: MSI-X only */
+		/* BAR0: 64-bit memory, 64 KiB */
+		CHECK_EQ(pci_cfg_read(q, dev, 0x10, 4) & 0xf, 0x4);
+		pci_cfg_write(q, dev, 0x10, 4, 0xffffffff);
+		CHECK_EQ(pci_cfg_read(q, dev, 0x10, 4) & ~0xfu, 0xffff0000u);
+		/* BAR2: 64-bit prefetchable; size = device memory */
+		CHECK_EQ(pci_cfg_read(q, dev, 0x18, 4) & 0xf, 0xc);
+		pci_cfg_write(q, dev, 0x18, 4, 0xffffffff);
+		pci_cfg_write(q, dev, 0x1c, 4, 0xffffffff);
+		v = pci_cfg_read(q, dev, 0x18, 4) & ~0xfu;
+		CHECK_EQ(v, dev == 4 ? 0xfc000000u : 0xc0000000u);
+		CHECK_EQ(pci_cfg_read(q, dev, 0x1c, 4), 0xffffffffu);
+		pcie = find_cap(q, dev, 0x10);
+		msix = find_cap(q, dev, 0x11);
+		CHECK(pcie != 0);
+		CHECK(msix != 0);
+		CHECK(pci_cfg_read(q, dev, pcie + 4, 4) & (1u << 28));	/* FLR capable */
+		CHECK_EQ((pci_cfg_read(q, dev, msix + 2, 2) & 0x7ff) + 1, dev == 4 ? 5 : 3);
+		CHECK_EQ(pci_cfg_read(q, dev, msix + 4, 4), SPYRE_MSIX_TABLE_OFFSET | 0);
+		CHECK_EQ(pci_cfg_read(q, dev, msix + 8, 4), SPYRE_MSIX_PBA_OFFSET | 0);
+	}
+	qt_quit(q);
+}
+
+static void t_registers_and_device_time(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M,cores=16,rings=3");
+	struct card c;
+	uint64_t t0, t1;
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	CHECK_EQ(rd(&c, SPYRE_REG_ID), SPYRE_ID_MAGIC);
+	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION_MAJOR << 16 | SPYRE_HW_VERSION_MINOR);
+	CHECK_EQ(rd(&c, SPYRE_REG_NUM_CORES), 16);
+	CHECK_EQ(rd(&c, SPYRE_REG_NUM_RINGS), 3);
+	CHECK_EQ(rd(&c, SPYRE_REG_MEM_SIZE_LO), 64u << 20);
+	CHECK_EQ(rd(&c, SPYRE_REG_MEM_APERTURE_LO), 64u << 20);
+	CHECK_EQ(rd(&c, SPYRE_REG_IRQ_ERR_VECTOR), 3);
+	CHECK_EQ(rd(&c, SPYRE_REG_STATUS), SPYRE_STATUS_READY);
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(2, SPYRE_RING_IRQ_VECTOR)), 2);
+	wr(&c, SPYRE_REG_SCRATCH, 0xa5a5f00d);
+	CHECK_EQ(rd(&c, SPYRE_REG_SCRATCH), 0xa5a5f00d);
+	/* device time is the virtual clock: exact under clock_step */
+	t0 = dev_time(&c);
+	qt_clock_step(q, 12345);
+	t1 = dev_time(&c);
+	CHECK_EQ(t1 - t0, 12345);
+	qt_clock_step(q, 5000000000ull);
+	CHECK_EQ(dev_time(&c) - t1, 5000000000ull);
+	/* device memory through BAR2 */
+	qt_write(q, 32, BAR2_A + 0x100, 0x12345678);
+	CHECK_EQ(qt_read(q, 32, BAR2_A + 0x100), 0x12345678);
+	qt_quit(q);
+}
+
+static void t_ring_round_trip_dma_msix(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M");
+	static uint8_t pat[8192], back[8192];
+	struct spyre_hw_completion r;
+	struct card c;
+	uint8_t d[64];
+	uint64_t t_db;
+	unsigned int i;
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	for (i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i * 7 + 3);
+	qt_memwrite(q, DATA, pat, sizeof(pat));
+	sg_one(&c, 0, DATA, sizeof(pat));
+	sg_one(&c, 1, DATA2, sizeof(pat));
+	ring_setup(&c, 1);
+	dma_desc(d, SPYRE_DMA_H2D, 8192, 0x1000, SG);
+	push(&c, 1, d);
+	dma_desc(d, SPYRE_DMA_D2H, 8192, 0x1000, SG + 16);
+	push(&c, 1, d);
+	fence_desc(d, 42, 0);
+	push(&c, 1, d);
+	qt_clock_step(q, 777);
+	t_db = dev_time(&c);
+	doorbell(&c, 1);
+	CHECK(wait_seq(&c, 1, 42, 5000));
+	qt_memread(q, DATA2, back, sizeof(back));
+	CHECK(!memcmp(back, pat, sizeof(pat)));
+	qt_memread(q, BAR2_A + 0x1000, back, 64);	/* device memory via BAR2 */
+	CHECK(!memcmp(back, pat, 64));
+	r = record(&c, 0);
+	CHECK_EQ(r.seqno, 42);
+	CHECK_EQ(r.status, SPYRE_CMD_OK);
+	CHECK_EQ(r.start_ns, t_db);
+	CHECK_EQ(r.end_ns, t_db + 2 * (1000 + 164));	/* 8 KiB at 50 GB/s = 164 ns */
+	CHECK_EQ(qt_read(q, 32, WB + 64 + 8), 3);	/* write-back head */
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(1, SPYRE_RING_HEAD)), 3);
+	CHECK_EQ(msi_seen(&c, 1), MSI_DATA + 1);	/* the ring's vector */
+	CHECK_EQ(msi_seen(&c, 0), 0);
+	qt_quit(q);
+}
+
+static void t_pacing_follows_clock_step(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M,pacing=on");
+	struct card c;
+	uint8_t d[64];
+	uint64_t t_db;
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	sg_one(&c, 0, DATA, 1 << 20);
+	ring_setup(&c, 0);
+	dma_desc(d, SPYRE_DMA_H2D, 1 << 20, 0, SG);
+	push(&c, 0, d);
+	fence_desc(d, 5, 0);
+	push(&c, 0, d);
+	t_db = dev_time(&c);
+	doorbell(&c, 0);
+	CHECK(!wait_seq(&c, 0, 5, 300));		/* virtual time stands still */
+	qt_clock_step(q, 1000 + 20972 - 1);
+	CHECK(!wait_seq(&c, 0, 5, 200));
+	CHECK_EQ(msi_seen(&c, 0), 0);
+	qt_clock_step(q, 1);
+	CHECK(wait_seq(&c, 0, 5, 5000));
+	CHECK_EQ(record(&c, 0).end_ns, t_db + 1000 + 20972);
+	usleep(20000);
+	qt_clock_step(q, 0);				/* let the main loop run the BH */
+	CHECK_EQ(msi_seen(&c, 0), MSI_DATA);
+	qt_quit(q);
+}
+
+static void t_bad_dma_is_an_error_record(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M");
+	struct card c;
+	uint8_t d[64];
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	ring_setup(&c, 0);
+	sg_one(&c, 0, 0xfd00000000ull, 4096);		/* nothing there */
+	sg_one(&c, 1, BAR0_A, 4096);			/* our own registers: refused */
+	sg_one(&c, 2, DATA, 4096);
+	dma_desc(d, SPYRE_DMA_H2D, 4096, 0, SG);
+	push(&c, 0, d);
+	fence_desc(d, 1, 0);
+	push(&c, 0, d);
+	dma_desc(d, SPYRE_DMA_D2H, 4096, 0, SG + 16);
+	push(&c, 0, d);
+	fence_desc(d, 2, 1);
+	push(&c, 0, d);
+	dma_desc(d, SPYRE_DMA_H2D, 4096, 64u << 20, SG + 32);	/* past device memory */
+	push(&c, 0, d);
+	fence_desc(d, 3, 2);
+	push(&c, 0, d);
+	doorbell(&c, 0);
+	CHECK(wait_seq(&c, 0, 3, 5000));
+	CHECK_EQ(record(&c, 0).status, SPYRE_CMD_ERR_DMA);
+	CHECK_EQ(record(&c, 1).status, SPYRE_CMD_ERR_DMA);
+	CHECK_EQ(record(&c, 2).status, SPYRE_CMD_ERR_BOUNDS);
+	CHECK_EQ(record(&c, 2).error_index, 4);
+	CHECK_EQ(rd(&c, SPYRE_REG_ID), SPYRE_ID_MAGIC);
+	/* without bus mastering, even the ring fetch fails: a ring error */
+	ring_setup(&c, 2);
+	pci_cfg_write(q, 4, 0x04, 2, 0x2);
+	push(&c, 2, d);
+	doorbell(&c, 2);
+	usleep(100000);
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(2, SPYRE_RING_ERROR)), SPYRE_RING_ERR_FETCH);
+	CHECK(rd(&c, SPYRE_REG_ERR_STATUS) & SPYRE_ERR_STATUS_RING);
+	pci_cfg_write(q, 4, 0x04, 2, 0x6);
+	CHECK(qt_alive(q));
+	qt_quit(q);
+}
+
+static void t_error_vector_and_hang_recovery(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M");
+	struct card c;
+	uint8_t d[64];
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	ring_setup(&c, 1);
+	wr(&c, SPYRE_REG_FAULT, SPYRE_FAULT_HANG | 1 << SPYRE_FAULT_RING_SHIFT);
+	memset(d, 0, 64);
+	push(&c, 1, d);
+	fence_desc(d, 9, 0);
+	push(&c, 1, d);
+	doorbell(&c, 1);
+	CHECK(!wait_seq(&c, 1, 9, 300));
+	CHECK(!(rd(&c, SPYRE_RING_REG(1, SPYRE_RING_STATUS)) & SPYRE_RING_STATUS_IDLE));
+	ring_setup(&c, 1);				/* RING_CTRL_RESET + re-enable */
+	push(&c, 1, d);
+	doorbell(&c, 1);
+	CHECK(wait_seq(&c, 1, 9, 5000));
+	/* an uncorrectable memory error raises the error vector (num_rings) */
+	wr(&c, SPYRE_REG_FAULT, SPYRE_FAULT_MEM_UE | 1 << SPYRE_FAULT_RING_SHIFT);
+	memset(d, 0, 64);
+	push(&c, 1, d);					/* a NOP hits the error */
+	doorbell(&c, 1);
+	usleep(100000);
+	qt_clock_step(q, 0);
+	CHECK(rd(&c, SPYRE_REG_STATUS) & SPYRE_STATUS_FATAL);
+	CHECK_EQ(msi_seen(&c, c.nvec - 1), MSI_DATA + c.nvec - 1);
+	wr(&c, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+	CHECK_EQ(rd(&c, SPYRE_REG_STATUS), SPYRE_STATUS_READY);
+	qt_quit(q);
+}
+
+static void t_reset_register_and_flr(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M");
+	struct card c;
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	wr(&c, SPYRE_REG_SCRATCH, 5);
+	ring_setup(&c, 0);
+	wr(&c, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+	CHECK_EQ(rd(&c, SPYRE_REG_SCRATCH), 0);
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(0, SPYRE_RING_STATUS)), SPYRE_RING_STATUS_IDLE);
+	CHECK_EQ(rd(&c, SPYRE_REG_STATUS), SPYRE_STATUS_READY);
+	wr(&c, SPYRE_REG_SCRATCH, 7);
+	ring_setup(&c, 0);
+	qt_clock_step(q, 1000000);
+	/* function level reset through the PCIe device control register */
+	pci_cfg_write(q, 4, c.pcie + 8, 2, pci_cfg_read(q, 4, c.pcie + 8, 2) | 0x8000);
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);		/* FLR cleared the BARs */
+	CHECK_EQ(rd(&c, SPYRE_REG_SCRATCH), 0);
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(0, SPYRE_RING_STATUS)), SPYRE_RING_STATUS_IDLE);
+	CHECK(dev_time(&c) < 1000000);			/* device time restarted */
+	qt_quit(q);
+}
+
+static void t_garbage_register_writes_keep_qemu_alive(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M");
+	struct card c;
+	uint32_t off, s = 1;
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	for (off = 0; off < 0x8000; off += 4) {
+		s = s * 1103515245u + 12345u;
+		if (off == SPYRE_REG_FAULT)
+			continue;
+		wr(&c, off, s);
+	}
+	for (off = 0; off < 0x8000; off += 0x40)
+		rd(&c, off);
+	qt_clock_step(q, 1000000);
+	CHECK(qt_alive(q));
+	wr(&c, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+	CHECK_EQ(rd(&c, SPYRE_REG_ID), SPYRE_ID_MAGIC);
+	CHECK_EQ(rd(&c, SPYRE_REG_STATUS), SPYRE_STATUS_READY);
+	qt_quit(q);
+}
+
+int main(void)
+{
+	if (!getenv("QEMU") || access(getenv("QEMU"), X_OK)) {
+		printf("QEMU binary not found: set QEMU\n0 passed, 1 failed\n");
+		return 1;
+	}
+	run("pci_identity_two_cards", t_pci_identity_two_cards);
+	run("registers_and_device_time", t_registers_and_device_time);
+	run("ring_round_trip_dma_msix", t_ring_round_trip_dma_msix);
+	run("pacing_follows_clock_step", t_pacing_follows_clock_step);
+	run("bad_dma_is_an_error_record", t_bad_dma_is_an_error_record);
+	run("error_vector_and_hang_recovery", t_error_vector_and_hang_recovery);
+	run("reset_register_and_flr", t_reset_register_and_flr);
+	run("garbage_register_writes_keep_qemu_alive", t_garbage_register_writes_keep_qemu_alive);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
