@@ -151,21 +151,48 @@ size_t spyre_dtype_size(unsigned int dtype)
 	return dtype < SPYRE_DT_COUNT ? size[dtype] : 0;
 }
 
+/*
+ * Decoding 16-bit floats is on the hot path of every matmul tile: use a
+ * table per format, filled on first use (idempotent, so a race between two
+ * first users only writes the same values twice).
+ */
+static float fp16_table[65536], dlf16_table[65536];
+static int tables_ready;
+
+static void init_tables(void)
+{
+	uint32_t i;
+
+	if (__atomic_load_n(&tables_ready, __ATOMIC_ACQUIRE))
+		return;
+	for (i = 0; i < 65536; i++) {
+		fp16_table[i] = spyre_fp16_to_f32((uint16_t)i);
+		dlf16_table[i] = spyre_dlf16_to_f32((uint16_t)i);
+	}
+	__atomic_store_n(&tables_ready, 1, __ATOMIC_RELEASE);
+}
+
+static void load_table(float *dst, const uint8_t *src, const float *table, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = table[src[2 * i] | src[2 * i + 1] << 8];
+}
+
 void spyre_load_f32(float *dst, const uint8_t *src, unsigned int dtype, size_t n)
 {
 	size_t i;
 	uint16_t h;
 	int32_t w;
 
+	init_tables();
 	switch (dtype) {
 	case SPYRE_DT_FP32:
 		memcpy(dst, src, n * 4);
 		break;
 	case SPYRE_DT_FP16:
-		for (i = 0; i < n; i++) {
-			memcpy(&h, src + 2 * i, 2);
-			dst[i] = spyre_fp16_to_f32(h);
-		}
+		load_table(dst, src, fp16_table, n);
 		break;
 	case SPYRE_DT_BF16:
 		for (i = 0; i < n; i++) {
@@ -174,10 +201,7 @@ void spyre_load_f32(float *dst, const uint8_t *src, unsigned int dtype, size_t n
 		}
 		break;
 	case SPYRE_DT_DLF16:
-		for (i = 0; i < n; i++) {
-			memcpy(&h, src + 2 * i, 2);
-			dst[i] = spyre_dlf16_to_f32(h);
-		}
+		load_table(dst, src, dlf16_table, n);
 		break;
 	case SPYRE_DT_INT8:
 		for (i = 0; i < n; i++)
