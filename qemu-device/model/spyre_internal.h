@@ -26,10 +26,24 @@ enum spyre_engine {
 /* Internal result code: work abandoned because a reset is pending. */
 #define SPYRE_CMD_ABORTED		0x100
 
-/* A doorbell: entries below @tail became visible at device time @ns. */
+/*
+ * A doorbell: entries below @tail became visible at device time @ns; @seq
+ * numbers doorbells card-wide, in the order the card saw them.
+ */
 struct spyre_doorbell {
 	uint32_t tail;
 	uint64_t ns;
+	uint64_t seq;
+};
+
+/* A retired FENCE whose outputs wait for device time to reach @ns (pacing). */
+struct spyre_pending {
+	uint64_t ns;
+	uint64_t rec_addr;
+	bool has_rec;
+	bool irq;
+	uint8_t rec[sizeof(struct spyre_hw_completion)];
+	uint8_t wb[sizeof(struct spyre_hw_ring_wb)];
 };
 
 #define SPYRE_DB_QUEUE			64
@@ -67,6 +81,9 @@ struct spyre_ring {
 	bool sem_blocked;	/* SEM_WAIT not satisfied yet */
 	uint32_t fault;		/* armed one-shot SPYRE_FAULT_* */
 	struct spyre_job job;
+
+	struct spyre_pending *pend;	/* completions not yet visible (pacing) */
+	uint32_t npend, pend_cap;
 };
 
 struct spyre_sem {
@@ -111,6 +128,7 @@ struct spyre_model {
 
 	int abort_req;		/* accessed atomically */
 	int exec_ring;		/* ring whose command runs unlocked, or -1 */
+	uint64_t db_seq;	/* doorbells seen since reset */
 	uint64_t cmd_count;	/* commands executed since reset (fault knobs) */
 	uint64_t dma_count;
 
@@ -194,6 +212,11 @@ void spyre_ring_error(struct spyre_model *m, unsigned int n, uint32_t code);
 
 /* spyre_sched.c */
 uint64_t spyre_sched_run(struct spyre_model *m);
+
+/* spyre_fence.c */
+uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_cmd *c,
+		     uint64_t t);
+uint64_t spyre_fence_release(struct spyre_model *m, uint64_t now);
 
 /* spyre_timing.c */
 uint64_t spyre_time_bytes(uint64_t bytes, uint64_t bytes_per_us);

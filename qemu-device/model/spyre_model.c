@@ -86,8 +86,12 @@ struct spyre_model *spyre_model_new(const struct spyre_model_config *cfg,
 
 void spyre_model_free(struct spyre_model *m)
 {
+	unsigned int i;
+
 	if (!m)
 		return;
+	for (i = 0; i < SPYRE_MODEL_MAX_RINGS; i++)
+		free(m->rings[i].pend);
 	spyre_exec_free(m->exec);
 	free(m);
 }
@@ -110,6 +114,7 @@ void spyre_model_reset(struct spyre_model *m)
 	m->time_hi_latch = 0;
 	m->cmd_count = 0;
 	m->dma_count = 0;
+	m->db_seq = 0;
 	m->exec_ring = -1;
 	memset(m->engine_busy, 0, sizeof(m->engine_busy));
 	for (i = 0; i < SPYRE_MODEL_MAX_RINGS; i++) {

@@ -8,10 +8,13 @@
 void spyre_ring_reset(struct spyre_model *m, struct spyre_ring *r)
 {
 	uint32_t base_lo = r->base_lo, base_hi = r->base_hi, size_log2 = r->size_log2;
-	uint32_t wb_lo = r->wb_lo, wb_hi = r->wb_hi;
+	uint32_t wb_lo = r->wb_lo, wb_hi = r->wb_hi, pend_cap = r->pend_cap;
+	struct spyre_pending *pend = r->pend;
 
 	(void)m;
 	memset(r, 0, sizeof(*r));
+	r->pend = pend;		/* keep the buffer; pending completions are dropped */
+	r->pend_cap = pend_cap;
 	/* Configuration registers survive a ring reset so it can be re-enabled. */
 	r->base_lo = base_lo;
 	r->base_hi = base_hi;
@@ -39,7 +42,7 @@ void spyre_ring_error(struct spyre_model *m, unsigned int n, uint32_t code)
 
 static bool ring_idle(const struct spyre_ring *r)
 {
-	return r->head == r->tail && !r->hung;
+	return r->head == r->tail && !r->hung && !r->npend;
 }
 
 uint32_t spyre_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
@@ -136,9 +139,11 @@ static bool ring_doorbell(struct spyre_model *m, unsigned int n, uint32_t tail)
 		/* Coalesce into the newest entry: never earlier than a doorbell. */
 		r->db[SPYRE_DB_QUEUE - 1].tail = tail;
 		r->db[SPYRE_DB_QUEUE - 1].ns = now;
+		r->db[SPYRE_DB_QUEUE - 1].seq = ++m->db_seq;
 	} else {
 		r->db[r->db_count].tail = tail;
 		r->db[r->db_count].ns = now;
+		r->db[r->db_count].seq = ++m->db_seq;
 		r->db_count++;
 	}
 	return true;

@@ -9,21 +9,26 @@
 enum step_result {
 	STEP_PROGRESS,		/* state changed: look again */
 	STEP_BLOCKED,		/* waits for a register write (doorbell, signal) */
-	STEP_WAIT_TIME,		/* pacing: may run at *wake */
 	STEP_ABORT,		/* reset pending: stop */
 };
 
 #define DESC_OFF(type, field)	SPYRE_FIELD(type, field)
 
-/* Device time at which descriptor @idx became visible (its doorbell). */
-static uint64_t doorbell_time(const struct spyre_ring *r, uint32_t idx)
+/* The doorbell that made descriptor @idx visible. */
+static const struct spyre_doorbell *doorbell_of(const struct spyre_ring *r, uint32_t idx)
 {
+	static const struct spyre_doorbell none;
 	unsigned int i;
 
 	for (i = 0; i < r->db_count; i++)
 		if ((int32_t)(r->db[i].tail - idx) > 0)
-			return r->db[i].ns;
-	return r->db_count ? r->db[r->db_count - 1].ns : 0;
+			return &r->db[i];
+	return r->db_count ? &r->db[r->db_count - 1] : &none;
+}
+
+static uint64_t doorbell_time(const struct spyre_ring *r, uint32_t idx)
+{
+	return doorbell_of(r, idx)->ns;
 }
 
 static void consume(struct spyre_ring *r, uint32_t ndesc)
@@ -133,58 +138,6 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	return STEP_PROGRESS;
 }
 
-/* Write the completion record, then the ring write-back, then interrupt. */
-static enum step_result do_fence(struct spyre_model *m, unsigned int n, struct spyre_cmd *c,
-				 uint64_t t)
-{
-	struct spyre_ring *r = &m->rings[n];
-	const uint8_t *d = c->desc;
-	uint8_t rec[sizeof(struct spyre_hw_completion)] = { 0 };
-	uint8_t wb[sizeof(struct spyre_hw_ring_wb)] = { 0 };
-	uint64_t seqno = spyre_ld64(d + DESC_OFF(spyre_hw_fence, seqno));
-	uint64_t rec_addr = spyre_ld64(d + DESC_OFF(spyre_hw_fence, record_addr));
-	bool irq = d[1] & SPYRE_DESC_F_IRQ;
-
-	if ((d[1] & ~SPYRE_DESC_F_IRQ) || !all_zero(d + 2, 6) ||
-	    !all_zero(d + DESC_OFF(spyre_hw_fence, rsvd2), 40) || (rec_addr & 7)) {
-		if (r->job.status == SPYRE_CMD_OK) {
-			r->job.status = SPYRE_CMD_ERR_INVALID;
-			r->job.error_index = c->index;
-		}
-	}
-	r->ready_ns = t;
-	spyre_st64(rec + DESC_OFF(spyre_hw_completion, seqno), seqno);
-	spyre_st32(rec + DESC_OFF(spyre_hw_completion, status), r->job.status);
-	spyre_st32(rec + DESC_OFF(spyre_hw_completion, error_index),
-		   r->job.status ? r->job.error_index : 0);
-	spyre_st64(rec + DESC_OFF(spyre_hw_completion, start_ns),
-		   r->job.started ? r->job.start_ns : t);
-	spyre_st64(rec + DESC_OFF(spyre_hw_completion, end_ns), t);
-	spyre_st64(rec + DESC_OFF(spyre_hw_completion, compute_ns), r->job.compute_ns);
-	spyre_st64(rec + DESC_OFF(spyre_hw_completion, dma_ns), r->job.dma_ns);
-	if (r->fault == SPYRE_FAULT_CORRUPT_COMPLETION) {
-		memset(rec, 0xa5, sizeof(rec));
-		clear_fault(m, n);
-	}
-	if (!(rec_addr & 7) &&
-	    m->ops.host_write(m->opaque, rec_addr & ~7ull, rec, sizeof(rec))) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
-		return STEP_PROGRESS;
-	}
-	consume(r, 1);
-	spyre_st64(wb + DESC_OFF(spyre_hw_ring_wb, completed_seqno), seqno);
-	spyre_st32(wb + DESC_OFF(spyre_hw_ring_wb, head), r->head);
-	if (m->ops.host_write(m->opaque, r->wb, wb, sizeof(wb))) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
-		return STEP_PROGRESS;
-	}
-	memset(&r->job, 0, sizeof(r->job));
-	r->skipping = false;
-	if (irq)
-		m->ops.raise_irq(m->opaque, n);
-	return STEP_PROGRESS;
-}
-
 static uint32_t do_timestamp(struct spyre_model *m, const struct spyre_cmd *c, uint64_t t)
 {
 	const uint8_t *d = c->desc;
@@ -216,21 +169,15 @@ static uint32_t check_sem(struct spyre_model *m, const uint8_t *d)
 	return SPYRE_CMD_OK;
 }
 
-/* Start time of a command on @eng; with pacing, not before "now". */
-static bool ready_to_start(struct spyre_model *m, struct spyre_ring *r,
-			   const struct spyre_cmd *c, enum spyre_engine eng,
-			   uint64_t *start, uint64_t *wake)
+/* Start time of a command: its ring is done, it was doorbelled, engine free. */
+static uint64_t start_time(struct spyre_model *m, struct spyre_ring *r,
+			   const struct spyre_cmd *c, enum spyre_engine eng)
 {
 	uint64_t t = spyre_max64(r->ready_ns, c->avail_ns);
 
 	if (eng != SPYRE_ENG_NONE)
 		t = spyre_max64(t, m->engine_busy[eng]);
-	*start = t;
-	if (m->cfg.pacing && t > spyre_now(m)) {
-		*wake = m->time_base + t;
-		return false;
-	}
-	return true;
+	return t;
 }
 
 /* Run an engine command that was checked, account its device time. */
@@ -267,7 +214,7 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 	return STEP_PROGRESS;
 }
 
-static enum step_result ring_step(struct spyre_model *m, unsigned int n, uint64_t *wake)
+static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 {
 	struct spyre_ring *r = &m->rings[n];
 	struct spyre_cmd c;
@@ -341,12 +288,9 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n, uint64_
 		}
 		if (c.avail_ns < reached)
 			c.avail_ns = reached;
-		if (!ready_to_start(m, r, &c, eng, &start, wake))
-			return STEP_WAIT_TIME;
 		job_begin(r, begin);	/* the wait is part of the job */
-	} else if (!ready_to_start(m, r, &c, eng, &start, wake)) {
-		return STEP_WAIT_TIME;
 	}
+	start = start_time(m, r, &c, eng);
 
 	m->cmd_count++;
 	if (r->fault == SPYRE_FAULT_MEM_UE && d[0] != SPYRE_OP_FENCE) {
@@ -371,7 +315,9 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n, uint64_
 	case SPYRE_OP_LAUNCH:
 		return run_engine_cmd(m, n, &c, eng, start);
 	case SPYRE_OP_FENCE:
-		return do_fence(m, n, &c, start);
+		if (spyre_fence(m, n, &c, start) == SPYRE_CMD_OK)
+			consume(r, 1);
+		return STEP_PROGRESS;
 	case SPYRE_OP_TIMESTAMP:
 		t = start;
 		st = do_timestamp(m, &c, t);
@@ -394,49 +340,52 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n, uint64_
 }
 
 /*
- * Run until no ring can progress. Rings are tried in order of the time
- * their next command could start (ties: lower ring first), so arbitration
- * of the shared engines follows device time, not host speed.
+ * Run until no ring can progress. Among the rings that have work, the card
+ * always takes the command that was doorbelled first (card-wide doorbell
+ * order; a ring's own commands stay in ring order). Engines therefore serve
+ * rings in submission order, and the timeline depends only on the doorbell
+ * sequence and device times, never on when or how often this runs.
  */
 uint64_t spyre_sched_run(struct spyre_model *m)
 {
 	unsigned int order[SPYRE_MODEL_MAX_RINGS];
-	uint64_t cand[SPYRE_MODEL_MAX_RINGS];
+	uint64_t key[SPYRE_MODEL_MAX_RINGS];
 	unsigned int i, j, cnt;
-	uint64_t wake;
+	enum step_result res;
+	uint64_t next;
 
 	for (;;) {
-		wake = SPYRE_MODEL_NEVER;
-		if (spyre_abort_pending(m) || (m->status & SPYRE_STATUS_FATAL))
+		if (spyre_abort_pending(m))
 			return SPYRE_MODEL_NEVER;
+		if (m->status & SPYRE_STATUS_FATAL)
+			break;
 		cnt = 0;
 		for (i = 0; i < m->cfg.num_rings; i++) {
 			struct spyre_ring *r = &m->rings[i];
-			uint64_t c;
+			uint64_t k;
 
 			if (!runnable(r))
 				continue;
-			c = spyre_max64(r->ready_ns, doorbell_time(r, r->head));
-			for (j = cnt; j > 0 && cand[j - 1] > c; j--) {
-				cand[j] = cand[j - 1];
+			k = doorbell_of(r, r->head)->seq;
+			for (j = cnt; j > 0 && key[j - 1] > k; j--) {
+				key[j] = key[j - 1];
 				order[j] = order[j - 1];
 			}
-			cand[j] = c;
+			key[j] = k;
 			order[j] = i;
 			cnt++;
 		}
 		for (i = 0; i < cnt; i++) {
-			uint64_t w = SPYRE_MODEL_NEVER;
-			enum step_result res = ring_step(m, order[i], &w);
-
+			res = ring_step(m, order[i]);
 			if (res == STEP_PROGRESS)
 				break;
 			if (res == STEP_ABORT)
 				return SPYRE_MODEL_NEVER;
-			if (res == STEP_WAIT_TIME && w < wake)
-				wake = w;
 		}
 		if (i == cnt)
-			return wake;
+			break;
 	}
+	/* pacing: deliver the completions whose device time has come */
+	next = spyre_fence_release(m, spyre_now(m));
+	return next == SPYRE_MODEL_NEVER ? next : m->time_base + next;
 }

@@ -225,3 +225,123 @@ TEST(timing_pacing_off_completes_immediately)
 	CHECK_EQ(rec(t, 0)->end_ns, MB_NS);		/* device time ahead of "now" */
 	tc_free(t);
 }
+
+TEST(timing_compute_engine_serves_in_submission_order)
+{
+	struct tcard *t = tc_new(NULL);
+
+	ring_setup(t, 0, 5);
+	ring_setup(t, 1, 5);
+	push_dma_job(t, 0, SPYRE_DMA_H2D, 1, 0);
+	push_mm_job(t, 0, 2, 1);
+	ring_doorbell(t, 0);		/* submitted first: its LAUNCH is first in line */
+	push_mm_job(t, 1, 3, 2);
+	t->now = 10;
+	ring_doorbell(t, 1);
+	tc_run(t);
+	CHECK_EQ(rec(t, 1)->start_ns, MB_NS);
+	CHECK_EQ(rec(t, 2)->start_ns, MB_NS + MM_NS);
+	tc_free(t);
+}
+
+/* A mixed workload on three rings, doorbells at several device times. */
+static void scenario(struct tcard *t, bool run_often, bool advance)
+{
+	uint8_t d[64];
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		ring_setup(t, i, 6);
+	for (i = 0; i < 6; i++) {
+		unsigned int ring = i % 3;
+
+		if (i % 2)
+			push_mm_job(t, ring, 10 + i, i);
+		else
+			push_dma_job(t, ring, i % 4 ? SPYRE_DMA_D2H : SPYRE_DMA_H2D, 10 + i, i);
+		if (i == 3) {
+			d_sem(d, false, 1, 1);
+			ring_push(t, ring, d);
+			push_mm_job(t, ring, 20, 6);
+		}
+		if (i == 4) {
+			d_sem(d, true, 1, 1);
+			ring_push(t, ring, d);
+			d_fence(d, 21, 7, false);
+			ring_push(t, ring, d);
+		}
+		t->now = 3000 * i;
+		ring_doorbell(t, ring);
+		if (run_often)
+			tc_run(t);
+	}
+	if (advance) {
+		for (i = 0; i < 200 && !(ring_status(t, 0) & ring_status(t, 1) &
+					 ring_status(t, 2) & SPYRE_RING_STATUS_IDLE); i++) {
+			t->now += 1000;
+			tc_run(t);
+		}
+	} else {
+		tc_run(t);
+	}
+}
+
+static void paced2(struct spyre_model_config *c)
+{
+	c->pacing = true;
+}
+
+TEST(timing_same_timeline_paced_unpaced_any_granularity)
+{
+	struct tcard *a = tc_new(NULL), *b = tc_new(NULL), *c = tc_new(paced2);
+	unsigned int i;
+
+	scenario(a, true, false);
+	scenario(b, false, false);
+	scenario(c, true, true);
+	for (i = 0; i < 8; i++) {
+		CHECK(rec(a, i)->seqno != 0);
+		CHECK_EQ(rec(a, i)->seqno, rec(b, i)->seqno);
+		CHECK_EQ(rec(a, i)->seqno, rec(c, i)->seqno);
+		CHECK_EQ(rec(a, i)->start_ns, rec(b, i)->start_ns);
+		CHECK_EQ(rec(a, i)->end_ns, rec(b, i)->end_ns);
+		CHECK_EQ(rec(a, i)->start_ns, rec(c, i)->start_ns);
+		CHECK_EQ(rec(a, i)->end_ns, rec(c, i)->end_ns);
+	}
+	tc_free(a);
+	tc_free(b);
+	tc_free(c);
+}
+
+TEST(timing_pacing_releases_queued_completions_in_order)
+{
+	struct tcard *t = tc_new(paced2);
+	unsigned int i;
+
+	ring_setup(t, 0, 7);
+	for (i = 0; i < 40; i++)
+		push_dma_job(t, 0, SPYRE_DMA_H2D, i + 1, i);
+	ring_doorbell(t, 0);
+	CHECK_EQ(tc_run(t), MB_NS);
+	CHECK_EQ(wb_seqno(t, 0), 0);
+	CHECK_EQ(tc_rd(t, SPYRE_RING_REG(0, SPYRE_RING_HEAD)), 80);	/* fetched ahead */
+	CHECK(!(ring_status(t, 0) & SPYRE_RING_STATUS_IDLE));
+	t->now = 10 * MB_NS;
+	CHECK_EQ(tc_run(t), 11 * MB_NS);
+	CHECK_EQ(wb_seqno(t, 0), 10);
+	CHECK_EQ(t->irqs[0], 10);
+	t->now = 40 * MB_NS;
+	CHECK_EQ(tc_run(t), SPYRE_MODEL_NEVER);
+	CHECK_EQ(wb_seqno(t, 0), 40);
+	CHECK_EQ(rec(t, 39)->end_ns, 40 * MB_NS);
+	CHECK(ring_status(t, 0) & SPYRE_RING_STATUS_IDLE);
+	/* a ring reset drops what was queued */
+	push_dma_job(t, 0, SPYRE_DMA_H2D, 99, 0);
+	ring_doorbell(t, 0);
+	tc_run(t);
+	tc_wr(t, SPYRE_RING_REG(0, SPYRE_RING_CTRL), SPYRE_RING_CTRL_RESET);
+	t->now = 100 * MB_NS;
+	tc_run(t);
+	CHECK_EQ(wb_seqno(t, 0), 40);
+	tc_free(t);
+}
