@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -662,4 +663,58 @@ int sp_fdinfo(int fd, char *buf, size_t len)
 		return -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+int sp_client_id(int fd, uint64_t *id)
+{
+	char buf[8192], *p;
+	int ret;
+
+	ret = sp_fdinfo(fd, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	p = strstr(buf, "drm-client-id:");
+	if (!p)
+		return -ENOENT;
+	*id = strtoull(p + strlen("drm-client-id:"), NULL, 10);
+	return 0;
+}
+
+/*
+ * debugfs "queues" lists each client ("client <id>: ...") followed by its
+ * queues ("  queue <id>: <engine> prio <p> spyre-ring<n> ...").
+ */
+int sp_queue_ring(const struct sp_dev *d, uint32_t id)
+{
+	char buf[65536], *line, *save = NULL, *r;
+	bool mine = false;
+	uint64_t client, c;
+	unsigned int qid;
+	int ret;
+
+	ret = sp_client_id(d->fd, &client);
+	if (ret)
+		return ret;
+	ret = sp_debugfs_read(d, "queues", buf, sizeof(buf));
+	if (ret)
+		return ret;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "client %" SCNu64 ":", &c) == 1) {
+			mine = c == client;
+			continue;
+		}
+		if (!mine || sscanf(line, " queue %u:", &qid) != 1 || qid != id)
+			continue;
+		r = strstr(line, "spyre-ring");
+		return r ? atoi(r + strlen("spyre-ring")) : -EINVAL;
+	}
+	return -ENOENT;
+}
+
+int sp_arm_fault(const struct sp_dev *d, uint32_t kind, int ring)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%u", kind | ((uint32_t)ring << 8));
+	return sp_debugfs_write(d, "fault", val);
 }

@@ -121,6 +121,13 @@ int sp_debugfs_u64(const struct sp_dev *d, const char *name, const char *key, ui
 /* Live BOs of the device according to debugfs. */
 int sp_bo_count(const struct sp_dev *d, uint64_t *count);
 
+/* Ring index serving queue @id of @d's file, from debugfs "queues". */
+int sp_queue_ring(const struct sp_dev *d, uint32_t id);
+/* Arm one of the card's one-shot faults (SPYRE_FAULT_* kind) on a ring. */
+int sp_arm_fault(const struct sp_dev *d, uint32_t kind, int ring);
+
+/* The DRM client ID of @fd, from fdinfo. */
+int sp_client_id(int fd, uint64_t *id);
 /* fdinfo of @fd as text. */
 int sp_fdinfo(int fd, char *buf, size_t len);
 

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Spyre accel selftests: recovery, driven by the card's fault knobs through
+ * the driver's debugfs ("fault" arms a one-shot fault on a ring, "reset"
+ * resets the card). A hung engine times out, its ring is reset, the guilty
+ * job fails, its queue is banned and every other queue keeps working; a
+ * failed DMA or a garbled completion fails only its job.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "spyre_util.h"
+
+/* One-shot faults of the card's SPYRE_REG_FAULT (Documentation/spyre-card.rst). */
+#define SP_FAULT_HANG		1	/* the ring's next command never completes */
+#define SP_FAULT_DMA		2	/* its next DMA fails */
+#define SP_FAULT_CORRUPT	3	/* its next completion record is garbage */
+#define SP_FAULT_MEM_UE		4	/* an uncorrectable memory error */
+
+FIXTURE(recovery) {
+	struct sp_dev d;
+	uint32_t host, dev;
+	uint64_t *map;
+	uint64_t resets;
+};
+
+FIXTURE_VARIANT(recovery) {
+	uint32_t engine;	/* engine of the queue that gets the fault */
+};
+
+FIXTURE_VARIANT_ADD(recovery, compute) {
+	.engine = DRM_SPYRE_ENGINE_COMPUTE,
+};
+
+FIXTURE_VARIANT_ADD(recovery, dma) {
+	.engine = DRM_SPYRE_ENGINE_DMA,
+};
+
+FIXTURE_SETUP(recovery)
+{
+	char path[256];
+
+	SP_OPEN_OR_SKIP(&self->d, 0);
+	if (sp_debugfs_path(&self->d, "fault", path, sizeof(path)))
+		SKIP(return, "no fault knob in debugfs (not root, or no debugfs)");
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, SP_PAGE, DRM_SPYRE_PLACEMENT_HOST, &self->host));
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &self->dev));
+	self->map = sp_bo_mmap(self->d.fd, self->host, SP_PAGE);
+	ASSERT_NE(NULL, self->map);
+	memset(self->map, 0, SP_PAGE);
+	ASSERT_EQ(0, sp_get_param(self->d.fd, DRM_SPYRE_PARAM_RESET_COUNT, &self->resets));
+}
+
+FIXTURE_TEARDOWN(recovery)
+{
+	/* never leave a fault armed for the next test */
+	sp_debugfs_write(&self->d, "fault", "0");
+	sp_dev_close(&self->d);
+}
+
+/* A queue on @engine (for DMA: on a ring other than @avoid_ring, if any). */
+static int make_queue(FIXTURE_DATA(recovery) *self, uint32_t engine, int avoid_ring,
+		      uint32_t *q)
+{
+	int tries, ring, ret;
+
+	for (tries = 0; tries < 8; tries++) {
+		ret = sp_queue_create(self->d.fd, engine, DRM_SPYRE_PRIORITY_NORMAL, q);
+		if (ret)
+			return ret;
+		ring = sp_queue_ring(&self->d, *q);
+		if (ring < 0)
+			return ring;
+		if (ring != avoid_ring || engine == DRM_SPYRE_ENGINE_COMPUTE)
+			return 0;
+	}
+	return 0;
+}
+
+static uint64_t reset_count(FIXTURE_DATA(recovery) *self)
+{
+	uint64_t v = 0;
+
+	sp_get_param(self->d.fd, DRM_SPYRE_PARAM_RESET_COUNT, &v);
+	return v;
+}
+
+/*
+ * A card-level error is recovered by a worker that has no fence to wait
+ * on: poll the reset count (bounded) until it moves past @old.
+ */
+static bool wait_reset_past(FIXTURE_DATA(recovery) *self, uint64_t old)
+{
+	uint64_t deadline = sp_now_ns() + SP_WAIT_NS;
+
+	while (sp_now_ns() < deadline) {
+		if (reset_count(self) > old)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * Engine hang: the job never completes, times out, its ring is reset; the
+ * job fails with -ETIMEDOUT, the queue's next queued job is cancelled, the
+ * queue is banned (-ECANCELED) and a queue on another engine is unaffected
+ * (it completes even while the hang is pending).
+ */
+TEST_F_TIMEOUT(recovery, hang_timeout_reset_ban, 60)
+{
+	struct drm_spyre_sync hung = { 0 }, behind = { 0 }, other_done = { 0 };
+	uint32_t q, other, fresh, other_engine;
+	struct drm_spyre_cmd c = sp_cmd_ts(self->host, 0);
+	int ring;
+
+	other_engine = variant->engine == DRM_SPYRE_ENGINE_DMA ? DRM_SPYRE_ENGINE_COMPUTE :
+								  DRM_SPYRE_ENGINE_DMA;
+	ASSERT_EQ(0, make_queue(self, variant->engine, -1, &q));
+	ring = sp_queue_ring(&self->d, q);
+	ASSERT_LE(0, ring);
+	ASSERT_EQ(0, make_queue(self, other_engine, ring, &other));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &hung.handle, false));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &behind.handle, false));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &other_done.handle, false));
+
+	ASSERT_EQ(0, sp_arm_fault(&self->d, SP_FAULT_HANG, ring));
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, &c, 1, NULL, 0, &hung, 1));
+	c = sp_cmd_ts(self->host, 8);
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, &c, 1, NULL, 0, &behind, 1));
+
+	/* the other engine's queue completes while the hang is still pending */
+	c = sp_cmd_ts(self->host, 16);
+	ASSERT_EQ(0, sp_submit(self->d.fd, other, &c, 1, NULL, 0, &other_done, 1));
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, other_done.handle, 0, SP_WAIT_NS));
+	EXPECT_EQ(1, sp_fence_status(self->d.fd, other_done.handle, 0));
+	EXPECT_EQ(0, sp_fence_status(self->d.fd, hung.handle, 0));
+	/* the BO the hung job uses stays busy */
+	EXPECT_EQ(-ETIME, sp_bo_wait(self->d.fd, self->host, 100 * 1000 * 1000));
+
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, behind.handle, 0, SP_WAIT_NS));
+	EXPECT_EQ(-ETIMEDOUT, sp_fence_status(self->d.fd, hung.handle, 0));
+	EXPECT_EQ(-ECANCELED, sp_fence_status(self->d.fd, behind.handle, 0));
+	EXPECT_EQ(0, self->map[0]);
+	EXPECT_EQ(0, self->map[1]);
+	EXPECT_LT(self->resets, reset_count(self));
+
+	/* banned */
+	EXPECT_EQ(-ECANCELED, sp_submit(self->d.fd, q, &c, 1, NULL, 0, NULL, 0));
+	/* everyone else still works, on both engines */
+	EXPECT_EQ(0, sp_run(self->d.fd, other, &c, 1));
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL,
+				     &fresh));
+	c = sp_cmd_ts(self->host, 24);
+	EXPECT_EQ(0, sp_run(self->d.fd, fresh, &c, 1));
+	EXPECT_NE(0, self->map[3]);
+	EXPECT_EQ(0, sp_bo_wait(self->d.fd, self->host, 0));
+	/* a banned queue can still be destroyed */
+	EXPECT_EQ(0, sp_queue_destroy(self->d.fd, q));
+}
+
+/*
+ * Jobs of other queues queued on the same ring behind a hung job are not
+ * lost: the reset replays them and they complete successfully.
+ */
+TEST_F_TIMEOUT(recovery, hang_spares_same_ring_queue, 60)
+{
+	struct drm_spyre_sync hung = { 0 }, victim = { 0 };
+	struct drm_spyre_cmd c = sp_cmd_ts(self->host, 0);
+	uint32_t q, q2;
+	int ring, tries;
+
+	ASSERT_EQ(0, make_queue(self, variant->engine, -1, &q));
+	ring = sp_queue_ring(&self->d, q);
+	/* a second queue on the very same ring */
+	for (tries = 0; tries < 32; tries++) {
+		ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine,
+					     DRM_SPYRE_PRIORITY_NORMAL, &q2));
+		if (sp_queue_ring(&self->d, q2) == ring)
+			break;
+	}
+	ASSERT_EQ(ring, sp_queue_ring(&self->d, q2));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &hung.handle, false));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &victim.handle, false));
+	ASSERT_EQ(0, sp_arm_fault(&self->d, SP_FAULT_HANG, ring));
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, &c, 1, NULL, 0, &hung, 1));
+	c = sp_cmd_ts(self->host, 8);
+	ASSERT_EQ(0, sp_submit(self->d.fd, q2, &c, 1, NULL, 0, &victim, 1));
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, victim.handle, 0, SP_WAIT_NS));
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, hung.handle, 0, SP_WAIT_NS));
+	EXPECT_EQ(-ETIMEDOUT, sp_fence_status(self->d.fd, hung.handle, 0));
+	EXPECT_EQ(1, sp_fence_status(self->d.fd, victim.handle, 0));
+	EXPECT_NE(0, self->map[1]);
+	EXPECT_EQ(0, sp_run(self->d.fd, q2, &c, 1));
+}
+
+/* A failed DMA fails its job with -EIO; the queue is not banned. */
+TEST_F(recovery, dma_fault_fails_job)
+{
+	struct drm_spyre_cmd c[2];
+	uint32_t q;
+	int ring;
+
+	ASSERT_EQ(0, make_queue(self, variant->engine, -1, &q));
+	ring = sp_queue_ring(&self->d, q);
+	ASSERT_LE(0, ring);
+	c[0] = sp_cmd_fill(self->dev, 0, 64, 0x12345678);
+	c[1] = sp_cmd_copy(self->dev, 0, self->host, 64, 8);
+	ASSERT_EQ(0, sp_arm_fault(&self->d, SP_FAULT_DMA, ring));
+	EXPECT_EQ(-EIO, sp_run(self->d.fd, q, c, 2));
+	/* the next job on the same queue works */
+	EXPECT_EQ(0, sp_run(self->d.fd, q, c, 2));
+	EXPECT_EQ(0x1234567812345678ull, self->map[8]);
+	EXPECT_EQ(self->resets, reset_count(self));
+}
+
+/* A garbled completion record fails only its job (-EIO), then all is well. */
+TEST_F(recovery, corrupt_completion_fails_job)
+{
+	struct drm_spyre_cmd c = sp_cmd_ts(self->host, 0);
+	uint32_t q;
+	int ring, ret;
+
+	ASSERT_EQ(0, make_queue(self, variant->engine, -1, &q));
+	ring = sp_queue_ring(&self->d, q);
+	ASSERT_LE(0, ring);
+	ASSERT_EQ(0, sp_arm_fault(&self->d, SP_FAULT_CORRUPT, ring));
+	ret = sp_run(self->d.fd, q, &c, 1);
+	EXPECT_EQ(-EIO, ret);
+	c = sp_cmd_ts(self->host, 8);
+	EXPECT_EQ(0, sp_run(self->d.fd, q, &c, 1));
+	EXPECT_NE(0, self->map[1]);
+}
+
+/*
+ * An uncorrectable memory error resets the whole card: the job that hit it
+ * fails with -EIO, and afterwards queues of both engines work again.
+ */
+TEST_F_TIMEOUT(recovery, memory_error_resets_card, 60)
+{
+	struct drm_spyre_cmd c = sp_cmd_ts(self->host, 0);
+	uint32_t q, q2;
+	int ring;
+
+	ASSERT_EQ(0, make_queue(self, variant->engine, -1, &q));
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA + DRM_SPYRE_ENGINE_COMPUTE -
+				     variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q2));
+	ring = sp_queue_ring(&self->d, q);
+	ASSERT_LE(0, ring);
+	ASSERT_EQ(0, sp_arm_fault(&self->d, SP_FAULT_MEM_UE, ring));
+	EXPECT_EQ(-EIO, sp_run(self->d.fd, q, &c, 1));
+	ASSERT_TRUE(wait_reset_past(self, self->resets));
+	/* after the reset, both engines work, the queue that saw the error too */
+	c = sp_cmd_ts(self->host, 8);
+	EXPECT_EQ(0, sp_run(self->d.fd, q2, &c, 1));
+	c = sp_cmd_ts(self->host, 16);
+	EXPECT_EQ(0, sp_run(self->d.fd, q, &c, 1));
+	EXPECT_NE(0, self->map[1]);
+	EXPECT_NE(0, self->map[2]);
+}
+
+/*
+ * A card reset through debugfs with idle queues loses nothing: the reset
+ * count goes up, device memory keeps its data, every queue keeps working.
+ */
+TEST_F(recovery, idle_card_reset)
+{
+	struct drm_spyre_cmd c[2];
+	uint32_t q;
+
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q));
+	c[0] = sp_cmd_fill(self->dev, 0, 8, 0x0badf00d);
+	ASSERT_EQ(0, sp_run(self->d.fd, q, c, 1));
+	ASSERT_EQ(0, sp_debugfs_write(&self->d, "reset", "1"));
+	EXPECT_LT(self->resets, reset_count(self));
+	c[0] = sp_cmd_copy(self->dev, 0, self->host, 0, 8);
+	c[1] = sp_cmd_ts(self->host, 8);
+	EXPECT_EQ(0, sp_run(self->d.fd, q, c, 2));
+	EXPECT_EQ(0x0badf00d0badf00dull, self->map[0]);
+	EXPECT_NE(0, self->map[1]);
+}
+
+TEST_HARNESS_MAIN
