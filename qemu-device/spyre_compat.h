@@ -12,10 +12,17 @@
      (QEMU_VERSION_MAJOR == (maj) && QEMU_VERSION_MINOR >= (min)))
 
 /* PCIDevice and the pci_dma_* helpers moved to pci_device.h in 8.0. */
-#if SPYRE_QEMU_AT_LEAST(8, 0)
+#if __has_include("hw/pci/pci_device.h")
 #include "hw/pci/pci_device.h"
 #else
 #include "hw/pci/pci.h"
+#endif
+
+/* exec/memory.h became system/memory.h in the 10.x series. */
+#if __has_include("system/memory.h")
+#include "system/memory.h"
+#else
+#include "exec/memory.h"
 #endif
 
 /* Property arrays became const and lost their terminator in 10.0. */

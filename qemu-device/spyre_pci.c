@@ -20,7 +20,6 @@
 #include "qemu/main-loop.h"
 #include "qemu/rcu.h"
 #include "qapi/error.h"
-#include "exec/memory.h"
 #include "hw/qdev-properties.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
