@@ -44,7 +44,8 @@ static void mem(struct spyre_insn *i, uint8_t slot, uint64_t off, uint64_t core_
 	i->u.mem.slot = slot;
 	i->u.mem.rows = 1;
 	i->u.mem.mem_off = off;
-	i->u.mem.core_stride2 = core_stride;
+	/* core_div 0: a core's share starts at rank * core_stride */
+	i->u.mem.core_stride = core_stride;
 	i->u.mem.mem_row_stride = bytes;
 	i->u.mem.row_bytes = bytes;
 	i->u.mem.sp_off = sp_off;

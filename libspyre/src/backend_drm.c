@@ -317,18 +317,58 @@ int spy_drm_open(spyre_device *dev, const char *path)
 	n = readlink(link, target, sizeof(target) - 1);
 	if (n > 0) {
 		target[n] = 0;
-		snprintf(dev->pci_slot, sizeof(dev->pci_slot), "%s",
-			 strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
+		const char *slot = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+
+		snprintf(dev->pci_slot, sizeof(dev->pci_slot), "%.31s", slot);
 	}
 	return 0;
 }
 
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/*
+ * Faults on the drm backend go through the driver's debugfs "fault" file
+ * (a raw SPYRE_REG_FAULT write per ring: ring 0 is compute, the others
+ * DMA); "lost" removes the PCI function, as a hot unplug would.
+ */
 static int drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind)
 {
-	(void)dev;
-	(void)engine;
-	(void)kind;
-	return -EOPNOTSUPP;
+	char path[PATH_MAX], val[32];
+	uint64_t rings = 0;
+	unsigned int n;
+	int ret;
+
+	if (!dev->pci_slot[0])
+		return -EOPNOTSUPP;
+	if (kind == 100) {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", dev->pci_slot);
+		return write_file(path, "1");
+	}
+	ret = drm_get_param(dev, DRM_SPYRE_PARAM_NUM_RINGS, &rings);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/fault", dev->pci_slot);
+	for (n = 0; n < rings; n++) {
+		if ((n == 0) != (engine == SPYRE_ENGINE_COMPUTE))
+			continue;
+		snprintf(val, sizeof(val), "%u", kind | n << 8);
+		ret = write_file(path, val);
+		if (ret == -ENOENT)
+			return -EOPNOTSUPP;	/* no debugfs mounted */
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 const struct spy_backend_ops spy_drm_ops = {

@@ -278,8 +278,8 @@ int spyre_sim_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned
 		return spy_err(-EINVAL, "spyre_sim_inject_fault: device is NULL");
 	ret = dev->ops->inject_fault(dev, engine, kind);
 	if (ret == -EOPNOTSUPP)
-		return spy_err(ret, "spyre_sim_inject_fault: %s: the %s backend has no fault "
-			       "hooks", dev->name, dev->ops->name);
+		return spy_err(ret, "spyre_sim_inject_fault: %s: no fault hooks here (drm: "
+			       "needs debugfs at /sys/kernel/debug and root)", dev->name);
 	if (ret)
 		return spy_err(ret, "spyre_sim_inject_fault: %s: bad engine %d or kind %u",
 			       dev->name, (int)engine, kind);

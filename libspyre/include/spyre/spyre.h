@@ -316,10 +316,12 @@ int spyre_recipe_destroy(spyre_recipe *r);
 /* ---- Test and tool hooks ---------------------------------------------- */
 
 /*
- * Sim backend only (-EOPNOTSUPP on drm): arm a one-shot card fault on the
- * next command of the rings serving @engine (kind: 1 hang, 2 DMA error,
- * 4 uncorrectable memory error), or mark the device as removed ("lost")
- * with kind 100.
+ * Test hook: arm a one-shot card fault on the next command of each ring
+ * serving @engine (kind: 0 disarm, 1 hang, 2 DMA error, 3 corrupt
+ * completion, 4 uncorrectable memory error), or lose the device (kind
+ * 100). sim: in-process; drm: through the driver's debugfs "fault" file,
+ * and for 100 by removing the PCI function (root only; -EOPNOTSUPP when
+ * debugfs is not there).
  */
 int spyre_sim_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind);
 

@@ -170,11 +170,10 @@ static int sim_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, u
 		goto fail;
 	}
 	if (placement == DRM_SPYRE_PLACEMENT_DEVICE) {
+		/* Freed ranges were given back with MADV_DONTNEED: they read as zero. */
 		ret = sim_mem_alloc(sim, size, &bo->dev_addr);
 		if (ret)
 			goto fail;
-		/* New device memory reads as zero, like fresh pages. */
-		memset(sim->devmem + bo->dev_addr, 0, size);
 	}
 	for (i = 0; i < sim->nbos && sim->bos[i]; i++)
 		;

@@ -388,7 +388,7 @@ static int status_errno(uint32_t status)
 	case SPYRE_CMD_ERR_DEADLOCK:
 		return -EDEADLK;
 	case SPYRE_CMD_ERR_INVALID:
-		return -EINVAL;
+		return -EPROTO;	/* as the driver: the card refused a descriptor */
 	default:
 		return -EIO;
 	}

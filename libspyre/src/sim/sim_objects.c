@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sim.h"
 
@@ -155,6 +156,8 @@ void sim_mem_free(struct sim *sim, uint64_t addr, uint64_t size)
 {
 	struct sim_range **pp, *r, *prev = NULL, *n;
 
+	/* Give the pages back to the host; the range reads as zero when reused. */
+	madvise(sim->devmem + addr, size, MADV_DONTNEED);
 	sim->mem_used -= size;
 	for (pp = &sim->free; (r = *pp) && r->off < addr; pp = &r->next)
 		prev = r;

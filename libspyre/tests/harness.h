@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A minimal test harness: each TEST runs in its own process (a crash or a
+ * hang fails that test only) on a freshly opened device of the backend
+ * SPYRE_BACKEND names. CHECK records a failure and goes on; ASSERT ends the
+ * test.
+ */
+#ifndef SPYRE_TEST_HARNESS_H
+#define SPYRE_TEST_HARNESS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spyre/spyre.h"
+
+struct test {
+	const char *name;
+	void (*fn)(spyre_device *dev);
+	int order;		/* tests run by ascending order, then name */
+	struct test *next;
+};
+
+void test_register(struct test *t);
+extern int test_failures;
+extern const char *test_backend;	/* "sim" or "drm" */
+
+#define TEST_ORDER(fname, ord)                                                    \
+	static void fname(spyre_device *dev);                                      \
+	__attribute__((constructor)) static void reg_##fname(void)                 \
+	{                                                                           \
+		static struct test t = { #fname, fname, ord, NULL };               \
+		test_register(&t);                                                  \
+	}                                                                           \
+	static void fname(spyre_device *dev)
+#define TEST(fname) TEST_ORDER(fname, 0)
+
+#define CHECK(cond, ...)                                                              \
+	do {                                                                           \
+		if (!(cond)) {                                                         \
+			test_failures++;                                               \
+			fprintf(stderr, "  %s:%d: CHECK(%s) failed: ", __FILE__, __LINE__,  \
+				#cond);                                                \
+			fprintf(stderr, __VA_ARGS__);                                  \
+			fprintf(stderr, " [last error: %s]\n", spyre_last_error());   \
+		}                                                                      \
+	} while (0)
+
+#define ASSERT(cond, ...)                                                             \
+	do {                                                                           \
+		if (!(cond)) {                                                         \
+			CHECK(cond, __VA_ARGS__);                                      \
+			return;                                                        \
+		}                                                                      \
+	} while (0)
+
+/* ret must be 0. */
+#define OK(expr) ASSERT((expr) == 0, "%s", #expr)
+/* The call fails with @err and its message contains @needle. */
+#define FAILS_WITH(expr, err, needle)                                                 \
+	do {                                                                           \
+		int r_ = (expr);                                                       \
+		CHECK(r_ == (err), "%s returned %d, expected %d", #expr, r_, (err));   \
+		CHECK(strstr(spyre_last_error(), (needle)) != NULL,                    \
+		      "message of %s lacks \"%s\"", #expr, (needle));                  \
+	} while (0)
+
+/* Deterministic bytes for buffer contents. */
+static inline uint8_t pat(uint64_t i, unsigned int seed)
+{
+	uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull ^ (seed * 0xbf58476d1ce4e5b9ull);
+
+	return (uint8_t)(x >> 29);
+}
+
+static inline void fill_pat(void *p, uint64_t n, unsigned int seed, uint64_t base)
+{
+	uint8_t *b = p;
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = pat(base + i, seed);
+}
+
+/* Index of the first mismatch, or -1. */
+static inline int64_t diff_pat(const void *p, uint64_t n, unsigned int seed, uint64_t base)
+{
+	const uint8_t *b = p;
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] != pat(base + i, seed))
+			return (int64_t)i;
+	return -1;
+}
+
+/* Host BO of @size, mapped. */
+static inline int host_bo(spyre_device *dev, uint64_t size, spyre_bo **bo, void **map)
+{
+	int ret = spyre_bo_create(dev, size, SPYRE_MEM_HOST, bo);
+
+	if (!ret)
+		ret = spyre_bo_map(*bo, map);
+	return ret;
+}
+
+static inline struct spyre_buf buf_of(spyre_bo *bo, uint64_t off, uint64_t size)
+{
+	struct spyre_buf b = { bo, off, size };
+
+	return b;
+}
+
+#endif

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Work that fails on the card: DMA errors, hangs (the queue is banned, the
+ * card recovers), fatal memory errors, and a lost device. Faults are armed
+ * through spyre_sim_inject_fault (sim: in-process; drm: the driver's
+ * debugfs, root only).
+ */
+#include <unistd.h>
+
+#include "harness.h"
+#include "kernels.h"
+
+static int copy_sync(spyre_stream *s, spyre_bo *dst, spyre_bo *src)
+{
+	struct spyre_buf a = spyre_bo_buf(dst), b = spyre_bo_buf(src);
+	int ret = spyre_memcpy_async(s, &a, &b, spyre_bo_size(src));
+
+	return ret ? ret : spyre_stream_synchronize(s);
+}
+
+TEST(fault_dma_error)
+{
+	spyre_stream *s;
+	spyre_bo *h, *d;
+	void *m;
+
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s));
+	OK(host_bo(dev, 65536, &h, &m));
+	OK(spyre_bo_create(dev, 65536, SPYRE_MEM_DEVICE, &d));
+	OK(copy_sync(s, d, h));
+	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 2));
+	FAILS_WITH(copy_sync(s, d, h), -EIO, "failed on the card");
+	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 0));	/* disarm the other rings */
+	OK(copy_sync(s, d, h));
+	OK(spyre_stream_destroy(s));
+	spyre_bo_destroy(h);
+	spyre_bo_destroy(d);
+}
+
+TEST(fault_hang_bans_queue)
+{
+	struct spyre_device_props p0, p1;
+	spyre_stream *s, *s2;
+	spyre_program *prog;
+	spyre_bo *d, *h;
+	struct spyre_buf a[2];
+	void *m, *img;
+	size_t sz;
+	int ret;
+
+	/* Keep the hang short on the drm backend (root in the VM). */
+	if (!strcmp(test_backend, "drm")) {
+		FILE *f = fopen("/sys/module/spyre/parameters/job_timeout_ms", "w");
+
+		if (f) {
+			fputs("500", f);
+			fclose(f);
+		}
+	}
+	OK(spyre_device_get_props(dev, &p0));
+	img = kern_scale_f32(1024, 1, 0, &sz);
+	OK(spyre_program_load(dev, img, sz, &prog));
+	free(img);
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &s));
+	OK(spyre_bo_create(dev, 8192, SPYRE_MEM_DEVICE, &d));
+	OK(host_bo(dev, 8192, &h, &m));
+	a[0] = buf_of(d, 0, 4096);
+	a[1] = buf_of(d, 4096, 4096);
+	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_COMPUTE, 1));
+	OK(spyre_launch_async(s, prog, a, 2, NULL));
+	ret = spyre_stream_synchronize(s);
+	CHECK(ret == -ETIMEDOUT || ret == -ECANCELED, "hung job: %d (%s)", ret,
+	      spyre_last_error());
+	FAILS_WITH(spyre_launch_async(s, prog, a, 2, NULL), -ECANCELED, "banned");
+	OK(spyre_device_get_props(dev, &p1));
+	CHECK(p1.reset_count > p0.reset_count, "reset count %llu -> %llu",
+	      (unsigned long long)p0.reset_count, (unsigned long long)p1.reset_count);
+	/* A new stream works: the card recovered. */
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &s2));
+	OK(spyre_launch_async(s2, prog, a, 2, NULL));
+	OK(spyre_stream_synchronize(s2));
+	OK(copy_sync(s2, d, h));
+	OK(spyre_stream_destroy(s2));
+	spyre_stream_destroy(s);
+	OK(spyre_program_destroy(prog));
+	spyre_bo_destroy(d);
+	spyre_bo_destroy(h);
+}
+
+TEST(fault_memory_error_resets_card)
+{
+	spyre_stream *s;
+	spyre_bo *h, *d;
+	void *m;
+	int ret;
+
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s));
+	OK(host_bo(dev, 65536, &h, &m));
+	OK(spyre_bo_create(dev, 65536, SPYRE_MEM_DEVICE, &d));
+	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 4));
+	ret = copy_sync(s, d, h);
+	CHECK(ret == -EIO || ret == -ECANCELED, "copy during a memory error: %d", ret);
+	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 0));
+	spyre_stream_destroy(s);
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s));
+	OK(copy_sync(s, d, h));
+	OK(spyre_stream_destroy(s));
+	spyre_bo_destroy(h);
+	spyre_bo_destroy(d);
+}
+
+/* Runs last: on drm it removes the card from the VM. */
+TEST_ORDER(fault_device_lost, 100)
+{
+	spyre_stream *s;
+	spyre_bo *h, *d, *bo;
+	void *m;
+	struct spyre_buf a, b;
+	int ret;
+
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s));
+	OK(host_bo(dev, 65536, &h, &m));
+	OK(spyre_bo_create(dev, 65536, SPYRE_MEM_DEVICE, &d));
+	OK(copy_sync(s, d, h));
+	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 100));
+	a = spyre_bo_buf(d);
+	b = spyre_bo_buf(h);
+	ret = spyre_memcpy_async(s, &a, &b, 65536);
+	if (!ret)
+		ret = spyre_stream_synchronize(s);
+	CHECK(ret == -ENODEV, "work on a lost device: %d", ret);
+	CHECK(strstr(spyre_last_error(), "device lost"), "message: %s", spyre_last_error());
+	FAILS_WITH(spyre_bo_create(dev, 4096, SPYRE_MEM_DEVICE, &bo), -ENODEV, "device lost");
+	/* Everything can still be released. */
+	spyre_stream_destroy(s);
+	spyre_bo_destroy(h);
+	spyre_bo_destroy(d);
+}

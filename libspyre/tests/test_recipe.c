@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/* Recipes: rebinding, host steps, events between streams, submits, errors. */
+#include "harness.h"
+#include "kernels.h"
+
+enum { N = 1 << 16, BYTES = N * 4 };
+
+struct prep {
+	int calls;
+	float add;	/* written into the input by the host step */
+};
+
+/* Host step: writes x[i] = i + add into argument 0 (a mapped host buffer). */
+static void prep_input(void *user, const struct spyre_buf *args, unsigned int nargs)
+{
+	struct prep *p = user;
+	void *m;
+	float *x;
+	int i;
+
+	if (nargs < 1 || spyre_bo_map(args[0].bo, &m))
+		return;
+	x = (float *)((uint8_t *)m + args[0].offset);
+	for (i = 0; i < N; i++)
+		x[i] = (float)i + p->add;
+	p->calls++;
+}
+
+/*
+ * Stream 0 ("prep"): host step, H2D x -> ws[0], signal 0.
+ * Stream 1 ("device"): wait 0, y_ws = 2 * x_ws + 1, D2H ws[1] -> y.
+ * Arguments: 0 = host x, 1 = host y.
+ */
+static int build(spyre_device *dev, spyre_program *prog, struct prep *pp, spyre_recipe **out)
+{
+	struct spyre_operand cargs[2] = { spyre_op_ws(0, BYTES), spyre_op_ws(BYTES, BYTES) };
+	spyre_recipe *r;
+	int ret;
+
+	ret = spyre_recipe_create(dev, 2, 2, 2 * BYTES, &r);
+	if (ret)
+		return ret;
+	if ((ret = spyre_recipe_host(r, 0, prep_input, pp)) ||
+	    (ret = spyre_recipe_h2d(r, 0, spyre_op_ws(0, BYTES), spyre_op_arg(0), BYTES)) ||
+	    (ret = spyre_recipe_signal(r, 0, 0)) || (ret = spyre_recipe_wait(r, 1, 0)) ||
+	    (ret = spyre_recipe_compute(r, 1, prog, cargs, 2, spyre_op_ws(0, 0))) ||
+	    (ret = spyre_recipe_d2h(r, 1, spyre_op_arg(1), spyre_op_ws(BYTES, BYTES), BYTES)) ||
+	    (ret = spyre_recipe_finalize(r))) {
+		spyre_recipe_destroy(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+TEST(recipe_rebind)
+{
+	enum { SETS = 3, LAUNCHES = 6 };
+	struct prep pp = { 0, 0 };
+	spyre_program *prog;
+	spyre_recipe *r;
+	spyre_stream *st[2];
+	spyre_bo *x[SETS], *y[SETS];
+	void *xm[SETS], *ym[SETS];
+	struct spyre_device_stats s0, s1;
+	unsigned int per = 0;
+	size_t sz;
+	void *img;
+	int i, k, bad;
+
+	img = kern_scale_f32(N, 2.0f, 1.0f, &sz);
+	OK(spyre_program_load(dev, img, sz, &prog));
+	free(img);
+	OK(build(dev, prog, &pp, &r));
+	OK(spyre_recipe_submits_per_launch(r, &per));
+	CHECK(per == 2, "%u submits per launch, want one per stream", per);
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &st[0]));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &st[1]));
+	for (i = 0; i < SETS; i++) {
+		OK(host_bo(dev, BYTES, &x[i], &xm[i]));
+		OK(host_bo(dev, BYTES, &y[i], &ym[i]));
+	}
+	for (k = 0; k < LAUNCHES; k++) {
+		struct spyre_buf args[2] = { spyre_bo_buf(x[k % SETS]), spyre_bo_buf(y[k % SETS]) };
+
+		memset(ym[k % SETS], 0, BYTES);
+		pp.add = (float)k;
+		OK(spyre_device_get_stats(dev, &s0));
+		OK(spyre_recipe_launch(r, st, args, 2));
+		OK(spyre_device_get_stats(dev, &s1));
+		OK(spyre_stream_synchronize(st[1]));
+		/* The host step of this launch ran before the prep stream's submit. */
+		CHECK(s1.submits - s0.submits <= 2, "launch %d issued %llu submits", k,
+		      (unsigned long long)(s1.submits - s0.submits));
+		bad = -1;
+		for (i = 0; i < N && bad < 0; i++)
+			if (((float *)ym[k % SETS])[i] != 2.0f * ((float)i + k) + 1.0f)
+				bad = i;
+		CHECK(bad < 0, "launch %d: y[%d] = %g", k, bad,
+		      bad < 0 ? 0 : ((float *)ym[k % SETS])[bad]);
+	}
+	CHECK(pp.calls == LAUNCHES, "host step ran %d times", pp.calls);
+	OK(spyre_stream_synchronize(st[0]));
+	OK(spyre_device_get_stats(dev, &s1));
+	/* Back-to-back launches without synchronising in between. */
+	pp.calls = 0;
+	for (k = 0; k < 12; k++) {
+		struct spyre_buf args[2] = { spyre_bo_buf(x[k % SETS]), spyre_bo_buf(y[k % SETS]) };
+
+		OK(spyre_recipe_launch(r, st, args, 2));
+	}
+	OK(spyre_stream_synchronize(st[1]));
+	OK(spyre_stream_synchronize(st[0]));
+	CHECK(pp.calls == 12, "host step ran %d times", pp.calls);
+	OK(spyre_device_get_stats(dev, &s0));
+	CHECK(s0.submits - s1.submits == 24, "12 launches issued %llu submits",
+	      (unsigned long long)(s0.submits - s1.submits));
+	OK(spyre_recipe_destroy(r));
+	OK(spyre_stream_destroy(st[0]));
+	OK(spyre_stream_destroy(st[1]));
+	OK(spyre_program_destroy(prog));
+	for (i = 0; i < SETS; i++) {
+		spyre_bo_destroy(x[i]);
+		spyre_bo_destroy(y[i]);
+	}
+}
+
+TEST(recipe_errors)
+{
+	struct prep pp = { 0, 0 };
+	spyre_program *prog;
+	spyre_recipe *r, *c;
+	spyre_stream *st[2];
+	spyre_bo *h, *d;
+	void *m;
+	struct spyre_buf args[2];
+	size_t sz;
+	void *img;
+
+	img = kern_scale_f32(N, 2.0f, 1.0f, &sz);
+	OK(spyre_program_load(dev, img, sz, &prog));
+	free(img);
+	OK(build(dev, prog, &pp, &r));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &st[0]));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &st[1]));
+	OK(host_bo(dev, BYTES, &h, &m));
+	OK(spyre_bo_create(dev, BYTES, SPYRE_MEM_DEVICE, &d));
+	args[0] = spyre_bo_buf(h);
+	args[1] = spyre_bo_buf(h);
+	FAILS_WITH(spyre_recipe_launch(r, st, args, 2), -EINVAL, "is a DMA stream");
+	OK(spyre_stream_destroy(st[1]));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &st[1]));
+	FAILS_WITH(spyre_recipe_launch(r, st, args, 1), -EINVAL, "1 arguments bound");
+	args[1] = spyre_bo_buf(d);
+	FAILS_WITH(spyre_recipe_launch(r, st, args, 2), -EINVAL,
+		   "argument 1 is device memory, a step needs host memory");
+	args[1] = buf_of(h, 0, 64);
+	FAILS_WITH(spyre_recipe_launch(r, st, args, 2), -EINVAL, "argument 1 has 64 bytes");
+	FAILS_WITH(spyre_recipe_h2d(r, 0, spyre_op_arg(0), spyre_op_arg(1), 4), -EBUSY,
+		   "finalized");
+	CHECK(pp.calls == 0, "refused launches ran host work");
+	/* A cycle between two streams cannot be one submit per stream. */
+	OK(spyre_recipe_create(dev, 2, 0, 8192, &c));
+	OK(spyre_recipe_signal(c, 0, 1));
+	OK(spyre_recipe_signal(c, 1, 2));
+	OK(spyre_recipe_wait(c, 0, 2));
+	OK(spyre_recipe_wait(c, 1, 1));
+	FAILS_WITH(spyre_recipe_finalize(c), -EDEADLK, "cycle");
+	FAILS_WITH(spyre_recipe_wait(c, 0, 9), -EINVAL, "no signal of event 9");
+	FAILS_WITH(spyre_recipe_d2d(c, 0, spyre_op_ws(8000, 400), spyre_op_ws(0, 400), 400),
+		   -EINVAL, "outside the 8192-byte workspace");
+	FAILS_WITH(spyre_recipe_d2d(c, 5, spyre_op_ws(0, 4), spyre_op_ws(0, 4), 4), -EINVAL,
+		   "stream slot 5");
+	OK(spyre_recipe_destroy(c));
+	OK(spyre_recipe_destroy(r));
+	OK(spyre_stream_destroy(st[0]));
+	OK(spyre_stream_destroy(st[1]));
+	OK(spyre_program_destroy(prog));
+	spyre_bo_destroy(h);
+	spyre_bo_destroy(d);
+}
