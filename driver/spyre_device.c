@@ -84,7 +84,9 @@ static void spyre_reset_work(struct work_struct *work)
 {
 	struct spyre_device *sdev = container_of(work, struct spyre_device, reset_work);
 
+	mutex_lock(&sdev->recovery_lock);
 	spyre_card_reset(sdev, NULL);
+	mutex_unlock(&sdev->recovery_lock);
 }
 
 void spyre_schedule_card_reset(struct spyre_device *sdev)
@@ -154,6 +156,8 @@ static int spyre_read_config(struct spyre_device *sdev)
 	sdev->mem_size = (u64)spyre_read(sdev, SPYRE_REG_MEM_SIZE_HI) << 32 |
 			 spyre_read(sdev, SPYRE_REG_MEM_SIZE_LO);
 	sdev->mem_size = round_down(sdev->mem_size, PAGE_SIZE);
+	sdev->aperture = (u64)spyre_read(sdev, SPYRE_REG_MEM_APERTURE_HI) << 32 |
+			 spyre_read(sdev, SPYRE_REG_MEM_APERTURE_LO);
 	sdev->num_rings = min_t(u32, spyre_read(sdev, SPYRE_REG_NUM_RINGS), SPYRE_MAX_RINGS);
 	if (!sdev->num_rings || !sdev->mem_size) {
 		drm_err(&sdev->drm, "card reports %u rings and %llu bytes of memory\n",
@@ -176,10 +180,24 @@ int spyre_device_init(struct spyre_device *sdev)
 	if (ret)
 		return ret;
 
+	/* The CPU clears device memory it can reach through BAR2. */
+	sdev->aperture = min3(sdev->aperture, sdev->mem_size,
+			      (u64)pci_resource_len(pdev, SPYRE_BAR_MEM));
+	if (sdev->aperture) {
+		sdev->mem_bar = devm_ioremap_wc(&pdev->dev,
+						pci_resource_start(pdev, SPYRE_BAR_MEM),
+						sdev->aperture);
+		if (!sdev->mem_bar)
+			sdev->aperture = 0;
+	}
+
 	ret = drmm_mutex_init(&sdev->drm, &sdev->mm_lock);
 	if (ret)
 		return ret;
 	ret = drmm_mutex_init(&sdev->drm, &sdev->bo_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&sdev->drm, &sdev->recovery_lock);
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&sdev->bo_list);
@@ -235,6 +253,11 @@ int spyre_device_init(struct spyre_device *sdev)
 	ret = request_irq(sdev->err_irq, spyre_err_irq, 0, "spyre-err", sdev);
 	if (ret)
 		goto err_rings;
+	ret = spyre_kernel_queue_init(sdev);
+	if (ret) {
+		free_irq(sdev->err_irq, sdev);
+		goto err_rings;
+	}
 	return 0;
 
 err_rings:
@@ -252,6 +275,7 @@ void spyre_device_fini(struct spyre_device *sdev)
 
 	free_irq(sdev->err_irq, sdev);
 	cancel_work_sync(&sdev->reset_work);
+	spyre_kernel_queue_fini(sdev);
 	for (i = 0; i < sdev->num_rings; i++) {
 		struct spyre_ring *ring = &sdev->rings[i];
 

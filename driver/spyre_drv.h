@@ -35,6 +35,7 @@ extern unsigned int spyre_max_host_bo_mb;
 
 struct drm_sched_job;
 struct spyre_ring;
+struct spyre_queue;
 
 /**
  * struct spyre_device - one bound card
@@ -47,6 +48,9 @@ struct spyre_ring;
  * @clock_mhz: modelled core clock
  * @num_sems: cross-ring semaphores
  * @mem_size: bytes of device memory under @mm
+ * @aperture: bytes of device memory the CPU reaches through BAR2
+ * @mem_bar: write-combined mapping of those bytes
+ * @kqueue: the driver's own queue (clearing memory beyond @aperture)
  * @num_rings: rings in use (at most SPYRE_MAX_RINGS)
  * @rings: the rings; ring 0 serves compute queues, the others DMA queues
  * @next_dma_ring: round-robin counter spreading DMA queues over rings
@@ -59,9 +63,11 @@ struct spyre_ring;
  * @host_mem_used: bytes of host BOs created by this device
  * @reset_wq: ordered queue running every recovery, timeouts included, so
  *	two recoveries never overlap
+ * @recovery_lock: serialises ring resets, card resets and cancellations
  * @reset_work: full card reset outside a job timeout (error IRQ, debugfs)
  * @reset_count: ring and card resets so far
  * @card_reset_pending: a card-level error asks for a full reset
+ * @completions: jobs completed on any ring, for hang detection
  * @err_irq: Linux IRQ of the card-error vector
  * @link: entry in the driver's list of bound devices
  */
@@ -77,6 +83,9 @@ struct spyre_device {
 	u32 num_sems;
 	u64 mem_size;
 
+	u64 aperture;
+	void __iomem *mem_bar;
+	struct spyre_queue *kqueue;
 	unsigned int num_rings;
 	struct spyre_ring *rings;
 	atomic_t next_dma_ring;
@@ -91,9 +100,11 @@ struct spyre_device {
 	atomic64_t host_mem_used;
 
 	struct workqueue_struct *reset_wq;
+	struct mutex recovery_lock; /* see above */
 	struct work_struct reset_work;
 	atomic_t reset_count;
 	atomic_t card_reset_pending;
+	atomic64_t completions;
 	int err_irq;
 	struct list_head link;
 };

@@ -24,6 +24,7 @@
 #include <uapi/drm/spyre_accel.h>
 
 #include "spyre_gem.h"
+#include "spyre_job.h"
 
 static void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
 {
@@ -97,6 +98,35 @@ static const struct drm_gem_object_funcs spyre_dev_bo_funcs = {
 	.export = spyre_dev_bo_export,
 };
 
+/*
+ * New device BOs start zeroed, so no process sees what an earlier owner of
+ * the memory left there: the CPU clears what BAR2 reaches, the card fills
+ * the rest (retried once, since an injected fault may hit the fill).
+ */
+static int spyre_dev_mem_clear(struct spyre_device *sdev, u64 addr, u64 size)
+{
+	u64 cpu = 0;
+	int ret = 0, idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return -ENODEV;
+	if (addr < sdev->aperture) {
+		cpu = min(size, sdev->aperture - addr);
+		memset_io(sdev->mem_bar + addr, 0, cpu);
+		/* Drain write-combining before the card may read the memory. */
+		wmb();
+	}
+	if (cpu < size) {
+		ret = spyre_kernel_fill(sdev, addr + cpu, size - cpu);
+		if (ret && ret != -ENODEV)
+			ret = spyre_kernel_fill(sdev, addr + cpu, size - cpu);
+		if (ret && ret != -ENODEV)
+			ret = -EIO;
+	}
+	drm_dev_exit(idx);
+	return ret;
+}
+
 static struct spyre_bo *spyre_dev_bo_create(struct spyre_device *sdev, u64 size)
 {
 	struct gpu_buddy_block *block;
@@ -126,6 +156,12 @@ static struct spyre_bo *spyre_dev_bo_create(struct spyre_device *sdev, u64 size)
 	block = list_first_entry(&bo->blocks, struct gpu_buddy_block, link);
 	bo->dev_addr = gpu_buddy_block_offset(block);
 	spyre_bo_track(sdev, bo);
+
+	ret = spyre_dev_mem_clear(sdev, bo->dev_addr, size);
+	if (ret) {
+		drm_gem_object_put(&bo->shmem.base);
+		return ERR_PTR(ret);
+	}
 	return bo;
 }
 
@@ -274,7 +310,7 @@ int spyre_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 	u64 size, max;
 	int ret;
 
-	if (args->flags || args->pad || args->handle)
+	if (args->flags || args->pad)
 		return -EINVAL;
 	if (args->placement != DRM_SPYRE_PLACEMENT_DEVICE &&
 	    args->placement != DRM_SPYRE_PLACEMENT_HOST)

@@ -427,6 +427,12 @@ static int spyre_get_out_syncs(struct spyre_submit *s, const struct drm_spyre_su
 			return -ENOENT;
 		out[i].point = sync.point;
 		if (sync.point) {
+			struct dma_fence *prev = drm_syncobj_fence_get(out[i].syncobj);
+			bool stale = prev && to_dma_fence_chain(prev) && prev->seqno >= sync.point;
+
+			dma_fence_put(prev);
+			if (stale)
+				return -EINVAL;
 			out[i].chain = dma_fence_chain_alloc();
 			if (!out[i].chain)
 				return -ENOMEM;
@@ -590,6 +596,63 @@ out_exit:
 	return ret;
 }
 
+/*
+ * Fills device memory with zeroes through the kernel queue and waits. Used
+ * for device memory outside the CPU-visible aperture.
+ */
+int spyre_kernel_fill(struct spyre_device *sdev, u64 dev_addr, u64 size)
+{
+	struct spyre_queue *queue = sdev->kqueue;
+	struct dma_fence *finished;
+	struct spyre_hw_dma *d;
+	struct spyre_hw_fence *f;
+	struct spyre_job *job;
+	int ret;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return -ENOMEM;
+	kref_get(&queue->ref);
+	job->queue = queue;
+	job->ring = queue->ring;
+	INIT_LIST_HEAD(&job->link);
+	job->hw_fence = spyre_hw_fence_alloc();
+	job->descs = kvmalloc_array(2, SPYRE_DESC_SIZE, GFP_KERNEL);
+	if (!job->hw_fence || !job->descs) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	d = spyre_next_desc(job);
+	d->opcode = SPYRE_OP_DMA;
+	d->dir = cpu_to_le16(SPYRE_DMA_FILL);
+	d->len = cpu_to_le64(size);
+	d->dev_addr = cpu_to_le64(dev_addr);
+	f = spyre_next_desc(job);
+	f->opcode = SPYRE_OP_FENCE;
+	f->flags = SPYRE_DESC_F_IRQ;
+
+	ret = drm_sched_job_init(&job->base, &queue->entity, job->ndescs, queue, 0);
+	if (ret)
+		goto err;
+	mutex_lock(&queue->submit_lock);
+	drm_sched_job_arm(&job->base);
+	finished = dma_fence_get(&job->base.s_fence->finished);
+	dma_fence_put(queue->last_scheduled);
+	queue->last_scheduled = dma_fence_get(&job->base.s_fence->scheduled);
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&queue->submit_lock);
+
+	/* Bounded by hang detection, which fails the job rather than wait forever. */
+	dma_fence_wait(finished, false);
+	ret = finished->error;
+	dma_fence_put(finished);
+	return ret;
+
+err:
+	spyre_job_free(job);
+	return ret;
+}
+
 /* --- scheduler backend --------------------------------------------------- */
 
 static int spyre_job_dependency_error(struct spyre_job *job)
@@ -638,7 +701,7 @@ static void spyre_free_job(struct drm_sched_job *sched_job)
 	struct spyre_job *job = to_spyre_job(sched_job);
 	struct spyre_file *sfile = job->queue->sfile;
 
-	if (job->emitted && !job->hw_fence->error) {
+	if (sfile && job->emitted && !job->hw_fence->error) {
 		atomic64_add(job->engine_ns[0], &sfile->engine_ns[0]);
 		atomic64_add(job->engine_ns[1], &sfile->engine_ns[1]);
 		atomic64_inc(&sfile->jobs_done);
@@ -671,6 +734,7 @@ static enum drm_gpu_sched_stat spyre_timedout_job(struct drm_sched_job *sched_jo
 	if (!drm_dev_enter(&sdev->drm, &idx))
 		return DRM_GPU_SCHED_STAT_ENODEV;
 
+	mutex_lock(&sdev->recovery_lock);
 	spyre_ring_process_completions(ring);
 	if (atomic_read(&sdev->card_reset_pending) ||
 	    (spyre_read(sdev, SPYRE_REG_STATUS) & SPYRE_STATUS_FATAL)) {
@@ -680,7 +744,7 @@ static enum drm_gpu_sched_stat spyre_timedout_job(struct drm_sched_job *sched_jo
 
 	ring_error = spyre_ring_read(ring, SPYRE_RING_STATUS) & SPYRE_RING_STATUS_ERROR;
 	hung = !dma_fence_is_signaled(job->hw_fence) &&
-	       (ring_error || !spyre_ring_made_progress(ring));
+	       (ring_error || spyre_ring_is_stuck(ring));
 
 	drm_sched_stop(&ring->sched, sched_job);
 	if (hung) {
@@ -688,7 +752,7 @@ static enum drm_gpu_sched_stat spyre_timedout_job(struct drm_sched_job *sched_jo
 			 ring->name, job->seqno, job->queue->id,
 			 ring_error ? "hit a ring error" : "hung");
 		spyre_ring_hw_reset(ring);
-		if (!ring_error)
+		if (!ring_error && !job->queue->kernel)
 			WRITE_ONCE(job->queue->banned, true);
 		spyre_ring_fail_pending(ring, job, ring_error ? -EIO : -ETIMEDOUT, 0);
 		spyre_ring_hw_start(ring);
@@ -698,6 +762,7 @@ static enum drm_gpu_sched_stat spyre_timedout_job(struct drm_sched_job *sched_jo
 	drm_sched_resubmit_jobs(&ring->sched);
 	drm_sched_start(&ring->sched);
 out:
+	mutex_unlock(&sdev->recovery_lock);
 	drm_dev_exit(idx);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }

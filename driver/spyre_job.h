@@ -27,6 +27,7 @@ struct spyre_ring;
  * @last_scheduled: scheduled fence of the last pushed job (under
  *	@submit_lock), to wait for before tearing the entity down
  * @banned: one of the queue's jobs hung; no more submissions
+ * @kernel: the driver's own queue (no file, never banned)
  * @jobs_submitted: jobs pushed to the queue
  */
 struct spyre_queue {
@@ -40,6 +41,7 @@ struct spyre_queue {
 	struct mutex submit_lock; /* job arm + push, last_scheduled */
 	struct dma_fence *last_scheduled;
 	bool banned;
+	bool kernel;
 	atomic64_t jobs_submitted;
 };
 
@@ -59,6 +61,8 @@ struct spyre_queue {
  * @seqno: sequence number on the ring, 0 until first emitted
  * @emitted: the descriptors were written to the ring at least once
  * @replay: the ring was reset under the job: write it again
+ * @cancelled: its process was killed: the job's commands became NOPs
+ * @ring_start: free-running ring index of the job's first descriptor
  * @link: entry in the ring's pending list
  * @status: SPYRE_CMD_* from the completion record
  * @engine_ns: compute and DMA engine time the job used, from its completion
@@ -78,6 +82,8 @@ struct spyre_job {
 	u64 seqno;
 	bool emitted;
 	bool replay;
+	bool cancelled;
+	u32 ring_start;
 	struct list_head link;
 	u32 status;
 	u64 engine_ns[2];
@@ -94,11 +100,14 @@ extern const struct drm_sched_backend_ops spyre_sched_ops;
 struct spyre_queue *spyre_queue_lookup(struct spyre_file *sfile, u32 id);
 void spyre_queue_put(struct spyre_queue *queue);
 void spyre_queues_destroy_all(struct spyre_file *sfile);
+int spyre_kernel_queue_init(struct spyre_device *sdev);
+void spyre_kernel_queue_fini(struct spyre_device *sdev);
 int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* spyre_job.c */
 int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_errno_from_status(u32 status);
+int spyre_kernel_fill(struct spyre_device *sdev, u64 dev_addr, u64 size);
 
 #endif /* SPYRE_JOB_H */

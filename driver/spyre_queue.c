@@ -6,7 +6,9 @@
  * Copyright (C) 2026 The Spyre stack authors
  */
 #include <linux/capability.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
 
@@ -18,7 +20,8 @@ static void spyre_queue_release(struct kref *ref)
 	struct spyre_queue *queue = container_of(ref, struct spyre_queue, ref);
 
 	atomic_dec(&queue->ring->queues);
-	spyre_file_put(queue->sfile);
+	if (queue->sfile)
+		spyre_file_put(queue->sfile);
 	mutex_destroy(&queue->submit_lock);
 	kfree(queue);
 }
@@ -46,7 +49,7 @@ static struct spyre_ring *spyre_pick_ring(struct spyre_device *sdev, u32 engine)
 
 	if (engine == DRM_SPYRE_ENGINE_COMPUTE || sdev->num_rings == 1)
 		return &sdev->rings[0];
-	n = (unsigned int)atomic_inc_return(&sdev->next_dma_ring);
+	n = (unsigned int)atomic_fetch_inc(&sdev->next_dma_ring);
 	return &sdev->rings[1 + n % (sdev->num_rings - 1)];
 }
 
@@ -65,7 +68,7 @@ int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file
 	struct spyre_queue *queue;
 	int ret;
 
-	if (args->flags || args->queue_id)
+	if (args->flags)
 		return -EINVAL;
 	if (args->engine != DRM_SPYRE_ENGINE_COMPUTE && args->engine != DRM_SPYRE_ENGINE_DMA)
 		return -EINVAL;
@@ -115,20 +118,30 @@ err_put:
  * the card finish; jobs still waiting for their dependencies after a job
  * timeout are cancelled (their fences signal with -ESRCH).
  */
-static void spyre_queue_teardown(struct spyre_queue *queue)
+static void spyre_queue_teardown(struct spyre_queue *queue, bool killed)
 {
+	struct spyre_device *sdev = queue->ring->sdev;
 	struct dma_fence *last;
+	int idx;
 
 	mutex_lock(&queue->submit_lock);
 	last = queue->last_scheduled;
 	queue->last_scheduled = NULL;
 	mutex_unlock(&queue->submit_lock);
 
-	if (last) {
+	if (last && !killed)
 		dma_fence_wait_timeout(last, false, msecs_to_jiffies(spyre_job_timeout_ms));
-		dma_fence_put(last);
+	dma_fence_put(last);
+	/* Not drm_sched_entity_destroy(): its flush could wait forever. */
+	drm_sched_entity_fini(&queue->entity);
+
+	/* Nobody waits for a killed process's work: drop what did not start. */
+	if (killed && drm_dev_enter(&sdev->drm, &idx)) {
+		mutex_lock(&sdev->recovery_lock);
+		spyre_ring_cancel_queue(queue->ring, queue);
+		mutex_unlock(&sdev->recovery_lock);
+		drm_dev_exit(idx);
 	}
-	drm_sched_entity_destroy(&queue->entity);
 	spyre_queue_put(queue);
 }
 
@@ -143,17 +156,61 @@ int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_fil
 	queue = xa_erase(&sfile->queues, args->queue_id);
 	if (!queue)
 		return -ENOENT;
-	spyre_queue_teardown(queue);
+	spyre_queue_teardown(queue, false);
 	return 0;
 }
 
+/*
+ * The file is closing. Like the DRM scheduler on a SIGKILL, the work of a
+ * killed process is dropped; otherwise submitted jobs still run, since
+ * their fences may have been shared.
+ */
 void spyre_queues_destroy_all(struct spyre_file *sfile)
 {
+	bool killed = (current->flags & PF_EXITING) && current->exit_code == SIGKILL;
 	struct spyre_queue *queue;
 	unsigned long id;
 
 	xa_for_each(&sfile->queues, id, queue) {
 		xa_erase(&sfile->queues, id);
-		spyre_queue_teardown(queue);
+		spyre_queue_teardown(queue, killed);
 	}
+}
+
+/*
+ * The driver's own queue, for clearing device memory the CPU cannot reach.
+ * It runs at kernel priority on the last ring and is never banned.
+ */
+int spyre_kernel_queue_init(struct spyre_device *sdev)
+{
+	struct drm_gpu_scheduler *sched;
+	struct spyre_queue *queue;
+	int ret;
+
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	if (!queue)
+		return -ENOMEM;
+	kref_init(&queue->ref);
+	mutex_init(&queue->submit_lock);
+	queue->engine = DRM_SPYRE_ENGINE_DMA;
+	queue->priority = DRM_SPYRE_PRIORITY_HIGH;
+	queue->kernel = true;
+	queue->ring = &sdev->rings[sdev->num_rings - 1];
+	atomic_inc(&queue->ring->queues);
+	sched = &queue->ring->sched;
+	ret = drm_sched_entity_init(&queue->entity, DRM_SCHED_PRIORITY_KERNEL, &sched, 1, NULL);
+	if (ret) {
+		spyre_queue_put(queue);
+		return ret;
+	}
+	sdev->kqueue = queue;
+	return 0;
+}
+
+void spyre_kernel_queue_fini(struct spyre_device *sdev)
+{
+	if (!sdev->kqueue)
+		return;
+	spyre_queue_teardown(sdev->kqueue, false);
+	sdev->kqueue = NULL;
 }

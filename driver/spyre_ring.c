@@ -120,6 +120,7 @@ void spyre_ring_hw_reset(struct spyre_ring *ring)
 	spin_lock_irqsave(&ring->lock, flags);
 	ring->tail = 0;
 	ring->progress_head = 0;
+	ring->stalls = 0;
 	spin_unlock_irqrestore(&ring->lock, flags);
 }
 
@@ -183,6 +184,7 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 		memcpy(ring->descs + (size_t)slot * SPYRE_DESC_SIZE,
 		       job->descs + (size_t)i * SPYRE_DESC_SIZE, SPYRE_DESC_SIZE);
 	}
+	job->ring_start = ring->tail;
 	ring->tail += job->ndescs;
 	list_add_tail(&job->link, &ring->pending);
 	job->replay = false;
@@ -229,9 +231,12 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	}
 	if (job->status == SPYRE_CMD_ERR_MEM_UE)
 		atomic_set(&ring->sdev->card_reset_pending, 1);
+	if (job->cancelled)
+		err = -ECANCELED;
 
 	list_del_init(&job->link);
 	atomic64_inc(&ring->jobs_done);
+	atomic64_inc(&ring->sdev->completions);
 	if (err) {
 		atomic64_inc(&ring->jobs_failed);
 		dma_fence_set_error(job->hw_fence, err);
@@ -282,9 +287,11 @@ void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 	spin_lock_irqsave(&ring->lock, flags);
 	list_for_each_entry_safe(job, tmp, &ring->pending, link) {
 		list_del_init(&job->link);
-		if (job == guilty)
+		if (job->cancelled)
+			err = -ECANCELED;
+		else if (job == guilty)
 			err = guilty_error;
-		else if (guilty && job->queue == guilty->queue)
+		else if (guilty && job->queue == guilty->queue && !job->queue->kernel)
 			err = -ECANCELED;
 		else
 			err = other_error;
@@ -299,14 +306,74 @@ void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 	spin_unlock_irqrestore(&ring->lock, flags);
 }
 
-/* True when the card fetched or finished something since the last check. */
-bool spyre_ring_made_progress(struct spyre_ring *ring)
+/*
+ * Decides at a job timeout whether the ring is stuck. The card's engines
+ * are shared by all rings, so a ring may wait a long time behind other
+ * rings' work: a ring that did not move only counts as hung when the card
+ * did not move either, or when it has not moved for SPYRE_MAX_STALLS
+ * timeouts in a row whatever the rest of the card does.
+ */
+bool spyre_ring_is_stuck(struct spyre_ring *ring)
 {
+	struct spyre_device *sdev = ring->sdev;
 	u32 head = spyre_ring_read(ring, SPYRE_RING_HEAD);
 	u64 done = le64_to_cpu(READ_ONCE(ring->wb->completed_seqno));
-	bool moved = head != ring->progress_head || done != ring->progress_seqno;
+	u64 card = atomic64_read(&sdev->completions);
+	bool ring_moved, card_moved;
+	unsigned int i;
 
+	for (i = 0; i < sdev->num_rings; i++)
+		card += spyre_ring_read(&sdev->rings[i], SPYRE_RING_HEAD);
+
+	ring_moved = head != ring->progress_head || done != ring->progress_seqno;
+	card_moved = card != ring->progress_card;
 	ring->progress_head = head;
 	ring->progress_seqno = done;
-	return moved;
+	ring->progress_card = card;
+
+	if (ring_moved) {
+		ring->stalls = 0;
+		return false;
+	}
+	return !card_moved || ++ring->stalls >= SPYRE_MAX_STALLS;
+}
+
+/*
+ * Cancels the work of a killed process's queue that the card has not
+ * started: with the ring paused (no fetching, no doorbell), every
+ * descriptor of the queue's jobs at or past the head becomes a NOP, so
+ * only the jobs' FENCEs run and their fences signal -ECANCELED. Other
+ * queues' jobs on the ring are untouched.
+ */
+void spyre_ring_cancel_queue(struct spyre_ring *ring, struct spyre_queue *queue)
+{
+	u32 mask = ring->entries - 1;
+	struct spyre_job *job;
+	unsigned long flags;
+	u32 head, i, idx;
+	bool any = false;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	list_for_each_entry(job, &ring->pending, link)
+		any |= job->queue == queue;
+	if (!any)
+		goto out;
+
+	spyre_ring_write(ring, SPYRE_RING_CTRL, 0);
+	head = spyre_ring_read(ring, SPYRE_RING_HEAD);
+	list_for_each_entry(job, &ring->pending, link) {
+		if (job->queue != queue)
+			continue;
+		job->cancelled = true;
+		for (i = 0; i + 1 < job->ndescs; i++) {
+			idx = job->ring_start + i;
+			if ((s32)(idx - head) >= 0)
+				memset(ring->descs + (size_t)(idx & mask) * SPYRE_DESC_SIZE, 0,
+				       SPYRE_DESC_SIZE);
+		}
+	}
+	/* writel orders the NOPs before the card fetches again. */
+	spyre_ring_write(ring, SPYRE_RING_CTRL, SPYRE_RING_CTRL_ENABLE);
+out:
+	spin_unlock_irqrestore(&ring->lock, flags);
 }

@@ -15,6 +15,10 @@
 #include "spyre_drv.h"
 
 struct spyre_job;
+struct spyre_queue;
+
+/* Timeouts in a row a ring may sit still while the rest of the card works. */
+#define SPYRE_MAX_STALLS	6
 
 /**
  * struct spyre_ring - one hardware command ring and its scheduler
@@ -40,6 +44,8 @@ struct spyre_job;
  * @queues: user queues attached to the ring
  * @progress_head: head seen by the last timeout check
  * @progress_seqno: completed seqno seen by the last timeout check
+ * @progress_card: card-wide progress token seen by the last timeout check
+ * @stalls: timeouts in a row without progress of this ring
  * @jobs_done: jobs completed on the ring
  * @jobs_failed: jobs completed with an error
  * @resets: resets of this ring
@@ -69,6 +75,8 @@ struct spyre_ring {
 	atomic_t queues;
 	u32 progress_head;
 	u64 progress_seqno;
+	u64 progress_card;
+	unsigned int stalls;
 
 	atomic64_t jobs_done;
 	atomic64_t jobs_failed;
@@ -94,7 +102,8 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job);
 void spyre_ring_process_completions(struct spyre_ring *ring);
 void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 			     int guilty_error, int other_error);
-bool spyre_ring_made_progress(struct spyre_ring *ring);
+bool spyre_ring_is_stuck(struct spyre_ring *ring);
+void spyre_ring_cancel_queue(struct spyre_ring *ring, struct spyre_queue *queue);
 struct dma_fence *spyre_hw_fence_alloc(void);
 
 #endif /* SPYRE_RING_H */
