@@ -30,8 +30,8 @@ struct spyre_token {
 struct spyre_exec {
 	unsigned int cores;
 	uint8_t *sp[SPYRE_MODEL_MAX_CORES];	/* scratchpads, allocated on first use */
-	float *tmp[3];				/* fp32 staging for A, B, C */
-	size_t tmp_len[3];
+	float *tmp[4];				/* fp32 staging: A, B, C, B^T */
+	size_t tmp_len[4];
 	struct spyre_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
 	uint64_t unit_free[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
 	uint64_t dram_free;

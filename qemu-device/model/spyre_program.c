@@ -31,7 +31,7 @@ void spyre_exec_free(struct spyre_exec *e)
 		return;
 	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++)
 		free(e->sp[i]);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		free(e->tmp[i]);
 	free(e);
 }

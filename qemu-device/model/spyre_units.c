@@ -115,39 +115,53 @@ static void gather(float *dst, const uint8_t *src, unsigned int dt, uint32_t row
 		spyre_load_f32(dst + (size_t)r * cols, src + (size_t)r * ld * es, dt, cols);
 }
 
-static void sgemm(bool tb, uint32_t m, uint32_t n, uint32_t k, const float *a,
-		  const float *b, float *c, bool acc)
+#ifndef SPYRE_HAVE_CBLAS
+/* C[m x n] += A[m x k] * B[k x n], dense rows; i-p-j order vectorises over j. */
+static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
+		    const float *restrict b, float *restrict c)
 {
-#ifdef SPYRE_HAVE_CBLAS
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-		    (int)k, 1.0f, a, (int)k, b, tb ? (int)k : (int)n, acc ? 1.0f : 0.0f, c, (int)n);
-#else
-	/* Blocked i-p-j loop: streams rows of B and C, vectorises over j. */
+	const uint32_t blk = 128;	/* keep a block of B rows in cache */
 	uint32_t i, p, j, p0, pe;
-	const uint32_t blk = 128;
 
-	if (!acc)
-		memset(c, 0, (size_t)m * n * sizeof(float));
 	for (p0 = 0; p0 < k; p0 += blk) {
 		pe = p0 + blk < k ? p0 + blk : k;
 		for (i = 0; i < m; i++) {
-			float *cr = c + (size_t)i * n;
+			float *restrict cr = c + (size_t)i * n;
 
 			for (p = p0; p < pe; p++) {
-				float av = a[(size_t)i * k + p];
+				const float av = a[(size_t)i * k + p];
+				const float *restrict br = b + (size_t)p * n;
 
-				if (tb) {
-					for (j = 0; j < n; j++)
-						cr[j] += av * b[(size_t)j * k + p];
-				} else {
-					const float *br = b + (size_t)p * n;
-
-					for (j = 0; j < n; j++)
-						cr[j] += av * br[j];
-				}
+				for (j = 0; j < n; j++)
+					cr[j] += av * br[j];
 			}
 		}
 	}
+}
+#endif
+
+/* fp32 tile product; @b is K x N, or N x K when @tb. May reorder @b's buffer. */
+static void sgemm(struct spyre_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
+		  const float *a, float *b, float *c, bool acc)
+{
+#ifdef SPYRE_HAVE_CBLAS
+	(void)e;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+		    (int)k, 1.0f, a, (int)k, b, tb ? (int)k : (int)n, acc ? 1.0f : 0.0f, c, (int)n);
+#else
+	if (!acc)
+		memset(c, 0, (size_t)m * n * sizeof(float));
+	if (tb) {
+		/* transpose B (N x K) into the spare staging buffer as K x N */
+		float *bt = e->tmp[3];
+		uint32_t i, j;
+
+		for (i = 0; i < n; i++)
+			for (j = 0; j < k; j++)
+				bt[(size_t)j * n + i] = b[(size_t)i * k + j];
+		b = bt;
+	}
+	gemm_nn(m, n, k, a, b, c);
 #endif
 }
 
@@ -203,13 +217,13 @@ uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsign
 	a = staging(e, 0, (size_t)mm->m * mm->k);
 	b = staging(e, 1, (size_t)brows * bcols);
 	c = staging(e, 2, (size_t)mm->m * mm->n);
-	if (!a || !b || !c)
+	if (!a || !b || !c || (tb && !staging(e, 3, (size_t)brows * bcols)))
 		return SPYRE_CMD_ERR_PROGRAM;
 	gather(a, sp + mm->a_off, in->dtype, mm->m, mm->k, mm->lda);
 	gather(b, sp + mm->b_off, in->dtype, brows, bcols, mm->ldb);
 	if (acc)
 		gather(c, sp + mm->c_off, SPYRE_DT_FP32, mm->m, mm->n, mm->ldc);
-	sgemm(tb, mm->m, mm->n, mm->k, a, b, c, acc);
+	sgemm(e, tb, mm->m, mm->n, mm->k, a, b, c, acc);
 	for (r = 0; r < mm->m; r++)
 		memcpy(sp + mm->c_off + (size_t)r * mm->ldc * 4, c + (size_t)r * mm->n,
 		       (size_t)mm->n * 4);
