@@ -119,7 +119,8 @@ struct drm_spyre_get_param {
  * enum drm_spyre_placement - where a BO's memory lives
  * @DRM_SPYRE_PLACEMENT_DEVICE: card memory (LPDDR5), one contiguous range
  *	of device addresses; compute operands must be here. Not mappable by
- *	the CPU: move data with DRM_SPYRE_CMD_COPY.
+ *	the CPU: move data with DRM_SPYRE_CMD_COPY. A new device BO reads as
+ *	zeroes.
  * @DRM_SPYRE_PLACEMENT_HOST: system memory pinned for the card's DMA,
  *	mappable with mmap() at the offset DRM_IOCTL_SPYRE_BO_INFO returns,
  *	exportable and importable with PRIME.
@@ -384,7 +385,8 @@ struct drm_spyre_cmd {
  * An in-sync must already have a fence (for a timeline: the point must have
  * been submitted), else the submit fails with -EINVAL. An out-sync receives
  * the job's finished fence: a binary syncobj has its fence replaced, a
- * timeline gets a new point (which must be above the last one).
+ * timeline gets a new point, which must be above its last point (else
+ * -EINVAL).
  */
 struct drm_spyre_sync {
 	__u32 handle;
