@@ -30,6 +30,8 @@
 #define SPYRE_CMD_SIZE_V1	sizeof(struct drm_spyre_cmd)
 #define SPYRE_SYNC_SIZE_V1	sizeof(struct drm_spyre_sync)
 #define SPYRE_RANGE_SIZE_V1	sizeof(struct drm_spyre_bo_range)
+/* Largest element stride: unknown trailing bytes are checked to be zero. */
+#define SPYRE_MAX_STRIDE	4096
 
 /**
  * struct spyre_submit - state of one SUBMIT while it is being checked
@@ -199,7 +201,8 @@ static int spyre_cmd_launch(struct spyre_submit *s, const struct drm_spyre_cmd_l
 		return -EINVAL;
 	if (c->nargs > SPYRE_MAX_ARGS)
 		return -E2BIG;
-	if (c->nargs && c->args_stride < SPYRE_RANGE_SIZE_V1)
+	if (c->nargs &&
+	    (c->args_stride < SPYRE_RANGE_SIZE_V1 || c->args_stride > SPYRE_MAX_STRIDE))
 		return -EINVAL;
 	if (!c->prog_size)
 		return -EINVAL;
@@ -467,10 +470,11 @@ static int spyre_check_submit_args(const struct drm_spyre_submit *args)
 	if (args->cmd_count > SPYRE_MAX_SUBMIT_CMDS ||
 	    args->in_sync_count > SPYRE_MAX_SYNCS || args->out_sync_count > SPYRE_MAX_SYNCS)
 		return -E2BIG;
-	if (args->cmd_count && args->cmd_stride < SPYRE_CMD_SIZE_V1)
+	if (args->cmd_count &&
+	    (args->cmd_stride < SPYRE_CMD_SIZE_V1 || args->cmd_stride > SPYRE_MAX_STRIDE))
 		return -EINVAL;
 	if ((args->in_sync_count || args->out_sync_count) &&
-	    args->sync_stride < SPYRE_SYNC_SIZE_V1)
+	    (args->sync_stride < SPYRE_SYNC_SIZE_V1 || args->sync_stride > SPYRE_MAX_STRIDE))
 		return -EINVAL;
 	return 0;
 }

@@ -16,8 +16,9 @@
  *   not open in the calling file fails with -ENOENT.
  * - Arrays passed by pointer carry a count and a stride (the size of one
  *   element as userspace knows it), so elements can grow too: a stride
- *   smaller than the first version of the element fails with -EINVAL, and
- *   bytes past the size the kernel knows must be zero (else -E2BIG).
+ *   smaller than the first version of the element, or above 4096, fails
+ *   with -EINVAL, and bytes past the size the kernel knows must be zero
+ *   (else -E2BIG).
  *
  * Documentation/accel/spyre/ walks through the interface with an example.
  */
