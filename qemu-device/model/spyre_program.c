@@ -77,8 +77,9 @@ uint32_t spyre_insn_check(const struct spyre_insn *in, unsigned int cores, uint3
 	case SPYRE_I_STORE:
 		if (in->flags || in->dtype || in->dtype_out || in->u.mem.rsvd ||
 		    (in->u.mem.slot >= nslots && in->u.mem.slot != SPYRE_ISA_SLOT_WS) ||
-		    !in->u.mem.rows || !in->u.mem.row_bytes)
-			return SPYRE_CMD_ERR_PROGRAM;
+		    !in->u.mem.rows || !in->u.mem.row_bytes ||
+		    (uint64_t)in->u.mem.rows * in->u.mem.row_bytes > SPYRE_MODEL_SCRATCHPAD_BYTES)
+			return SPYRE_CMD_ERR_PROGRAM;	/* at most a scratchpad per instruction */
 		return SPYRE_CMD_OK;
 	case SPYRE_I_MATMUL:
 		if ((in->flags & ~(SPYRE_MM_ACC | SPYRE_MM_TRANS_B)) || in->u.mm.rsvd ||
@@ -93,7 +94,8 @@ uint32_t spyre_insn_check(const struct spyre_insn *in, unsigned int cores, uint3
 		if ((in->flags & ~SPYRE_VEC_SRC1_COL) || in->u.vec.func >= SPYRE_VF_COUNT ||
 		    in->dtype >= SPYRE_DT_COUNT || in->dtype_out >= SPYRE_DT_COUNT ||
 		    !zero(in->u.vec.rsvd, 3) || in->u.vec.rsvd2 ||
-		    !in->u.vec.rows || !in->u.vec.cols)
+		    !in->u.vec.rows || !in->u.vec.cols ||
+		    (uint64_t)in->u.vec.rows * in->u.vec.cols > SPYRE_MODEL_SCRATCHPAD_BYTES)
 			return SPYRE_CMD_ERR_PROGRAM;
 		return SPYRE_CMD_OK;
 	}

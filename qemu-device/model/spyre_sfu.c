@@ -17,10 +17,26 @@
 static bool sp_span_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols,
 		       size_t es)
 {
-	uint64_t len = (rows - 1) * stride * es + cols * es;
+	uint64_t len;
 
-	/* rows, cols < 2^32 and stride < 2^32: no 64-bit overflow possible */
+	if (__builtin_mul_overflow(rows - 1, stride * es, &len) ||
+	    __builtin_add_overflow(len, cols * es, &len))
+		return false;
 	return !(off % es) && len <= SP_BYTES && off <= SP_BYTES - len;
+}
+
+static float *row_buffer(struct spyre_exec *e, unsigned int i, uint32_t cols)
+{
+	float *p;
+
+	if (e->tmp_len[i] >= cols)
+		return e->tmp[i];
+	p = realloc(e->tmp[i], (size_t)cols * sizeof(float));
+	if (p) {
+		e->tmp[i] = p;
+		e->tmp_len[i] = cols;
+	}
+	return p;
 }
 
 static float unary(unsigned int f, float x, float i0, float i1)
@@ -138,32 +154,18 @@ uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsig
 	float i0, i1, *x, *y;
 	uint8_t *sp;
 
-	if (!e->sp[core])
-		e->sp[core] = calloc(1, SP_BYTES);
-	sp = e->sp[core];
-	x = e->tmp_len[0] >= v->cols ? e->tmp[0] : NULL;
-	if (!x) {
-		x = realloc(e->tmp[0], (size_t)v->cols * sizeof(float));
-		if (x) {
-			e->tmp[0] = x;
-			e->tmp_len[0] = v->cols;
-		}
-	}
-	y = e->tmp_len[1] >= v->cols ? e->tmp[1] : NULL;
-	if (!y) {
-		y = realloc(e->tmp[1], (size_t)v->cols * sizeof(float));
-		if (y) {
-			e->tmp[1] = y;
-			e->tmp_len[1] = v->cols;
-		}
-	}
-	if (!sp || !x || !y)
-		return SPYRE_CMD_ERR_PROGRAM;
 	if ((v->func != SPYRE_VF_FILL &&
 	     !sp_span_ok(v->src0_off, v->rows, v->src0_stride, v->cols, es)) ||
 	    (bin && !sp_span_ok(v->src1_off, v->rows, v->src1_stride, col ? 1 : v->cols, es)) ||
 	    !sp_span_ok(v->dst_off, v->rows, v->dst_stride, out_cols, eo))
 		return SPYRE_CMD_ERR_BOUNDS;
+	if (!e->sp[core])
+		e->sp[core] = calloc(1, SP_BYTES);
+	sp = e->sp[core];
+	x = row_buffer(e, 0, v->cols);
+	y = row_buffer(e, 1, v->cols);
+	if (!sp || !x || !y)
+		return SPYRE_CMD_ERR_PROGRAM;
 	memcpy(&i0, &v->imm0, 4);
 	memcpy(&i1, &v->imm1, 4);
 	for (r = 0; r < v->rows; r++) {

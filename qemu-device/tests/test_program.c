@@ -414,6 +414,19 @@ TEST(prog_malformed_programs)
 	prog_add(&p, SPYRE_I_NOP, 1, 0, 0)->flags = 3;	/* no such unit */
 	len = prog_store(t, &p, PROG);
 	CHECK_EQ(run_launch(t, PROG, len, 0, 0, 0, NULL).status, SPYRE_CMD_ERR_PROGRAM);
+	prog_init(&p, 1, 0);				/* more than a scratchpad */
+	p_load(&p, false, 1, 0, 0, 4097, 512, 0, 0, 0);
+	len = prog_store(t, &p, PROG);
+	CHECK_EQ(run_launch(t, PROG, len, 0, 0, 1, slots).status, SPYRE_CMD_ERR_PROGRAM);
+	prog_init(&p, 0, 0);
+	p_vec(&p, 1, SPYRE_VF_EXP, SPYRE_DT_INT8, SPYRE_DT_INT8, 0xffffffffu, 2, 0, 0, 0);
+	len = prog_store(t, &p, PROG);
+	CHECK_EQ(run_launch(t, PROG, len, 0, 0, 0, NULL).status, SPYRE_CMD_ERR_PROGRAM);
+	prog_init(&p, 0, 0);				/* strides that overflow 64 bits */
+	p_vec(&p, 1, SPYRE_VF_EXP, SPYRE_DT_FP32, SPYRE_DT_FP32, 1u << 20, 1, 0, 0, 0);
+	p.in[0].u.vec.src0_stride = 0xffffffffu;
+	len = prog_store(t, &p, PROG);
+	CHECK_EQ(run_launch(t, PROG, len, 0, 0, 0, NULL).status, SPYRE_CMD_ERR_BOUNDS);
 	prog_init(&p, 0, 0);
 	p_mm(&p, 1, SPYRE_DT_INT8, SPYRE_DT_FP32, 4, 4, 4, 0, 64, 128, 0);
 	len = prog_store(t, &p, PROG);			/* int8 must accumulate int32 */
