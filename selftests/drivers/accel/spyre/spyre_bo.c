@@ -320,7 +320,8 @@ TEST_F(bo_data, fill_and_d2d)
 
 /*
  * A BO closed by userspace while a queued job still uses it stays alive
- * until the job is done: the job completes with the right data.
+ * until the job is done: the job completes with the right data, and the
+ * BO is released after the job (the last reference).
  */
 TEST_F_TIMEOUT(bo_data, close_while_in_use, 60)
 {
@@ -328,8 +329,11 @@ TEST_F_TIMEOUT(bo_data, close_while_in_use, 60)
 	struct drm_spyre_cmd cmds[65];
 	uint32_t src, dev, dst, i;
 	size_t len = 4 * SP_MiB;
+	uint64_t before = 0, seen;
+	bool counted;
 	uint8_t *s, *d;
 
+	counted = !sp_bo_count(&self->d, &before);
 	ASSERT_EQ(0, sp_bo_create(self->d.fd, len, DRM_SPYRE_PLACEMENT_HOST, &src));
 	ASSERT_EQ(0, sp_bo_create(self->d.fd, len, DRM_SPYRE_PLACEMENT_DEVICE, &dev));
 	ASSERT_EQ(0, sp_bo_create(self->d.fd, len, DRM_SPYRE_PLACEMENT_HOST, &dst));
@@ -353,6 +357,11 @@ TEST_F_TIMEOUT(bo_data, close_while_in_use, 60)
 	EXPECT_EQ(1, sp_fence_status(self->d.fd, out.handle, 0));
 	EXPECT_EQ(-1, sp_pattern_check(d, len, 99));
 	munmap(d, len);
+	/* the job held the last references: once it is done, both BOs go */
+	if (counted) {
+		EXPECT_EQ(0, sp_wait_bo_count(&self->d, before + 1, &seen));
+		EXPECT_EQ(before + 1, seen);
+	}
 }
 
 /*

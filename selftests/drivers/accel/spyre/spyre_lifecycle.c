@@ -23,25 +23,6 @@
 #include "kselftest_harness.h"
 #include "spyre_util.h"
 
-/*
- * Freeing a finished job's BOs happens in the driver's cleanup work after
- * the job's fence signalled; userspace has no fence for it, so poll the
- * debugfs BO count (bounded) until it is back at @want.
- */
-static int wait_bo_count(const struct sp_dev *d, uint64_t want, uint64_t *seen)
-{
-	uint64_t deadline = sp_now_ns() + SP_WAIT_NS;
-	int ret;
-
-	do {
-		ret = sp_bo_count(d, seen);
-		if (ret || *seen == want)
-			return ret;
-		usleep(1000);
-	} while (sp_now_ns() < deadline);
-	return -ETIME;
-}
-
 FIXTURE(life) {
 	struct sp_dev d;
 	uint64_t bos;		/* debugfs BO count at setup */
@@ -93,7 +74,7 @@ TEST_F_TIMEOUT(life, close_fd_with_jobs_in_flight, 60)
 	EXPECT_NE(0, st);
 	close(sf);
 	if (self->have_debugfs) {
-		EXPECT_EQ(0, wait_bo_count(&self->d, self->bos, &seen));
+		EXPECT_EQ(0, sp_wait_bo_count(&self->d, self->bos, &seen));
 		EXPECT_EQ(self->bos, seen);
 	}
 	ASSERT_EQ(0, sp_get_param(self->d.fd, DRM_SPYRE_PARAM_MEM_FREE, &mem_after));
@@ -152,7 +133,7 @@ TEST_F_TIMEOUT(life, process_killed_mid_submit, 60)
 	EXPECT_EQ(0, sp_run(self->d.fd, q, &c, 1));
 	ASSERT_EQ(0, sp_bo_close(self->d.fd, h));
 	if (self->have_debugfs) {
-		EXPECT_EQ(0, wait_bo_count(&self->d, self->bos, &seen));
+		EXPECT_EQ(0, sp_wait_bo_count(&self->d, self->bos, &seen));
 		EXPECT_EQ(self->bos, seen);
 	}
 }
@@ -365,7 +346,7 @@ TEST_F_TIMEOUT(life, module_reload, 60)
 	for (i = 0; i < before; i++) {
 		ASSERT_EQ(0, sp_dev_open(&d, i));
 		if (!sp_bo_count(&d, &count)) {
-			EXPECT_EQ(0, wait_bo_count(&d, 0, &count));
+			EXPECT_EQ(0, sp_wait_bo_count(&d, 0, &count));
 			EXPECT_EQ(0, count);
 		}
 		sp_dev_close(&d);

@@ -7,6 +7,7 @@
  * failed DMA or a garbled completion fails only its job.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,12 +20,44 @@
 #define SP_FAULT_CORRUPT	3	/* its next completion record is garbage */
 #define SP_FAULT_MEM_UE		4	/* an uncorrectable memory error */
 
+#define TIMEOUT_PARAM	"/sys/module/spyre/parameters/job_timeout_ms"
+/* Job timeout during these tests: hangs are detected quickly. */
+#define TEST_TIMEOUT_MS	"1000"
+
 FIXTURE(recovery) {
 	struct sp_dev d;
 	uint32_t host, dev;
 	uint64_t *map;
 	uint64_t resets;
+	char saved_timeout[32];
 };
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
 
 FIXTURE_VARIANT(recovery) {
 	uint32_t engine;	/* engine of the queue that gets the fault */
@@ -51,12 +84,18 @@ FIXTURE_SETUP(recovery)
 	ASSERT_NE(NULL, self->map);
 	memset(self->map, 0, SP_PAGE);
 	ASSERT_EQ(0, sp_get_param(self->d.fd, DRM_SPYRE_PARAM_RESET_COUNT, &self->resets));
+	/* shorten the job timeout if the driver lets us (restored at teardown) */
+	if (!read_file(TIMEOUT_PARAM, self->saved_timeout, sizeof(self->saved_timeout)) &&
+	    write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS))
+		self->saved_timeout[0] = '\0';
 }
 
 FIXTURE_TEARDOWN(recovery)
 {
 	/* never leave a fault armed for the next test */
 	sp_debugfs_write(&self->d, "fault", "0");
+	if (self->saved_timeout[0])
+		write_file(TIMEOUT_PARAM, self->saved_timeout);
 	sp_dev_close(&self->d);
 }
 
@@ -194,6 +233,35 @@ TEST_F_TIMEOUT(recovery, hang_spares_same_ring_queue, 60)
 	EXPECT_EQ(1, sp_fence_status(self->d.fd, victim.handle, 0));
 	EXPECT_NE(0, self->map[1]);
 	EXPECT_EQ(0, sp_run(self->d.fd, q2, &c, 1));
+}
+
+/*
+ * The timeout catches hangs, not long jobs: with a 50 ms job timeout, a job
+ * of many commands that runs for far longer, but makes progress, succeeds.
+ */
+TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 60)
+{
+	struct drm_spyre_cmd cmds[129];
+	uint64_t t0, t1;
+	uint32_t q, big;
+	int i, ret;
+
+	if (!self->saved_timeout[0])
+		SKIP(return, "job_timeout_ms is not writable");
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 16 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &big));
+	for (i = 0; i < 128; i++)
+		cmds[i] = sp_cmd_fill(big, 0, 16 * SP_MiB, i);
+	cmds[128] = sp_cmd_ts(self->host, 0);
+	ASSERT_EQ(0, write_file(TIMEOUT_PARAM, "50"));
+	t0 = sp_now_ns();
+	ret = sp_run(self->d.fd, q, cmds, 129);
+	t1 = sp_now_ns();
+	ASSERT_EQ(0, write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
+	TH_LOG("job ran %llu ms against a 50 ms timeout", (unsigned long long)(t1 - t0) / 1000000);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(self->resets, reset_count(self));
+	EXPECT_NE(0, self->map[0]);
 }
 
 /* A failed DMA fails its job with -EIO; the queue is not banned. */

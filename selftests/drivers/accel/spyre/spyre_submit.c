@@ -450,6 +450,39 @@ TEST_F(submit, launch_computes)
 }
 
 /*
+ * A launch binding MAX_ARGS slots runs; the argument array may use a wider
+ * stride whose extra bytes are zero (non-zero: -E2BIG).
+ */
+TEST_F(submit, launch_max_args_and_stride)
+{
+	struct { struct drm_spyre_bo_range r; uint64_t ext[2]; } wide[16];
+	uint32_t max = self->d.p[DRM_SPYRE_PARAM_MAX_ARGS], i, prog;
+	struct drm_spyre_bo_range args[16];
+	struct drm_spyre_cmd c;
+	uint8_t pbuf[256];
+	size_t plen;
+
+	ASSERT_LE(max, 16);
+	plen = sp_prog_load_at(pbuf, 0, 128);
+	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, pbuf, plen, SP_PAGE, &prog));
+	memset(wide, 0, sizeof(wide));
+	for (i = 0; i < max; i++) {
+		args[i].handle = i & 1 ? self->dev : self->dev2;
+		args[i].pad = 0;
+		args[i].offset = 4096 * i;
+		args[i].size = 4096;
+		wide[i].r = args[i];
+	}
+	c = sp_cmd_launch(prog, 0, plen, 0, 0, 0, args, max);
+	EXPECT_EQ(0, sp_run(self->d.fd, self->cq, &c, 1));
+	c = sp_cmd_launch(prog, 0, plen, 0, 0, 0, &wide[0].r, max);
+	c.launch.args_stride = sizeof(wide[0]);
+	EXPECT_EQ(0, sp_run(self->d.fd, self->cq, &c, 1));
+	wide[max - 1].ext[1] = 1;
+	EXPECT_EQ(-E2BIG, submit1(self, self->cq, c));
+}
+
+/*
  * MAX_CMDS commands in one submission (more descriptors than a ring has
  * entries) all run, in order.
  */

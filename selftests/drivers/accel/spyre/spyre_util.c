@@ -647,6 +647,20 @@ int sp_bo_count(const struct sp_dev *d, uint64_t *count)
 	return sp_debugfs_u64(d, "bo_count", NULL, count);
 }
 
+int sp_wait_bo_count(const struct sp_dev *d, uint64_t want, uint64_t *seen)
+{
+	uint64_t deadline = sp_now_ns() + SP_WAIT_NS;
+	int ret;
+
+	do {
+		ret = sp_bo_count(d, seen);
+		if (ret || *seen == want)
+			return ret;
+		usleep(1000);
+	} while (sp_now_ns() < deadline);
+	return -ETIME;
+}
+
 int sp_fdinfo(int fd, char *buf, size_t len)
 {
 	char path[64];

@@ -120,6 +120,12 @@ int sp_debugfs_write(const struct sp_dev *d, const char *name, const char *val);
 int sp_debugfs_u64(const struct sp_dev *d, const char *name, const char *key, uint64_t *val);
 /* Live BOs of the device according to debugfs. */
 int sp_bo_count(const struct sp_dev *d, uint64_t *count);
+/*
+ * Wait (bounded) until the BO count is @want; *seen gets the last value.
+ * The driver releases a finished job's BOs in cleanup work after the job's
+ * fence signalled; userspace has no fence for that, hence the polling.
+ */
+int sp_wait_bo_count(const struct sp_dev *d, uint64_t want, uint64_t *seen);
 
 /* Ring index serving queue @id of @d's file, from debugfs "queues". */
 int sp_queue_ring(const struct sp_dev *d, uint32_t id);
