@@ -103,12 +103,14 @@ static uint32_t cores_for(uint64_t n, uint64_t *per_core)
 	return c == 32 ? 0xffffffffu : 1u;
 }
 
-static void *scale(uint64_t n, float alpha, float beta, bool via_ws, size_t *size)
+static void *scale(uint64_t n, float alpha, float beta, bool via_ws, unsigned int reps,
+		   size_t *size)
 {
 	struct prog p = { 0 };
 	uint64_t per, done;
 	uint32_t mask = cores_for(n, &per);
 	struct spyre_insn *i;
+	unsigned int r;
 
 	for (done = 0; done < per; done += TILE) {
 		uint32_t t = per - done < TILE ? per - done : TILE;
@@ -123,10 +125,14 @@ static void *scale(uint64_t n, float alpha, float beta, bool via_ws, size_t *siz
 			i = emit(&p, SPYRE_I_LOAD, mask, 0, 1);
 			mem(i, SPYRE_ISA_SLOT_WS, done * 4, per * 4, bytes, TILE * 4);
 		}
-		i = emit(&p, SPYRE_I_VEC, mask, 1, 2);
-		vec(i, SPYRE_VF_SCALE, t, via_ws ? TILE * 4 : 0, 0, 2 * TILE * 4);
-		i->u.vec.imm0 = fbits(alpha);
-		i->u.vec.imm1 = fbits(beta);
+		for (r = 0; r < reps; r++) {
+			/* the first pass reads the input, later ones work in place */
+			i = emit(&p, SPYRE_I_VEC, mask, r == 0 ? 1 : 0, r == reps - 1 ? 2 : 0);
+			vec(i, SPYRE_VF_SCALE, t, r ? 2 * TILE * 4 : via_ws ? TILE * 4 : 0, 0,
+			    2 * TILE * 4);
+			i->u.vec.imm0 = fbits(alpha);
+			i->u.vec.imm1 = fbits(beta);
+		}
 		i = emit(&p, SPYRE_I_STORE, mask, 2, 0);
 		mem(i, 1, done * 4, per * 4, bytes, 2 * TILE * 4);
 	}
@@ -135,12 +141,17 @@ static void *scale(uint64_t n, float alpha, float beta, bool via_ws, size_t *siz
 
 void *kern_scale_f32(uint64_t n, float alpha, float beta, size_t *size)
 {
-	return scale(n, alpha, beta, false, size);
+	return scale(n, alpha, beta, false, 1, size);
+}
+
+void *kern_scale_rep_f32(uint64_t n, float alpha, float beta, unsigned int reps, size_t *size)
+{
+	return scale(n, alpha, beta, false, reps ? reps : 1, size);
 }
 
 void *kern_scale_via_ws_f32(uint64_t n, float alpha, float beta, size_t *size)
 {
-	return scale(n, alpha, beta, true, size);
+	return scale(n, alpha, beta, true, 1, size);
 }
 
 void *kern_add_f32(uint64_t n, size_t *size)

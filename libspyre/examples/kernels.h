@@ -14,6 +14,11 @@
  * spread over up to 32 cores. Returns a malloc'd image, its size in @size.
  */
 void *kern_scale_f32(uint64_t n, float alpha, float beta, size_t *size);
+/*
+ * y = x repeatedly scaled: @reps vector passes of v = v * alpha + beta per
+ * tile (a compute-heavy kernel for timelines).
+ */
+void *kern_scale_rep_f32(uint64_t n, float alpha, float beta, unsigned int reps, size_t *size);
 /* z = x + y for @n fp32 values (slots 0, 1: x, y; slot 2: z). */
 void *kern_add_f32(uint64_t n, size_t *size);
 /*

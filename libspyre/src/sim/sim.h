@@ -28,6 +28,7 @@ struct sim_fence {
 	int refs;
 	bool signaled;
 	int error;
+	uint64_t dev_end;	/* virtual clock: device time it signalled at */
 };
 
 struct sim_bo {
@@ -57,6 +58,7 @@ struct sim_syncobj {
 	unsigned int npts, cap;
 	uint64_t last;			/* highest point ever added */
 	uint64_t signaled_upto;		/* every point <= this signalled */
+	uint64_t dev_upto;		/* latest dev_end of those points */
 	struct sim_err_point errs[64];	/* recent failed points */
 	unsigned int nerrs, errs_next;
 };
@@ -87,6 +89,7 @@ struct sim_queue {
 
 struct sim_job {
 	struct sim_job *next;
+	uint64_t ready_dev;		/* virtual clock: earliest doorbell time */
 	struct sim_queue *queue;	/* NULL once the queue is destroyed */
 	struct sim_ring *ring;
 	uint8_t *descs;
@@ -127,6 +130,16 @@ struct sim {
 	unsigned int nrings, next_dma_ring;
 	uint64_t reset_count;
 	uint64_t timeout_ns;
+	/*
+	 * Virtual clock (the default): the card's notion of "now" advances only
+	 * to the device time of the completions the host has seen, so the time
+	 * the host takes to emulate the card never shows in the device
+	 * timeline. SPYRE_SIM_CLOCK=real uses CLOCK_MONOTONIC instead.
+	 */
+	bool virtual_clock;
+	uint64_t vclock;		/* what the model reads as now */
+	uint64_t observed;		/* latest device time the host waited for */
+	uint64_t vmax;			/* latest completion time so far */
 };
 
 /* sim_objects.c (all under sim->lock) */
@@ -141,6 +154,8 @@ int sim_syncobj_add(struct sim *sim, struct sim_syncobj *so, uint64_t point,
 /* NULL with *ret = 0: already signalled; *ret < 0: not submitted. */
 struct sim_fence *sim_syncobj_find(struct sim_syncobj *so, uint64_t point, int *ret);
 bool sim_syncobj_signaled(struct sim_syncobj *so, uint64_t point);
+/* Device time at which a signalled point signalled (virtual clock). */
+uint64_t sim_syncobj_point_dev(struct sim_syncobj *so, uint64_t point);
 void sim_syncobj_collect(struct sim_syncobj *so);
 int sim_mem_alloc(struct sim *sim, uint64_t size, uint64_t *addr);
 void sim_mem_free(struct sim *sim, uint64_t addr, uint64_t size);

@@ -45,8 +45,9 @@ static void m_raise_irq(void *opaque, unsigned int vector)
 
 static uint64_t m_now(void *opaque)
 {
-	(void)opaque;
-	return spy_now_ns();
+	struct sim *sim = opaque;
+
+	return sim->virtual_clock ? __atomic_load_n(&sim->vclock, __ATOMIC_RELAXED) : spy_now_ns();
 }
 
 static void m_unlock(void *opaque)
@@ -118,7 +119,11 @@ static int sim_get_param(spyre_device *dev, uint32_t param, uint64_t *v)
 	case DRM_SPYRE_PARAM_MAX_ARGS: *v = SPYRE_MAX_ARGS; break;
 	case DRM_SPYRE_PARAM_MAX_QUEUES: *v = SIM_MAX_QUEUES; break;
 	case DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE: *v = SIM_MAX_HOST_BO; break;
-	case DRM_SPYRE_PARAM_DEVICE_TIME_NS: *v = spyre_model_now(sim->model); break;
+	case DRM_SPYRE_PARAM_DEVICE_TIME_NS:
+		*v = spyre_model_now(sim->model);
+		if (sim->virtual_clock)	/* the latest completion, never backwards */
+			*v = sim->vmax + *v > sim->vclock ? sim->vmax + *v - sim->vclock : 0;
+		break;
 	case DRM_SPYRE_PARAM_RESET_COUNT: *v = sim->reset_count; break;
 	default: ret = -EINVAL; break;
 	}
@@ -415,8 +420,16 @@ static int sim_syncobj_wait(spyre_device *dev, const uint32_t *handles, const ui
 			if (!sim_syncobj_signaled(so, points[i]))
 				all = false;
 		}
-		if (all)
+		if (all) {
+			for (i = 0; i < count; i++) {
+				uint64_t t = sim_syncobj_point_dev(sim_syncobj_lookup(sim, handles[i]),
+								   points[i]);
+
+				if (t > sim->observed)
+					sim->observed = t;
+			}
 			break;
+		}
 		if (pthread_cond_timedwait(&sim->cond, &sim->lock, &ts) == ETIMEDOUT) {
 			ret = -ETIME;
 			break;
@@ -437,6 +450,8 @@ static int sim_syncobj_query(spyre_device *dev, uint32_t handle, uint64_t *point
 	if (so) {
 		sim_syncobj_collect(so);
 		*point = so->signaled_upto;
+		if (so->dev_upto > sim->observed)
+			sim->observed = so->dev_upto;
 	}
 	pthread_mutex_unlock(&sim->lock);
 	return so ? 0 : -ENOENT;
@@ -458,6 +473,7 @@ static int sim_syncobj_signal(spyre_device *dev, uint32_t handle, uint64_t point
 		return so ? -ENOMEM : -ENOENT;
 	}
 	f->signaled = true;
+	f->dev_end = sim->observed;	/* host work takes no device time */
 	ret = sim_syncobj_add(sim, so, point, f);
 	sim_fence_put(f);
 	pthread_cond_broadcast(&sim->cond);
@@ -575,7 +591,10 @@ int spy_sim_open(spyre_device *dev, int index)
 	spyre_model_config_defaults(&sim->cfg);
 	sim->cfg.mem_size = env_size("SPYRE_SIM_MEM", 1ull << 30);
 	sim->cfg.mem_aperture = sim->cfg.mem_size;
-	sim->cfg.pacing = getenv("SPYRE_SIM_PACING") && atoi(getenv("SPYRE_SIM_PACING"));
+	sim->virtual_clock = !(getenv("SPYRE_SIM_CLOCK") && !strcmp(getenv("SPYRE_SIM_CLOCK"), "real"));
+	/* Pacing waits for real time to catch up: only meaningful on the real clock. */
+	sim->cfg.pacing = !sim->virtual_clock && getenv("SPYRE_SIM_PACING") &&
+			  atoi(getenv("SPYRE_SIM_PACING"));
 	sim->timeout_ns = env_size("SPYRE_SIM_TIMEOUT_MS", 1000) * 1000000ull;
 	sim->devmem = mmap(NULL, sim->cfg.mem_size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

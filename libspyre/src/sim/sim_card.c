@@ -310,6 +310,7 @@ int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_s
 		d += cmd_descs(c) * SPYRE_DESC_SIZE;
 	}
 	job->ndescs = ndescs;	/* the FENCE is filled in when the job reaches the ring */
+	job->ready_dev = sim->observed;	/* the host saw nothing later than this */
 	for (i = 0; i < sub->in_sync_count; i++) {
 		const struct drm_spyre_sync *s = sync_at(sub->in_syncs, sub->sync_stride, i);
 		struct sim_syncobj *so = sim_syncobj_lookup(sim, s->handle);
@@ -326,6 +327,8 @@ int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_s
 		f = sim_syncobj_find(so, s->point ? s->point : so->last, &ret);
 		if (ret)
 			goto fail;
+		if (!f && sim_syncobj_point_dev(so, s->point) > job->ready_dev)
+			job->ready_dev = sim_syncobj_point_dev(so, s->point);
 		if (f) {
 			f->refs++;
 			job->deps[job->ndeps++] = f;
@@ -453,6 +456,22 @@ static bool deps_signaled(const struct sim_job *job)
 	return true;
 }
 
+/*
+ * Virtual clock: the job is doorbelled at the device time its inputs were
+ * ready (its in-fences, and what the host had waited for when it
+ * submitted), not at the host time the scheduler happens to run.
+ */
+static void set_vclock(struct sim *sim, struct sim_job *job)
+{
+	uint64_t t = job->ready_dev;
+	unsigned int i;
+
+	for (i = 0; i < job->ndeps; i++)
+		if (job->deps[i]->dev_end > t)
+			t = job->deps[i]->dev_end;
+	__atomic_store_n(&sim->vclock, t, __ATOMIC_RELAXED);
+}
+
 /* The scheduler: move runnable jobs of every queue onto their rings. */
 static bool schedule(struct sim *sim)
 {
@@ -468,6 +487,8 @@ static bool schedule(struct sim *sim)
 			q->head = job->next;
 			if (!q->head)
 				q->tail = NULL;
+			if (sim->virtual_clock)
+				set_vclock(sim, job);
 			ring_emit(sim, job->ring, job);
 			progress = true;
 		}
@@ -520,6 +541,12 @@ static bool reap(struct sim *sim)
 		while ((job = r->inflight_head) && job->seqno <= done) {
 			int err = job->record.seqno == job->seqno ?
 					  status_errno(job->record.status) : -EIO;
+
+			/* absolute device time of the completion (vclock units) */
+			job->done->dev_end = sim->vclock - spyre_model_now(sim->model) +
+					     job->record.end_ns;
+			if (job->done->dev_end > sim->vmax)
+				sim->vmax = job->done->dev_end;
 
 			retire(sim, r, job, err);
 			progress = true;

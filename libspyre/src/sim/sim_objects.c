@@ -77,6 +77,8 @@ void sim_syncobj_collect(struct sim_syncobj *so)
 				so->nerrs++;
 		}
 		so->signaled_upto = p->point;
+		if (p->fence->dev_end > so->dev_upto)
+			so->dev_upto = p->fence->dev_end;
 		sim_fence_put(p->fence);
 		n++;
 	}
@@ -123,6 +125,18 @@ struct sim_fence *sim_syncobj_find(struct sim_syncobj *so, uint64_t point, int *
 		if (so->pts[i].point >= point)
 			return so->pts[i].fence;
 	return NULL;
+}
+
+uint64_t sim_syncobj_point_dev(struct sim_syncobj *so, uint64_t point)
+{
+	unsigned int i;
+
+	if (point <= so->signaled_upto)
+		return so->dev_upto;
+	for (i = 0; i < so->npts; i++)
+		if (so->pts[i].point >= point)
+			return so->pts[i].fence->signaled ? so->pts[i].fence->dev_end : 0;
+	return 0;
 }
 
 bool sim_syncobj_signaled(struct sim_syncobj *so, uint64_t point)
