@@ -116,16 +116,26 @@ static uint32_t local_copy(struct spyre_model *m, uint64_t dst, uint64_t src, ui
 	return SPYRE_CMD_OK;
 }
 
+/* Fill with a repeated 32-bit pattern: seed one chunk, then copy it. */
 static uint32_t local_fill(struct spyre_model *m, uint64_t dst, uint32_t pattern, uint64_t len)
 {
-	uint8_t p[4];
-	uint64_t i;
+	uint8_t *p = m->devmem + dst;
+	uint64_t seeded, done, n;
+	uint8_t b[4];
 
-	spyre_st32(p, pattern);
-	for (i = 0; i < len; i++) {
-		if ((i % CHUNK) == 0 && spyre_abort_pending(m))
+	spyre_st32(b, pattern);
+	seeded = len < 4 ? len : 4;
+	memcpy(p, b, seeded);
+	while (seeded < len && seeded < CHUNK) {	/* double the seeded prefix */
+		n = seeded < len - seeded ? seeded : len - seeded;
+		memcpy(p + seeded, p, n);
+		seeded += n;
+	}
+	for (done = seeded; done < len; done += n) {
+		n = len - done < seeded ? len - done : seeded;
+		if (spyre_abort_pending(m))
 			return SPYRE_CMD_ABORTED;
-		m->devmem[dst + i] = p[i & 3];
+		memcpy(p + done, p, n);
 	}
 	return SPYRE_CMD_OK;
 }

@@ -277,3 +277,26 @@ TEST(dma_ring_fetch_and_writeback_failures)
 	CHECK_EQ(t->irqs[2], 1);
 	tc_free(t);
 }
+
+TEST(dma_large_fill_pattern_exact_extent)
+{
+	struct tcard *t = tc_new(NULL);
+	uint64_t len = (3u << 20) + 12, i, bad = 0;
+	uint8_t d[64];
+
+	memset(t->dev, 0xee, len + 64);
+	ring_setup(t, 0, 4);
+	d_dma(d, SPYRE_DMA_FILL, len, 4, 0, 0, 0, 0, 0xa1b2c3d4);
+	ring_push(t, 0, d);
+	d_fence(d, 1, 0, false);
+	ring_push(t, 0, d);
+	ring_doorbell(t, 0);
+	tc_run(t);
+	CHECK_EQ(rec(t, 0)->status, 0);
+	for (i = 0; i < len; i += 4)
+		bad += *(uint32_t *)(t->dev + 4 + i) != 0xa1b2c3d4;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(t->dev[3], 0xee);
+	CHECK_EQ(t->dev[4 + len], 0xee);
+	tc_free(t);
+}
