@@ -470,6 +470,54 @@ static void t_garbage_register_writes_keep_qemu_alive(void)
 	qt_quit(q);
 }
 
+/* Resets racing with big transfers on every ring: quiesce, no crash, no hang. */
+static void t_resets_race_running_work(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=256M");
+	struct card c;
+	uint8_t d[64];
+	unsigned int round, n;
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	sg_one(&c, 0, DATA, 64u << 20);			/* guest RAM 2 MiB .. 66 MiB */
+	for (round = 0; round < 12; round++) {
+		for (n = 0; n < 4; n++) {
+			ring_setup(&c, n);
+			dma_desc(d, n % 2 ? SPYRE_DMA_D2H : SPYRE_DMA_H2D, 64u << 20,
+				 (uint64_t)n << 26, SG);
+			push(&c, n, d);
+			d[0] = SPYRE_OP_DMA;
+			((struct spyre_hw_dma *)d)->dir = SPYRE_DMA_D2D;
+			((struct spyre_hw_dma *)d)->dev_src = 0;
+			((struct spyre_hw_dma *)d)->sg_addr = 0;
+			((struct spyre_hw_dma *)d)->sg_count = 0;
+			push(&c, n, d);
+			fence_desc(d, round + 1, n);
+			push(&c, n, d);
+			doorbell(&c, n);
+		}
+		usleep(1000 * (round % 4));
+		if (round % 3 == 2)
+			wr(&c, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+		else
+			wr(&c, SPYRE_RING_REG(round % 4, SPYRE_RING_CTRL), SPYRE_RING_CTRL_RESET);
+	}
+	CHECK(qt_alive(q));
+	wr(&c, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+	CHECK_EQ(rd(&c, SPYRE_REG_STATUS), SPYRE_STATUS_READY);
+	/* and it still works */
+	ring_setup(&c, 0);
+	sg_one(&c, 0, DATA, 4096);
+	dma_desc(d, SPYRE_DMA_H2D, 4096, 0, SG);
+	push(&c, 0, d);
+	fence_desc(d, 77, 0);
+	push(&c, 0, d);
+	doorbell(&c, 0);
+	CHECK(wait_seq(&c, 0, 77, 5000));
+	CHECK_EQ(record(&c, 0).status, SPYRE_CMD_OK);
+	qt_quit(q);
+}
+
 int main(void)
 {
 	if (!getenv("QEMU") || access(getenv("QEMU"), X_OK)) {
@@ -484,6 +532,7 @@ int main(void)
 	run("error_vector_and_hang_recovery", t_error_vector_and_hang_recovery);
 	run("reset_register_and_flr", t_reset_register_and_flr);
 	run("garbage_register_writes_keep_qemu_alive", t_garbage_register_writes_keep_qemu_alive);
+	run("resets_race_running_work", t_resets_race_running_work);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
