@@ -101,7 +101,13 @@ bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val);
  * spyre_model_process() (it returns soon), do the write and clear the abort.
  */
 bool spyre_model_write_needs_quiesce(struct spyre_model *m, uint32_t off, uint32_t val);
-/* May be called without the lock, from any thread. */
+/*
+ * May be called without the lock, from any thread. While set, the command
+ * running unlocked stops early and spyre_model_process() returns without
+ * committing it: the command runs again from its start later unless its
+ * ring or the card was reset meanwhile. So request it only for the resets
+ * above (a LAUNCH that updates memory in place is not safely restartable).
+ */
 void spyre_model_request_abort(struct spyre_model *m, bool abort);
 
 /*

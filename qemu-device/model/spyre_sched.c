@@ -221,7 +221,8 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	enum spyre_engine eng = SPYRE_ENG_NONE;
 	enum step_result res;
 	uint32_t st = SPYRE_CMD_OK;
-	uint64_t start, t;
+	uint64_t start;
+	unsigned int i;
 	const uint8_t *d = c.desc;
 
 	memset(&c, 0, sizeof(c));
@@ -319,14 +320,15 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 			consume(r, 1);
 		return STEP_PROGRESS;
 	case SPYRE_OP_TIMESTAMP:
-		t = start;
-		st = do_timestamp(m, &c, t);
+		st = do_timestamp(m, &c, start);
+		if (st == SPYRE_CMD_ABORTED)
+			return STEP_ABORT;	/* redone after the reset, if still queued */
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
 		spyre_sem_signal(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
 				 spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), start);
-		for (t = 0; t < m->cfg.num_rings; t++)
-			m->rings[t].sem_blocked = false;
+		for (i = 0; i < m->cfg.num_rings; i++)
+			m->rings[i].sem_blocked = false;	/* let waiters look again */
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {
