@@ -63,6 +63,7 @@ struct spyre_queue {
  * @replay: the ring was reset under the job: write it again
  * @cancelled: its process was killed: the job's commands became NOPs
  * @ring_start: free-running ring index of the job's first descriptor
+ * @emit_time: jiffies when the job was last written to the ring
  * @link: entry in the ring's pending list
  * @status: SPYRE_CMD_* from the completion record
  * @engine_ns: compute and DMA engine time the job used, from its completion
@@ -84,6 +85,7 @@ struct spyre_job {
 	bool replay;
 	bool cancelled;
 	u32 ring_start;
+	unsigned long emit_time;
 	struct list_head link;
 	u32 status;
 	u64 engine_ns[2];
@@ -105,9 +107,12 @@ void spyre_kernel_queue_fini(struct spyre_device *sdev);
 int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 
-/* spyre_job.c */
+/* spyre_submit.c */
 int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-int spyre_errno_from_status(u32 status);
+
+/* spyre_job.c */
+void *spyre_next_desc(struct spyre_job *job);
+void spyre_job_free(struct spyre_job *job);
 int spyre_kernel_fill(struct spyre_device *sdev, u64 dev_addr, u64 size);
 
 #endif /* SPYRE_JOB_H */

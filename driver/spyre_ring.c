@@ -120,7 +120,7 @@ void spyre_ring_hw_reset(struct spyre_ring *ring)
 	spin_lock_irqsave(&ring->lock, flags);
 	ring->tail = 0;
 	ring->progress_head = 0;
-	ring->stalls = 0;
+	ring->progress_time = jiffies;
 	spin_unlock_irqrestore(&ring->lock, flags);
 }
 
@@ -185,6 +185,7 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 		       job->descs + (size_t)i * SPYRE_DESC_SIZE, SPYRE_DESC_SIZE);
 	}
 	job->ring_start = ring->tail;
+	job->emit_time = jiffies;
 	ring->tail += job->ndescs;
 	list_add_tail(&job->link, &ring->pending);
 	job->replay = false;
@@ -307,18 +308,22 @@ void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 }
 
 /*
- * Decides at a job timeout whether the ring is stuck. The card's engines
- * are shared by all rings, so a ring may wait a long time behind other
- * rings' work: a ring that did not move only counts as hung when the card
- * did not move either, or when it has not moved for SPYRE_MAX_STALLS
- * timeouts in a row whatever the rest of the card does.
+ * Decides at a timeout of @job, the oldest job on the ring, whether the
+ * ring is stuck. The card's progress inside one command is invisible, and
+ * a command's run time depends on the host running the card, so a ring
+ * counts as stuck only once its head and completions have not moved for
+ * the job timeout and at least SPYRE_MIN_HANG_MS, measured from the later
+ * of its last movement and the job reaching the ring. The card's engines
+ * are shared by all rings, so while the rest of the card moves a ring may
+ * just be waiting its turn: then it gets SPYRE_MAX_STALLS times as long.
  */
-bool spyre_ring_is_stuck(struct spyre_ring *ring)
+bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job)
 {
 	struct spyre_device *sdev = ring->sdev;
 	u32 head = spyre_ring_read(ring, SPYRE_RING_HEAD);
 	u64 done = le64_to_cpu(READ_ONCE(ring->wb->completed_seqno));
 	u64 card = atomic64_read(&sdev->completions);
+	unsigned long since, stalled, limit;
 	bool ring_moved, card_moved;
 	unsigned int i;
 
@@ -330,12 +335,20 @@ bool spyre_ring_is_stuck(struct spyre_ring *ring)
 	ring->progress_head = head;
 	ring->progress_seqno = done;
 	ring->progress_card = card;
-
 	if (ring_moved) {
-		ring->stalls = 0;
+		ring->progress_time = jiffies;
 		return false;
 	}
-	return !card_moved || ++ring->stalls >= SPYRE_MAX_STALLS;
+
+	since = time_after(job->emit_time, ring->progress_time) ? job->emit_time :
+								  ring->progress_time;
+	stalled = jiffies - since;
+	limit = msecs_to_jiffies(max(READ_ONCE(spyre_job_timeout_ms), SPYRE_MIN_HANG_MS));
+	/* The timer and the job's start are a few jiffies apart: allow for it. */
+	limit -= limit / 8;
+	if (card_moved)
+		limit *= SPYRE_MAX_STALLS;
+	return stalled >= limit;
 }
 
 /*

@@ -17,7 +17,9 @@
 struct spyre_job;
 struct spyre_queue;
 
-/* Timeouts in a row a ring may sit still while the rest of the card works. */
+/* Shortest time without progress that counts as a hang, whatever the timeout. */
+#define SPYRE_MIN_HANG_MS	1000
+/* How much longer a ring may sit still while the rest of the card works. */
 #define SPYRE_MAX_STALLS	6
 
 /**
@@ -45,7 +47,7 @@ struct spyre_queue;
  * @progress_head: head seen by the last timeout check
  * @progress_seqno: completed seqno seen by the last timeout check
  * @progress_card: card-wide progress token seen by the last timeout check
- * @stalls: timeouts in a row without progress of this ring
+ * @progress_time: jiffies when the ring was last seen moving
  * @jobs_done: jobs completed on the ring
  * @jobs_failed: jobs completed with an error
  * @resets: resets of this ring
@@ -76,7 +78,7 @@ struct spyre_ring {
 	u32 progress_head;
 	u64 progress_seqno;
 	u64 progress_card;
-	unsigned int stalls;
+	unsigned long progress_time;
 
 	atomic64_t jobs_done;
 	atomic64_t jobs_failed;
@@ -102,8 +104,9 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job);
 void spyre_ring_process_completions(struct spyre_ring *ring);
 void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 			     int guilty_error, int other_error);
-bool spyre_ring_is_stuck(struct spyre_ring *ring);
+bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job);
 void spyre_ring_cancel_queue(struct spyre_ring *ring, struct spyre_queue *queue);
 struct dma_fence *spyre_hw_fence_alloc(void);
+int spyre_errno_from_status(u32 status);
 
 #endif /* SPYRE_RING_H */
