@@ -255,7 +255,7 @@ TEST_F_TIMEOUT(bo_data, data_round_trip, 60)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		uint64_t size = cases[i].size, len = cases[i].len, off = cases[i].off;
 		struct drm_spyre_cmd cmd[2];
 		uint32_t dev, src, dst;

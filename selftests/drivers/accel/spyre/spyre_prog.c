@@ -143,13 +143,16 @@ size_t sp_prog_load_at(void *buf, uint64_t off, uint32_t len)
 	return sp_prog_size(1);
 }
 
-size_t sp_prog_busy(void *buf, uint32_t rows)
+size_t sp_prog_busy(void *buf, uint32_t ninsns)
 {
-	uint8_t *first = header(buf, 1, 1, 0), *in;
+	uint8_t *first = header(buf, ninsns, 1, 0), *in;
+	uint32_t i;
 
-	in = insn(first, 0, SP_I_LOAD, 0, 0);
-	mem(in, 0, 0, rows, 1, 0, 0, 0);
-	return sp_prog_size(1);
+	for (i = 0; i < ninsns; i++) {
+		in = insn(first, i, SP_I_LOAD, 0, 0);
+		mem(in, 0, 0, 2u << 20, 1, 0, 0, 0);
+	}
+	return sp_prog_size(ninsns);
 }
 
 size_t sp_prog_deadlock(void *buf)

@@ -39,11 +39,12 @@ size_t sp_prog_scale(void *buf, uint32_t n, float a, float b);
 /* Loads from slot 0 at @off (@len bytes): out of range fails the job. */
 size_t sp_prog_load_at(void *buf, uint64_t off, uint32_t len);
 /*
- * Busy program: one LOAD of @rows one-byte rows from slot 0. The card bills
- * a whole 128-byte stick per row, so it takes about rows ns of device time
- * while costing the emulator little real work.
+ * Busy program: @ninsns LOADs of 2 Mi one-byte rows each from slot 0 (an
+ * instruction may move at most a scratchpad). The card bills a whole
+ * 128-byte stick per row, so each takes about 2 ms of device time while
+ * costing the emulator little real work. @buf holds sp_prog_size(@ninsns).
  */
-size_t sp_prog_busy(void *buf, uint32_t rows);
+size_t sp_prog_busy(void *buf, uint32_t ninsns);
 /* Waits on a data token nothing produces: the card reports a deadlock. */
 size_t sp_prog_deadlock(void *buf);
 

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -236,32 +238,62 @@ TEST_F_TIMEOUT(recovery, hang_spares_same_ring_queue, 60)
 }
 
 /*
- * The timeout catches hangs, not long jobs: with a 50 ms job timeout, a job
- * of many commands that runs for far longer, but makes progress, succeeds.
+ * The timeout catches hangs, not long jobs: a job of many short commands
+ * that runs for several job timeouts, but makes progress all along,
+ * succeeds. The timeout is sized from the measured speed of one command
+ * (40 commands' worth, at least 50 ms), so a loaded host does not turn
+ * progress into a hang.
  */
-TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 60)
+TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 90)
 {
-	struct drm_spyre_cmd cmds[129];
-	uint64_t t0, t1;
-	uint32_t q, big;
-	int i, ret;
+	uint32_t max = self->d.p[DRM_SPYRE_PARAM_MAX_CMDS], n, q, big, i;
+	struct drm_spyre_cmd *cmds = calloc(max, sizeof(*cmds));
+	uint64_t t0, t16, t64, per_cmd, timeout_ms, elapsed;
+	char val[32];
+	int ret;
 
 	if (!self->saved_timeout[0])
 		SKIP(return, "job_timeout_ms is not writable");
+	ASSERT_NE(NULL, cmds);
+	ASSERT_LE(160, max);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q));
-	ASSERT_EQ(0, sp_bo_create(self->d.fd, 16 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &big));
-	for (i = 0; i < 128; i++)
-		cmds[i] = sp_cmd_fill(big, 0, 16 * SP_MiB, i);
-	cmds[128] = sp_cmd_ts(self->host, 0);
-	ASSERT_EQ(0, write_file(TIMEOUT_PARAM, "50"));
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 32 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &big));
+	for (i = 0; i < max - 1; i++)
+		cmds[i] = sp_cmd_fill(big, 0, 32 * SP_MiB, i);
+	/* calibrate: the cost of one command here, now, without fixed costs */
+	cmds[15] = sp_cmd_ts(self->host, 8);
 	t0 = sp_now_ns();
-	ret = sp_run(self->d.fd, q, cmds, 129);
-	t1 = sp_now_ns();
+	ASSERT_EQ(0, sp_run(self->d.fd, q, cmds, 16));
+	t16 = sp_now_ns() - t0;
+	cmds[15] = sp_cmd_fill(big, 0, 32 * SP_MiB, 15);
+	cmds[63] = sp_cmd_ts(self->host, 8);
+	t0 = sp_now_ns();
+	ASSERT_EQ(0, sp_run(self->d.fd, q, cmds, 64));
+	t64 = sp_now_ns() - t0;
+	cmds[63] = sp_cmd_fill(big, 0, 32 * SP_MiB, 63);
+	per_cmd = t64 > t16 ? (t64 - t16) / 48 : t64 / 64;
+	timeout_ms = per_cmd * 40 / 1000000 + 1;
+	if (timeout_ms < 50)
+		timeout_ms = 50;
+	/* long enough for three timeouts, if the card allows */
+	n = timeout_ms * 1000000 * 3 / per_cmd + 1;
+	if (n > max)
+		n = max;
+	cmds[n - 1] = sp_cmd_ts(self->host, 0);
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)timeout_ms);
+	ASSERT_EQ(0, write_file(TIMEOUT_PARAM, val));
+	t0 = sp_now_ns();
+	ret = sp_run(self->d.fd, q, cmds, n);
+	elapsed = sp_now_ns() - t0;
 	ASSERT_EQ(0, write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
-	TH_LOG("job ran %llu ms against a 50 ms timeout", (unsigned long long)(t1 - t0) / 1000000);
+	TH_LOG("%u commands ran %llu ms against a %llu ms timeout", n,
+	       (unsigned long long)elapsed / 1000000, (unsigned long long)timeout_ms);
 	EXPECT_EQ(0, ret);
 	EXPECT_EQ(self->resets, reset_count(self));
 	EXPECT_NE(0, self->map[0]);
+	/* else the job was too short to prove anything */
+	EXPECT_GT(elapsed / 1000000, timeout_ms);
+	free(cmds);
 }
 
 /* A failed DMA fails its job with -EIO; the queue is not banned. */

@@ -375,11 +375,11 @@ TEST_F_TIMEOUT(submit, transfer_overlaps_compute, 90)
 	struct drm_spyre_bo_range arg = { 0 };
 	struct drm_spyre_cmd c[3];
 	uint32_t prog, src, dst, gq;
-	uint8_t pbuf[256];
+	uint8_t pbuf[SP_PROG_HDR_SIZE + 20 * SP_INSN_SIZE];
 	uint64_t *ts = (uint64_t *)self->map, c0, c1, d0, d1;
 	size_t plen;
 
-	plen = sp_prog_busy(pbuf, 40u * 1000 * 1000);	/* ~40 ms of device time */
+	plen = sp_prog_busy(pbuf, 20);	/* ~40 ms of device time */
 	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, pbuf, plen, SP_PAGE, &prog));
 	ASSERT_EQ(0, sp_bo_create(self->d.fd, SP_PAGE, DRM_SPYRE_PLACEMENT_DEVICE, &arg.handle));
 	arg.size = SP_PAGE;
