@@ -106,6 +106,35 @@ static int spyre_rings_show(struct seq_file *m, void *unused)
 	return 0;
 }
 
+/* Hardware fences not signalled yet, oldest first per ring. */
+static int spyre_fences_show(struct seq_file *m, void *unused)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct spyre_device *sdev = to_spyre_device(entry->dev);
+	unsigned int i;
+
+	seq_printf(m, "%-12s %-8s %-6s %-8s %-6s %-10s %s\n",
+		   "ring", "seqno", "queue", "client", "descs", "age_ms", "state");
+	for (i = 0; i < sdev->num_rings; i++) {
+		struct spyre_ring *ring = &sdev->rings[i];
+		struct spyre_job *job;
+		unsigned long flags;
+
+		spin_lock_irqsave(&ring->lock, flags);
+		list_for_each_entry(job, &ring->pending, link) {
+			struct spyre_queue *queue = job->queue;
+
+			seq_printf(m, "%-12s %-8llu %-6u %-8llu %-6u %-10u %s\n", ring->name,
+				   job->seqno, queue->id,
+				   queue->sfile ? queue->sfile->drm_client_id : 0, job->ndescs,
+				   jiffies_to_msecs(jiffies - job->emit_time),
+				   job->cancelled ? "cancelled" : "running");
+		}
+		spin_unlock_irqrestore(&ring->lock, flags);
+	}
+	return 0;
+}
+
 static int spyre_queues_show(struct seq_file *m, void *unused)
 {
 	struct drm_debugfs_entry *entry = m->private;
@@ -140,6 +169,7 @@ static const struct drm_debugfs_info spyre_debugfs_list[] = {
 	{ "memory", spyre_mem_show, 0 },
 	{ "rings", spyre_rings_show, 0 },
 	{ "queues", spyre_queues_show, 0 },
+	{ "fences", spyre_fences_show, 0 },
 };
 
 /* Writing anything resets the card now and waits for the reset to finish. */

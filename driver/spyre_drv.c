@@ -364,6 +364,15 @@ static void spyre_remove(struct pci_dev *pdev)
 	spyre_device_fini(sdev);
 }
 
+/* Stops the card's DMA before a reboot or kexec hands memory to someone else. */
+static void spyre_shutdown(struct pci_dev *pdev)
+{
+	struct spyre_device *sdev = pci_get_drvdata(pdev);
+
+	if (sdev && sdev->regs)
+		spyre_write(sdev, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+}
+
 static const struct pci_device_id spyre_pci_ids[] = {
 	{ PCI_DEVICE(SPYRE_PCI_VENDOR_ID, SPYRE_PCI_DEVICE_ID) },
 	{ }
@@ -375,6 +384,7 @@ static struct pci_driver spyre_pci_driver = {
 	.id_table = spyre_pci_ids,
 	.probe = spyre_probe,
 	.remove = spyre_remove,
+	.shutdown = spyre_shutdown,
 };
 
 static int __init spyre_init(void)
