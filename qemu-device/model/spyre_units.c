@@ -129,8 +129,8 @@ static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 			float *restrict cr = c + (size_t)i * n;
 
 			for (p = p0; p < pe; p++) {
-				const float av = a[(size_t)i * k + p];
 				const float *restrict br = b + (size_t)p * n;
+				const float av = a[(size_t)i * k + p];
 
 				for (j = 0; j < n; j++)
 					cr[j] += av * br[j];

@@ -315,8 +315,9 @@ TEST(prog_vec_convert_dtypes)
 	CHECK_EQ(q[4], -128);	/* (4-32)*5.3 = -148.4 saturates */
 	CHECK_EQ(q[40], 42);	/* 8 * 5.3 = 42.4 */
 	for (i = 0; i < 4; i++) {
-		uint8_t dt = (uint8_t[]){ SPYRE_DT_FP16, SPYRE_DT_BF16, SPYRE_DT_DLF16,
-					  SPYRE_DT_FP16 }[i];
+		static const uint8_t types[] = { SPYRE_DT_FP16, SPYRE_DT_BF16, SPYRE_DT_DLF16,
+						 SPYRE_DT_FP16 };
+		uint8_t dt = types[i];
 
 		v = vtmpl(SPYRE_VF_COPY, SPYRE_DT_FP32, dt, 1, 64);
 		CHECK_EQ(vec_run(t, &v, 256, 128), 0);

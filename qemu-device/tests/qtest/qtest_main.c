@@ -17,8 +17,12 @@
 
 /* --- framework ------------------------------------------------------------ */
 static int failed_checks, passed, failed;
-#define CHECK(c) do { if (!(c)) { failed_checks++; \
-	printf("  FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+#define CHECK(c) do {							\
+	if (!(c)) {							\
+		failed_checks++;					\
+		printf("  FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);	\
+	}								\
+} while (0)
 #define CHECK_EQ(a, b) do { unsigned long long _a = (a), _b = (b); if (_a != _b) { \
 	failed_checks++; printf("  FAIL %s:%d: %s == %s (0x%llx != 0x%llx)\n", \
 				__FILE__, __LINE__, #a, #b, _a, _b); } } while (0)
@@ -116,6 +120,7 @@ static uint64_t ring_mem(unsigned int n)
 
 static void ring_setup(struct card *c, unsigned int n)
 {
+	static const uint8_t zero[64];
 	uint64_t base = ring_mem(n), wb = WB + 64 * n;
 
 	wr(c, SPYRE_RING_REG(n, SPYRE_RING_CTRL), SPYRE_RING_CTRL_RESET);
@@ -125,7 +130,7 @@ static void ring_setup(struct card *c, unsigned int n)
 	wr(c, SPYRE_RING_REG(n, SPYRE_RING_WB_LO), (uint32_t)wb);
 	wr(c, SPYRE_RING_REG(n, SPYRE_RING_WB_HI), 0);
 	wr(c, SPYRE_RING_REG(n, SPYRE_RING_CTRL), SPYRE_RING_CTRL_ENABLE);
-	qt_memwrite(c->q, wb, (uint8_t[64]){ 0 }, 64);
+	qt_memwrite(c->q, wb, zero, sizeof(zero));
 	c->tail[n] = 0;
 }
 
