@@ -27,6 +27,7 @@ struct test {
 void test_register(struct test *t);
 extern int test_failures;
 extern const char *test_backend;	/* "sim" or "drm" */
+extern _Thread_local unsigned long test_allocs;	/* heap allocations of this thread */
 
 #define TEST_ORDER(fname, ord)                                                    \
 	static void fname(spyre_device *dev);                                      \

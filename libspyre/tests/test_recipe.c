@@ -179,3 +179,58 @@ TEST(recipe_errors)
 	spyre_bo_destroy(h);
 	spyre_bo_destroy(d);
 }
+
+/* A launch binds and submits from preallocated state: no heap allocation. */
+TEST(recipe_launch_allocates_nothing)
+{
+	struct prep pp = { 0, 0 };
+	spyre_program *prog;
+	spyre_recipe *r;
+	spyre_stream *st[2];
+	spyre_bo *x, *y;
+	void *xm, *ym;
+	unsigned long before, during = 0;
+	size_t sz;
+	void *img;
+	int k;
+
+	img = kern_scale_f32(N, 2.0f, 1.0f, &sz);
+	OK(spyre_program_load(dev, img, sz, &prog));
+	free(img);
+	OK(build(dev, prog, &pp, &r));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &st[0]));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &st[1]));
+	OK(host_bo(dev, BYTES, &x, &xm));
+	OK(host_bo(dev, BYTES, &y, &ym));
+	for (k = 0; k < 24; k++) {
+		struct spyre_buf args[2] = { spyre_bo_buf(x), spyre_bo_buf(y) };
+
+		before = test_allocs;
+		OK(spyre_recipe_launch(r, st, args, 2));
+		if (k >= 4)	/* after warm-up (first-use lazy state of libc) */
+			during += test_allocs - before;
+		if (k % 3 == 0) {
+			OK(spyre_stream_synchronize(st[1]));
+			OK(spyre_stream_synchronize(st[0]));
+		}
+	}
+	OK(spyre_stream_synchronize(st[1]));
+	OK(spyre_stream_synchronize(st[0]));
+	CHECK(during == 0, "20 launches allocated %lu times", during);
+	/* The counter does count: building a recipe allocates. */
+	before = test_allocs;
+	{
+		spyre_recipe *r2;
+
+		OK(spyre_recipe_create(dev, 1, 0, 0, &r2));
+		OK(spyre_recipe_destroy(r2));
+	}
+	CHECK(test_allocs > before, "allocation counter is not counting");
+	CHECK(pp.calls == 24, "host step ran %d times", pp.calls);
+	OK(spyre_recipe_destroy(r));
+	OK(spyre_stream_destroy(st[0]));
+	OK(spyre_stream_destroy(st[1]));
+	OK(spyre_program_destroy(prog));
+	spyre_bo_destroy(x);
+	spyre_bo_destroy(y);
+}

@@ -334,14 +334,18 @@ static int sim_queue_destroy(spyre_device *dev, uint32_t id)
 	return ret;
 }
 
+_Thread_local int spy_in_backend;
+
 static int sim_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 {
 	struct sim *sim = S(dev);
 	int ret;
 
+	spy_in_backend++;
 	pthread_mutex_lock(&sim->lock);
 	ret = sim_card_submit(dev, sim, sub);
 	pthread_mutex_unlock(&sim->lock);
+	spy_in_backend--;
 	return ret;
 }
 
