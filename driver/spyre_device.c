@@ -61,7 +61,7 @@ void spyre_card_reset(struct spyre_device *sdev, struct drm_sched_job *bad)
 
 	atomic_set(&sdev->card_reset_pending, 0);
 	spyre_card_reset_hw(sdev);
-	if (guilty)
+	if (guilty && !guilty->queue->kernel)
 		WRITE_ONCE(guilty->queue->banned, true);
 
 	for (i = 0; i < sdev->num_rings; i++) {

@@ -28,6 +28,7 @@ struct spyre_ring;
  *	@submit_lock), to wait for before tearing the entity down
  * @banned: one of the queue's jobs hung; no more submissions
  * @kernel: the driver's own queue (no file, never banned)
+ * @destroyed: torn down; set under @submit_lock so no job can follow
  * @jobs_submitted: jobs pushed to the queue
  */
 struct spyre_queue {
@@ -42,6 +43,7 @@ struct spyre_queue {
 	struct dma_fence *last_scheduled;
 	bool banned;
 	bool kernel;
+	bool destroyed;
 	atomic64_t jobs_submitted;
 };
 

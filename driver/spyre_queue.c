@@ -125,6 +125,7 @@ static void spyre_queue_teardown(struct spyre_queue *queue, bool killed)
 	int idx;
 
 	mutex_lock(&queue->submit_lock);
+	queue->destroyed = true;
 	last = queue->last_scheduled;
 	queue->last_scheduled = NULL;
 	mutex_unlock(&queue->submit_lock);

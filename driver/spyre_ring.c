@@ -274,9 +274,9 @@ void spyre_ring_process_completions(struct spyre_ring *ring)
 
 /*
  * After a reset: finishes every job still on the ring. The guilty job gets
- * @guilty_error; jobs of its queue get -ECANCELED; others get @other_error,
- * or, when @other_error is 0, are marked to be written again to the
- * fresh ring by the scheduler's resubmission.
+ * @guilty_error; jobs of its queue, if banned, get -ECANCELED; others get
+ * @other_error or, when @other_error is 0, are marked to be written again
+ * to the fresh ring by the scheduler's resubmission.
  */
 void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 			     int guilty_error, int other_error)
@@ -292,7 +292,7 @@ void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 			err = -ECANCELED;
 		else if (job == guilty)
 			err = guilty_error;
-		else if (guilty && job->queue == guilty->queue && !job->queue->kernel)
+		else if (guilty && job->queue == guilty->queue && READ_ONCE(job->queue->banned))
 			err = -ECANCELED;
 		else
 			err = other_error;

@@ -451,14 +451,21 @@ static int spyre_check_submit_args(const struct drm_spyre_submit *args)
 	return 0;
 }
 
-/* Queues the checked job: from here on nothing can fail. */
-static void spyre_push_job(struct spyre_job *job, struct spyre_out_sync *out, u32 n_out)
+/*
+ * Queues the checked job. The only failure left is a queue destroyed by
+ * another thread since the lookup; after the arm nothing can fail.
+ */
+static int spyre_push_job(struct spyre_job *job, struct spyre_out_sync *out, u32 n_out)
 {
 	struct spyre_queue *queue = job->queue;
 	struct dma_fence *finished;
 	u32 i;
 
 	mutex_lock(&queue->submit_lock);
+	if (queue->destroyed) {
+		mutex_unlock(&queue->submit_lock);
+		return -ENOENT;
+	}
 	drm_sched_job_arm(&job->base);
 	finished = dma_fence_get(&job->base.s_fence->finished);
 	dma_fence_put(queue->last_scheduled);
@@ -480,6 +487,7 @@ static void spyre_push_job(struct spyre_job *job, struct spyre_out_sync *out, u3
 		}
 	}
 	dma_fence_put(finished);
+	return 0;
 }
 
 int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
@@ -554,9 +562,10 @@ int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file
 			goto out_free;
 		}
 	}
-	spyre_push_job(job, out, args->out_sync_count);
+	ret = spyre_push_job(job, out, args->out_sync_count);
 	drm_gem_unlock_reservations(job->bos, job->nbos, &acquire);
-	job = NULL;
+	if (!ret)
+		job = NULL;
 
 out_free:
 	if (job) {
