@@ -216,7 +216,11 @@ typedef struct spyre_event spyre_event;
 
 int spyre_event_create(spyre_device *dev, unsigned int flags, spyre_event **out);
 int spyre_event_destroy(spyre_event *ev);
-/* The event completes when all work submitted to @s so far completed. */
+/*
+ * The event completes when all work submitted to @s so far completed.
+ * Re-recording a timing event first waits for its previous record (its
+ * timestamp slot is reused).
+ */
 int spyre_event_record(spyre_event *ev, spyre_stream *s);
 /* Work submitted to @s later starts after @ev completed (no host round trip). */
 int spyre_stream_wait_event(spyre_stream *s, spyre_event *ev);
@@ -292,8 +296,12 @@ int spyre_recipe_compute(spyre_recipe *r, unsigned int stream, const spyre_progr
 			 struct spyre_operand workspace);
 /*
  * Recipe-internal events (ids 0..15): a wait on stream B for an event
- * signalled on stream A orders B's following steps after A's steps up to
- * the signal. Waits must follow their signal in build order.
+ * signalled on stream A orders B's following steps after A's submission
+ * that holds the signal (each stream's run of device steps is one
+ * submission, so the wait covers all of that run, not only the steps up to
+ * the signal). Waits must follow their signal in build order; waits that
+ * would form a cycle between submissions make finalize fail (-EDEADLK).
+ * Host steps split a stream's steps into separate submissions.
  */
 int spyre_recipe_signal(spyre_recipe *r, unsigned int stream, unsigned int event_id);
 int spyre_recipe_wait(spyre_recipe *r, unsigned int stream, unsigned int event_id);
