@@ -24,7 +24,7 @@
 
 #define TIMEOUT_PARAM	"/sys/module/spyre/parameters/job_timeout_ms"
 /* Job timeout during these tests: hangs are detected quickly. */
-#define TEST_TIMEOUT_MS	"1000"
+#define TEST_TIMEOUT_MS	"2000"
 
 FIXTURE(recovery) {
 	struct sp_dev d;

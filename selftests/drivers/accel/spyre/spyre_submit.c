@@ -328,40 +328,47 @@ TEST_F(submit, order_within_queue)
 
 /*
  * Queues are independent: released together by one gate fence, a short job
- * on a second DMA queue finishes (in device time) long before a backlog of
- * about 10 ms on the first.
+ * on a second DMA queue runs (in device time) long before a backlog of
+ * about 85 ms of host-to-device copies on the first queue has finished.
  */
-TEST_F_TIMEOUT(submit, independent_queues, 60)
+TEST_F_TIMEOUT(submit, independent_queues, 90)
 {
 	struct drm_spyre_sync gate = { 0 }, out = { .handle = self->out };
-	struct drm_spyre_cmd cmds[129];
-	uint32_t q2, gq, big, i, other;
+	uint32_t q2, gq, src, big, i, other, n = 256;
+	struct drm_spyre_cmd *cmds = calloc(n + 2, sizeof(*cmds));
 	uint64_t *ts = (uint64_t *)self->map;
 
 	if (self->d.p[DRM_SPYRE_PARAM_DMA_RINGS] < 2)
 		SKIP(return, "one DMA ring: queues share it");
-	ASSERT_LE(129, self->d.p[DRM_SPYRE_PARAM_MAX_CMDS]);
+	ASSERT_NE(NULL, cmds);
+	ASSERT_LE(n + 2, self->d.p[DRM_SPYRE_PARAM_MAX_CMDS]);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA,
 				     DRM_SPYRE_PRIORITY_NORMAL, &q2));
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA,
 				     DRM_SPYRE_PRIORITY_NORMAL, &gq));
 	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &other, false));
 	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &gate.handle, false));
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 16 * SP_MiB, DRM_SPYRE_PLACEMENT_HOST, &src));
 	ASSERT_EQ(0, sp_bo_create(self->d.fd, 16 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &big));
 	cmds[0] = sp_cmd_fill(big, 0, 16 * SP_MiB, 0);
 	ASSERT_EQ(0, sp_submit(self->d.fd, gq, cmds, 1, NULL, 0, &gate, 1));
-	for (i = 0; i < 128; i++)
-		cmds[i] = sp_cmd_fill(big, 0, 16 * SP_MiB, i);
-	cmds[128] = sp_cmd_ts(self->host, 0);
-	ASSERT_EQ(0, sp_submit(self->d.fd, self->dq, cmds, 129, &gate, 1, &out, 1));
-	cmds[0] = sp_cmd_ts(self->host, 8);
+	/* 16 MiB over PCIe: about 335 us of device time each */
+	cmds[0] = sp_cmd_ts(self->host, 0);
+	for (i = 1; i <= n; i++)
+		cmds[i] = sp_cmd_copy(src, 0, big, 0, 16 * SP_MiB);
+	cmds[n + 1] = sp_cmd_ts(self->host, 8);
+	ASSERT_EQ(0, sp_submit(self->d.fd, self->dq, cmds, n + 2, &gate, 1, &out, 1));
+	cmds[0] = sp_cmd_ts(self->host, 16);
 	out.handle = other;
 	ASSERT_EQ(0, sp_submit(self->d.fd, q2, cmds, 1, &gate, 1, &out, 1));
 	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, self->out, 0, SP_WAIT_NS));
 	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, other, 0, SP_WAIT_NS));
-	TH_LOG("backlog done at %llu ns, other queue at %llu ns",
-	       (unsigned long long)ts[0], (unsigned long long)ts[1]);
-	EXPECT_LT(ts[1], ts[0]);
+	TH_LOG("backlog [%llu, %llu] ns, other queue at %llu ns",
+	       (unsigned long long)ts[0], (unsigned long long)ts[1],
+	       (unsigned long long)ts[2]);
+	EXPECT_GE(ts[1] - ts[0], 80ull * 1000 * 1000);
+	EXPECT_LT(ts[2], ts[1]);
+	free(cmds);
 }
 
 /*
