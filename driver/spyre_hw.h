@@ -98,7 +98,7 @@
 #define   SPYRE_RING_STATUS_IDLE	0x00000002 /* head == tail, nothing running */
 #define   SPYRE_RING_STATUS_ERROR	0x00000004 /* ring error: reset the ring */
 #define SPYRE_RING_HEAD			0x1c	/* RO: free-running index of next fetch */
-#define SPYRE_RING_TAIL			0x20	/* RW doorbell: free-running index past last entry */
+#define SPYRE_RING_TAIL			0x20	/* RW doorbell: free-running index past last one */
 #define SPYRE_RING_ERROR		0x24	/* RO: SPYRE_RING_ERR_* */
 #define SPYRE_RING_IRQ_VECTOR		0x28	/* RO: MSI-X vector of this ring */
 
