@@ -126,6 +126,25 @@ static uint32_t build(struct spyre_insn *p)
 	return n;
 }
 
+static void host_gemm(const float *a, const float *b, float *c)
+{
+#ifdef SPYRE_HAVE_CBLAS
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f,
+		    c, N);
+#else
+	size_t i, j, q;
+
+	memset(c, 0, 4ull * N * N);
+	for (i = 0; i < N; i++)
+		for (j = 0; j < N; j++) {
+			float av = a[i * N + j];
+
+			for (q = 0; q < N; q++)
+				c[i * N + q] += av * b[j * N + q];
+		}
+#endif
+}
+
 int main(void)
 {
 	static const struct spyre_model_ops ops = { h_read, h_write, h_irq, h_now, NULL, NULL };
@@ -140,7 +159,7 @@ int main(void)
 	struct spyre_hw_args *args = (void *)(host + 64);
 	struct spyre_hw_fence *f = (void *)(host + 128);
 	struct spyre_hw_completion *rec = (void *)(host + 2048);
-	double t0, t_model, t_blas, err = 0, ref = 0;
+	double t0, t_model, t_blas, t_blas_mt, err = 0, ref = 0;
 	uint16_t *A = (uint16_t *)(dev + A_AT), *B = (uint16_t *)(dev + B_AT);
 	uint16_t *C = (uint16_t *)(dev + C_AT);
 	unsigned int s = 42;
@@ -180,46 +199,61 @@ int main(void)
 	f->opcode = SPYRE_OP_FENCE;
 	f->seqno = 1;
 	f->record_addr = 0x1000 + 2048;
-	spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_BASE_LO), 0x1000);
-	spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_SIZE_LOG2), 4);
-	spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_WB_LO), 0x1000 + 3072);
-	spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_CTRL), SPYRE_RING_CTRL_ENABLE);
-	spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_TAIL), 3);
-
-	t0 = wall();
-	spyre_model_process(m);
-	t_model = wall() - t0;
-	if (rec->seqno != 1 || rec->status) {
-		printf("launch failed: status %u\n", rec->status);
-		return 1;
+	/* best of three runs each: the machine may be shared */
+	t_model = t_blas = 1e30;
+	for (j = 0; j < 3; j++) {
+		spyre_model_write(m, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+		spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_BASE_LO), 0x1000);
+		spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_SIZE_LOG2), 4);
+		spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_WB_LO), 0x1000 + 3072);
+		spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_CTRL), SPYRE_RING_CTRL_ENABLE);
+		memset(rec, 0, sizeof(*rec));
+		t0 = wall();
+		spyre_model_write(m, SPYRE_RING_REG(0, SPYRE_RING_TAIL), 3);
+		spyre_model_process(m);
+		t0 = wall() - t0;
+		if (t0 < t_model)
+			t_model = t0;
+		if (rec->seqno != 1 || rec->status) {
+			printf("launch failed: status %u\n", rec->status);
+			return 1;
+		}
 	}
 
-	t0 = wall();
-#ifdef SPYRE_HAVE_CBLAS
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f,
-		    c, N);
-#else
-	memset(c, 0, 4ull * N * N);
-	for (i = 0; i < N; i++)
-		for (j = 0; j < N; j++) {
-			float av = a[i * N + j];
-			int q;
-
-			for (q = 0; q < N; q++)
-				c[i * N + q] += av * b[(size_t)j * N + q];
-		}
+	/* one host thread, like the model's own emulation */
+#if defined(SPYRE_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
+	openblas_set_num_threads(1);
 #endif
-	t_blas = wall() - t0;
+	for (j = 0; j < 3; j++) {
+		t0 = wall();
+		host_gemm(a, b, c);
+		t0 = wall() - t0;
+		if (t0 < t_blas)
+			t_blas = t0;
+	}
+	t_blas_mt = t_blas;
+#if defined(SPYRE_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
+	openblas_set_num_threads(openblas_get_num_procs());
+	for (j = 0; j < 3; j++) {
+		t0 = wall();
+		host_gemm(a, b, c);
+		t0 = wall() - t0;
+		if (t0 < t_blas_mt)
+			t_blas_mt = t0;
+	}
+#endif
+
 
 	for (i = 0; i < (size_t)N * N; i++) {
 		err = fmax(err, fabs(spyre_fp16_to_f32(C[i]) - c[i]));
 		ref = fmax(ref, fabs(c[i]));
 	}
-	(void)j;
-	printf("model_matmul: 1024^3 fp16 on 32 cores, %u instructions\n", h.num_insns);
+	printf("model_matmul: 1024^3 fp16 on 32 cores, %u instructions (best of 3)\n",
+	       h.num_insns);
 	printf("  model emulation : %.3f s (host wall)\n", t_model);
-	printf("  host BLAS fp32  : %.3f s (host wall)\n", t_blas);
-	printf("  ratio model/BLAS: %.1f\n", t_model / t_blas);
+	printf("  host BLAS fp32  : %.3f s (host wall, 1 thread; all threads %.3f s)\n", t_blas,
+	       t_blas_mt);
+	printf("  ratio model/BLAS: %.1f (both on one host thread)\n", t_model / t_blas);
 	printf("  modelled device time: %llu ns (compute %llu ns) = %.1f TFLOP/s\n",
 	       (unsigned long long)(rec->end_ns - rec->start_ns),
 	       (unsigned long long)rec->compute_ns, 2.0 * N * N * N / (rec->end_ns - rec->start_ns) / 1e3);
