@@ -257,6 +257,7 @@ struct spyre_hw_sem {
  * @opcode: SPYRE_OP_TIMESTAMP
  * @flags: SPYRE_DESC_F_DEVMEM when @addr is a device address
  * @rsvd: zero
+ * @rsvd1: zero
  * @addr: device address, or DMA address of a host scatter list
  * @sg_count: scatter list entries (host target)
  * @rsvd2: zero
@@ -283,6 +284,7 @@ struct spyre_hw_timestamp {
  * @opcode: SPYRE_OP_FENCE
  * @flags: SPYRE_DESC_F_IRQ to interrupt
  * @rsvd: zero
+ * @rsvd1: zero
  * @seqno: job sequence number, written to the completion record and to
  *         spyre_hw_ring_wb.completed_seqno
  * @record_addr: DMA address of the job's struct spyre_hw_completion
