@@ -27,18 +27,26 @@ if [ "${1:-}" = --guest ]; then
 		sleep 1
 		SPYRE_BACKEND=drm "$out/examples/pipeline" 8 2 2>&1
 		echo "# libspyre-vm: pipeline exit $?"
+		# spyre-smi while another process holds the card (8 MiB device,
+		# 4 MiB host, one DMA queue)
+		mkfifo /tmp/hold.in
+		"$out/tests/spyre-hold" </tmp/hold.in >/tmp/hold.out 2>&1 &
+		exec 9>/tmp/hold.in
+		for _ in $(seq 50); do grep -q ready /tmp/hold.out && break; sleep 0.2; done
 		"$out/spyre-smi" --json >/tmp/smi.json 2>&1
 		rc=$?
 		cat /tmp/smi.json
 		echo "# libspyre-vm: smi exit $rc"
 		"$out/spyre-smi" 2>&1
+		exec 9>&-
+		wait
 	fi
 	exit 0
 fi
 
 # --- on the host -------------------------------------------------------------
 if ! make -s -C "$top/libspyre" BUILD="$build" "$out/tests/spyre-tests" "$out/examples/pipeline" \
-	"$out/spyre-smi" >"$build/libspyre-vm.build.log" 2>&1; then
+	"$out/spyre-smi" "$out/tests/spyre-hold" >"$build/libspyre-vm.build.log" 2>&1; then
 	cat "$build/libspyre-vm.build.log" >&2
 	echo "libspyre-vm: building libspyre failed" >&2
 	echo "0 passed, 1 failed"
@@ -65,14 +73,21 @@ if [ $# -eq 0 ]; then
 	if grep -q '^# libspyre-vm: pipeline exit 0$' "$log"; then
 		pass=$((pass + 1))
 	else
-		echo "FAIL: examples/pipeline (wrong results or no transfer/compute overlap)"
+		echo "FAIL: examples/pipeline (wrong results)"
 		fail=$((fail + 1))
 	fi
+	# valid JSON, and the holder process shows with its 8 MiB of device memory
 	if grep -q '^# libspyre-vm: smi exit 0$' "$log" &&
-		sed -n '/^{"cards"/p' "$log" | python3 -m json.tool >/dev/null 2>&1; then
+		sed -n '/^{"cards"/p' "$log" | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["cards"][0]
+p = [x for x in c["processes"] if x["comm"] == "spyre-hold"]
+assert p and p[0]["total-device"] >= 8 << 20 and p[0]["total-host"] >= 4 << 20, c
+assert c["memory_used"] >= 8 << 20 and c["queues"] >= 1, c
+' 2>&1; then
 		pass=$((pass + 1))
 	else
-		echo "FAIL: spyre-smi --json"
+		echo "FAIL: spyre-smi --json (invalid, or the holder process/its memory missing)"
 		fail=$((fail + 1))
 	fi
 fi
