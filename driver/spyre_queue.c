@@ -118,7 +118,8 @@ err_put:
  * the card finish; jobs still waiting for their dependencies after a job
  * timeout are cancelled (their fences signal with -ESRCH).
  */
-static void spyre_queue_teardown(struct spyre_queue *queue, bool killed)
+static void spyre_queue_teardown(struct spyre_queue *queue, bool killed,
+				 unsigned long deadline)
 {
 	struct spyre_device *sdev = queue->ring->sdev;
 	struct dma_fence *last;
@@ -130,8 +131,8 @@ static void spyre_queue_teardown(struct spyre_queue *queue, bool killed)
 	queue->last_scheduled = NULL;
 	mutex_unlock(&queue->submit_lock);
 
-	if (last && !killed)
-		dma_fence_wait_timeout(last, false, msecs_to_jiffies(spyre_job_timeout_ms));
+	if (last && !killed && time_before(jiffies, deadline))
+		dma_fence_wait_timeout(last, false, deadline - jiffies);
 	dma_fence_put(last);
 	/* Not drm_sched_entity_destroy(): its flush could wait forever. */
 	drm_sched_entity_fini(&queue->entity);
@@ -157,7 +158,7 @@ int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_fil
 	queue = xa_erase(&sfile->queues, args->queue_id);
 	if (!queue)
 		return -ENOENT;
-	spyre_queue_teardown(queue, false);
+	spyre_queue_teardown(queue, false, jiffies + msecs_to_jiffies(spyre_job_timeout_ms));
 	return 0;
 }
 
@@ -169,12 +170,14 @@ int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_fil
 void spyre_queues_destroy_all(struct spyre_file *sfile)
 {
 	bool killed = (current->flags & PF_EXITING) && current->exit_code == SIGKILL;
+	/* One wait bound for the whole file, however many queues it has. */
+	unsigned long deadline = jiffies + msecs_to_jiffies(spyre_job_timeout_ms);
 	struct spyre_queue *queue;
 	unsigned long id;
 
 	xa_for_each(&sfile->queues, id, queue) {
 		xa_erase(&sfile->queues, id);
-		spyre_queue_teardown(queue, killed);
+		spyre_queue_teardown(queue, killed, deadline);
 	}
 }
 
@@ -212,6 +215,7 @@ void spyre_kernel_queue_fini(struct spyre_device *sdev)
 {
 	if (!sdev->kqueue)
 		return;
-	spyre_queue_teardown(sdev->kqueue, false);
+	spyre_queue_teardown(sdev->kqueue, false,
+			     jiffies + msecs_to_jiffies(spyre_job_timeout_ms));
 	sdev->kqueue = NULL;
 }
