@@ -168,6 +168,41 @@ TEST_F(params, fdinfo_keys)
 		TH_LOG("fdinfo:\n%s", buf);
 }
 
+/*
+ * fdinfo accounts this file's memory per region and the device time its
+ * jobs used per engine (drm-usage-stats).
+ */
+TEST_F(params, fdinfo_usage)
+{
+	uint64_t dev_mem, host_mem, dma0, dma1, cmp0, cmp1;
+	struct drm_spyre_cmd c;
+	uint32_t dq, cq, dev, host;
+
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 4 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &dev));
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 2 * SP_MiB, DRM_SPYRE_PLACEMENT_HOST, &host));
+	ASSERT_EQ(0, sp_fdinfo_u64(self->d.fd, "drm-total-device", &dev_mem));
+	ASSERT_EQ(0, sp_fdinfo_u64(self->d.fd, "drm-total-host", &host_mem));
+	EXPECT_EQ(4 * SP_MiB, dev_mem);
+	EXPECT_EQ(2 * SP_MiB, host_mem);
+
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA, DRM_SPYRE_PRIORITY_NORMAL,
+				     &dq));
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_COMPUTE,
+				     DRM_SPYRE_PRIORITY_NORMAL, &cq));
+	ASSERT_EQ(0, sp_fdinfo_u64(self->d.fd, "drm-engine-dma", &dma0));
+	ASSERT_EQ(0, sp_fdinfo_u64(self->d.fd, "drm-engine-compute", &cmp0));
+	c = sp_cmd_copy(host, 0, dev, 0, 2 * SP_MiB);
+	ASSERT_EQ(0, sp_run(self->d.fd, dq, &c, 1));
+	ASSERT_EQ(0, sp_fdinfo_u64(self->d.fd, "drm-engine-dma", &dma1));
+	/* 2 MiB over PCIe is tens of microseconds of modelled time */
+	EXPECT_GE(dma1 - dma0, 10000);
+	EXPECT_EQ(0, sp_fdinfo_u64(self->d.fd, "drm-engine-compute", &cmp1));
+	EXPECT_EQ(cmp0, cmp1);
+	ASSERT_EQ(0, sp_bo_close(self->d.fd, dev));
+	ASSERT_EQ(0, sp_fdinfo_u64(self->d.fd, "drm-total-device", &dev_mem));
+	EXPECT_EQ(0, dev_mem);
+}
+
 /* Every accel node bound to spyre opens and reports the card's identity. */
 TEST(every_card_opens)
 {

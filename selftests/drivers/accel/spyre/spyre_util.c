@@ -732,3 +732,28 @@ int sp_arm_fault(const struct sp_dev *d, uint32_t kind, int ring)
 	snprintf(val, sizeof(val), "%u", kind | ((uint32_t)ring << 8));
 	return sp_debugfs_write(d, "fault", val);
 }
+
+int sp_fdinfo_u64(int fd, const char *key, uint64_t *val)
+{
+	char buf[8192], pat[128], *p, *end;
+	int ret;
+
+	ret = sp_fdinfo(fd, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	snprintf(pat, sizeof(pat), "\n%s:", key);
+	p = strstr(buf, pat);
+	if (!p)
+		return -ENOENT;
+	p += strlen(pat);
+	*val = strtoull(p, &end, 10);
+	while (*end == ' ' || *end == '\t')
+		end++;
+	if (!strncmp(end, "KiB", 3))
+		*val <<= 10;
+	else if (!strncmp(end, "MiB", 3))
+		*val <<= 20;
+	else if (!strncmp(end, "GiB", 3))
+		*val <<= 30;
+	return 0;
+}

@@ -134,6 +134,8 @@ int sp_arm_fault(const struct sp_dev *d, uint32_t kind, int ring);
 
 /* The DRM client ID of @fd, from fdinfo. */
 int sp_client_id(int fd, uint64_t *id);
+/* A numeric fdinfo key of @fd ("drm-engine-dma", "drm-total-device"), units applied. */
+int sp_fdinfo_u64(int fd, const char *key, uint64_t *val);
 /* fdinfo of @fd as text. */
 int sp_fdinfo(int fd, char *buf, size_t len);
 
