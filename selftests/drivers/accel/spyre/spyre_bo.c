@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -446,6 +447,33 @@ TEST_F(bo_data, prime_share_between_files)
 	sp_dev_close(&other);
 }
 
+/*
+ * Implicit fences: jobs put their fence on every BO they use, so polling an
+ * exported host BO's dma-buf waits for the job writing it.
+ */
+TEST_F_TIMEOUT(bo_data, dmabuf_poll_waits_for_jobs, 60)
+{
+	struct drm_spyre_sync out = { 0 };
+	struct drm_spyre_cmd cmds[64];
+	struct pollfd p = { .events = POLLOUT };
+	uint32_t host, dev, i;
+	int ret;
+
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 16 * SP_MiB, DRM_SPYRE_PLACEMENT_HOST, &host));
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 16 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &dev));
+	ASSERT_EQ(0, sp_prime_export(self->d.fd, host, &p.fd));
+	for (i = 0; i < 64; i++)
+		cmds[i] = sp_cmd_copy(dev, 0, host, 0, 16 * SP_MiB);
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &out.handle, false));
+	ASSERT_EQ(0, sp_submit(self->d.fd, self->q, cmds, 64, NULL, 0, &out, 1));
+	do {
+		ret = poll(&p, 1, 20000);
+	} while (ret < 0 && errno == EINTR);
+	ASSERT_EQ(1, ret);
+	EXPECT_EQ(1, sp_fence_status(self->d.fd, out.handle, 0));
+	close(p.fd);
+}
+
 /* A foreign dma-buf (udmabuf over a memfd) imports as a host BO the card uses. */
 TEST_F(bo_data, prime_import_udmabuf)
 {
@@ -491,12 +519,20 @@ TEST_F(bo_data, prime_import_udmabuf)
 	close(ufd);
 }
 
-/* Exporting a bad handle fails; BOs are released after their last user. */
-TEST_F(bo, prime_export_bad_handle)
+/* Exporting a bad handle fails; device BOs have no CPU pages to share. */
+TEST_F(bo, prime_export_bad_input)
 {
 	int buf = -1;
+	uint32_t h;
 
 	EXPECT_EQ(-ENOENT, sp_prime_export(self->d.fd, 0x7777, &buf));
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, SP_PAGE, variant->placement, &h));
+	if (variant->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
+		EXPECT_EQ(-EOPNOTSUPP, sp_prime_export(self->d.fd, h, &buf));
+	} else {
+		EXPECT_EQ(0, sp_prime_export(self->d.fd, h, &buf));
+		close(buf);
+	}
 }
 
 /* Closing every handle returns the device's BO count to where it was. */

@@ -210,6 +210,10 @@ TEST_F(fence, sync_bad_input)
 	sub.in_sync_count = 2;
 	sub.sync_stride = 8;
 	EXPECT_EQ(-EINVAL, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_SUBMIT, &sub));
+	sub.sync_stride = 4096 + 16;
+	sub.in_sync_count = 1;
+	EXPECT_EQ(-EINVAL, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_SUBMIT, &sub));
+	sub.in_sync_count = 2;
 	sub.sync_stride = 32;
 	EXPECT_EQ(0, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_SUBMIT, &sub));
 	wide[1][20] = 1;

@@ -113,7 +113,7 @@ TEST_F(submit, bad_command_header)
 	EXPECT_EQ(-EINVAL, submit1(self, self->dq, c));
 }
 
-/* cmd_stride: too small -EINVAL; larger with zero tail fine, else -E2BIG. */
+/* cmd_stride: too small or above 4096 -EINVAL; larger with zero tail fine, else -E2BIG. */
 TEST_F(submit, cmd_stride)
 {
 	struct drm_spyre_submit s = { .queue_id = self->dq, .cmd_count = 2 };
@@ -128,6 +128,10 @@ TEST_F(submit, cmd_stride)
 	EXPECT_EQ(-EINVAL, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_SUBMIT, &s));
 	s.cmd_stride = 0;
 	EXPECT_EQ(-EINVAL, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_SUBMIT, &s));
+	s.cmd_stride = 4096 + 64;	/* strides above 4096 are refused */
+	s.cmd_count = 1;
+	EXPECT_EQ(-EINVAL, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_SUBMIT, &s));
+	s.cmd_count = 2;
 	s.cmd_stride = 128;
 	EXPECT_EQ(0, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_SUBMIT, &s));
 	buf[128 + 100] = 1;	/* unknown bytes of the second element */
@@ -254,6 +258,8 @@ TEST_F(submit, launch_bad_input)
 	EXPECT_EQ(-E2BIG, submit1(self, self->cq, c));
 	c = sp_cmd_launch(self->dev, 0, 4096, 0, 0, 0, args, 1);
 	c.launch.args_stride = 8;
+	EXPECT_EQ(-EINVAL, submit1(self, self->cq, c));
+	c.launch.args_stride = 4096 + 32;
 	EXPECT_EQ(-EINVAL, submit1(self, self->cq, c));
 	args[0].pad = 1;
 	c = sp_cmd_launch(self->dev, 0, 4096, 0, 0, 0, args, 1);
