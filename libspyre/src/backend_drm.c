@@ -259,14 +259,22 @@ static int drm_fence_error(spyre_device *dev, uint32_t handle, uint64_t point)
 	info.num_fences = 32;
 	info.sync_fence_info = (uintptr_t)fi;
 	spy_stat_add(&dev->stat_ioctls, 1);
-	if (ioctl(h.fd, SYNC_IOC_FILE_INFO, &info)) {
-		ret = -errno;
-	} else {
+	if (!ioctl(h.fd, SYNC_IOC_FILE_INFO, &info)) {
 		if (info.status < 0)
 			err = info.status;
 		for (i = 0; i < info.num_fences && i < 32 && !err; i++)
 			if (fi[i].status < 0)
 				err = fi[i].status;
+	} else if (errno == EINVAL) {
+		/* more fences than our array: the overall status must do */
+		memset(&info, 0, sizeof(info));
+		spy_stat_add(&dev->stat_ioctls, 1);
+		if (ioctl(h.fd, SYNC_IOC_FILE_INFO, &info))
+			ret = -errno;
+		else if (info.status < 0)
+			err = info.status;
+	} else {
+		ret = -errno;
 	}
 	close(h.fd);
 out:

@@ -76,3 +76,30 @@ TEST(device_no_card_message)
 			   "module loaded?");
 	}
 }
+
+/* Objects of one open device are refused by another (handles are per open file). */
+TEST(objects_of_another_device_refused)
+{
+	spyre_device *d2;
+	spyre_stream *s2;
+	spyre_event *ev;
+	spyre_bo *h, *d;
+	void *m;
+	struct spyre_buf bh, bd;
+
+	OK(spyre_device_open(0, &d2));
+	OK(spyre_stream_create(d2, SPYRE_ENGINE_DMA, &s2));
+	OK(spyre_event_create(dev, 0, &ev));
+	OK(host_bo(dev, 4096, &h, &m));
+	OK(spyre_bo_create(dev, 4096, SPYRE_MEM_DEVICE, &d));
+	bh = spyre_bo_buf(h);
+	bd = spyre_bo_buf(d);
+	FAILS_WITH(spyre_memcpy_async(s2, &bd, &bh, 4096), -EXDEV, "on a stream of");
+	FAILS_WITH(spyre_event_record(ev, s2), -EXDEV, "event of");
+	FAILS_WITH(spyre_stream_wait_event(s2, ev), -EXDEV, "event of");
+	OK(spyre_stream_destroy(s2));
+	OK(spyre_device_close(d2));
+	OK(spyre_event_destroy(ev));
+	spyre_bo_destroy(h);
+	spyre_bo_destroy(d);
+}
