@@ -17,10 +17,14 @@ uint64_t spy_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* SPYRE_BACKEND decides DEFAULT; anything but drm/sim is an error. */
+/*
+ * DEFAULT: SPYRE_BACKEND if set (anything but drm/sim is an error), else drm
+ * when a Spyre card is present, else sim.
+ */
 static int resolve_backend(enum spyre_backend b, const char *call, enum spyre_backend *out)
 {
 	const char *env;
+	int cards = 0;
 
 	if (b == SPYRE_BACKEND_DRM || b == SPYRE_BACKEND_SIM) {
 		*out = b;
@@ -29,7 +33,11 @@ static int resolve_backend(enum spyre_backend b, const char *call, enum spyre_ba
 	if (b != SPYRE_BACKEND_DEFAULT)
 		return spy_err(-EINVAL, "%s: unknown backend %d", call, (int)b);
 	env = getenv("SPYRE_BACKEND");
-	if (!env || !*env || !strcmp(env, "drm")) {
+	if (!env || !*env) {
+		*out = !spy_drm_count(&cards) && cards > 0 ? SPYRE_BACKEND_DRM : SPYRE_BACKEND_SIM;
+		return 0;
+	}
+	if (!strcmp(env, "drm")) {
 		*out = SPYRE_BACKEND_DRM;
 		return 0;
 	}

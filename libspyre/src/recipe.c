@@ -590,7 +590,8 @@ int spyre_recipe_finalize(spyre_recipe *r)
 	if (!r)
 		return spy_err(-EINVAL, "spyre_recipe_finalize: recipe is NULL");
 	if (r->final)
-		return spy_err(-EBUSY, "spyre_recipe_finalize: %s: already finalized", r->dev->name);
+		return spy_err(-EBUSY, "spyre_recipe_finalize: %s: already finalized",
+			       r->dev->name);
 	if (!r->nsteps)
 		return spy_err(-EINVAL, "spyre_recipe_finalize: %s: the recipe has no steps",
 			       r->dev->name);
@@ -617,8 +618,8 @@ static int bind(spyre_recipe *r, struct instance *in, const struct spyre_buf *ar
 		const struct spyre_buf *b = &args[i];
 
 		if (!b->bo)
-			return spy_err(-EINVAL, "%s: %s: argument %u is unbound", call, r->dev->name,
-				       i);
+			return spy_err(-EINVAL, "%s: %s: argument %u is unbound", call,
+				       r->dev->name, i);
 		if (b->bo->dev != r->dev)
 			return spy_err(-EXDEV, "%s: argument %u belongs to %s, not %s", call, i,
 				       b->bo->dev->name, r->dev->name);
@@ -637,7 +638,8 @@ static int bind(spyre_recipe *r, struct instance *in, const struct spyre_buf *ar
 		if (p->op.offset > b->size)
 			return spy_err(-EINVAL, "%s: %s: argument %u has %llu bytes, a step uses "
 				       "offset %llu", call, r->dev->name, p->op.arg,
-				       (unsigned long long)b->size, (unsigned long long)p->op.offset);
+				       (unsigned long long)b->size,
+				       (unsigned long long)p->op.offset);
 		size = p->op.size ? p->op.size : b->size - p->op.offset;
 		if (size > b->size - p->op.offset || size < p->need)
 			return spy_err(-EINVAL, "%s: %s: argument %u has %llu bytes, a step needs "

@@ -69,7 +69,14 @@ int main(int argc, char **argv)
 	struct test *t;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	test_backend = b && !strcmp(b, "sim") ? "sim" : "drm";
+	if (b && *b) {
+		test_backend = !strcmp(b, "sim") ? "sim" : "drm";
+	} else {
+		int cards = 0;
+
+		spyre_device_count(SPYRE_BACKEND_DRM, &cards);
+		test_backend = cards > 0 ? "drm" : "sim";
+	}
 	printf("libspyre tests on the %s backend\n", test_backend);
 	for (t = tests; t; t = t->next) {
 		struct timespec t0, t1;

@@ -209,7 +209,7 @@ static void mib(unsigned long long b, char *out, size_t len)
 
 int main(int argc, char **argv)
 {
-	enum spyre_backend backend = SPYRE_BACKEND_DEFAULT;
+	enum spyre_backend backend = SPYRE_BACKEND_DRM;	/* real cards unless asked */
 	static struct usage procs[MAX_PROCS];
 	int json = 0, count = 0, i, j, k, ret;
 

@@ -19,9 +19,10 @@
  *
  * Backends: "drm" drives a real (or QEMU-emulated) card through
  * /dev/accel/accelN; "sim" runs the card model in-process. The environment
- * variable SPYRE_BACKEND=drm|sim picks one for spyre_device_open(); the
- * default is drm when a card is present, else sim is not chosen silently:
- * opening fails with -ENODEV and says why.
+ * variable SPYRE_BACKEND=drm|sim picks one for spyre_device_open(); without
+ * it the default is drm when a Spyre card is present, else sim (the device
+ * properties name the backend in use). SPYRE_BACKEND=drm with no card
+ * fails with -ENODEV and says why.
  */
 #ifndef SPYRE_SPYRE_H
 #define SPYRE_SPYRE_H
@@ -46,7 +47,7 @@ const char *spyre_last_error(void);
 typedef struct spyre_device spyre_device;
 
 enum spyre_backend {
-	SPYRE_BACKEND_DEFAULT = 0, /* SPYRE_BACKEND, else drm */
+	SPYRE_BACKEND_DEFAULT = 0, /* SPYRE_BACKEND, else drm if a card is present, else sim */
 	SPYRE_BACKEND_DRM = 1,
 	SPYRE_BACKEND_SIM = 2,
 };
@@ -198,7 +199,9 @@ int spyre_launch_async(spyre_stream *s, const spyre_program *prog,
  * Host work: @fn(@user) runs on a library worker thread once everything
  * submitted to @s before it has completed; work submitted after it starts
  * only when @fn has returned. @fn must not synchronise @s or other streams
- * that wait for it.
+ * that wait for it. Host work of all streams of a device runs on one worker
+ * thread, in the order it became ready: a callback that blocks delays the
+ * others.
  */
 typedef void (*spyre_host_fn)(void *user);
 int spyre_host_work_async(spyre_stream *s, spyre_host_fn fn, void *user);

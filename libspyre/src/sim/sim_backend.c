@@ -224,7 +224,8 @@ static int sim_bo_info(spyre_device *dev, struct drm_spyre_bo_info *info)
 	if (!ret) {
 		info->size = bo->size;
 		info->placement = bo->placement;
-		info->bo_flags = bo->placement == DRM_SPYRE_PLACEMENT_HOST ? DRM_SPYRE_BO_MAPPABLE : 0;
+		info->bo_flags =
+			bo->placement == DRM_SPYRE_PLACEMENT_HOST ? DRM_SPYRE_BO_MAPPABLE : 0;
 		info->mmap_offset = 0;
 	}
 	pthread_mutex_unlock(&sim->lock);
@@ -426,8 +427,8 @@ static int sim_syncobj_wait(spyre_device *dev, const uint32_t *handles, const ui
 		}
 		if (all) {
 			for (i = 0; i < count; i++) {
-				uint64_t t = sim_syncobj_point_dev(sim_syncobj_lookup(sim, handles[i]),
-								   points[i]);
+				struct sim_syncobj *so = sim_syncobj_lookup(sim, handles[i]);
+				uint64_t t = sim_syncobj_point_dev(so, points[i]);
 
 				if (t > sim->observed)
 					sim->observed = t;
@@ -595,7 +596,8 @@ int spy_sim_open(spyre_device *dev, int index)
 	spyre_model_config_defaults(&sim->cfg);
 	sim->cfg.mem_size = env_size("SPYRE_SIM_MEM", 1ull << 30);
 	sim->cfg.mem_aperture = sim->cfg.mem_size;
-	sim->virtual_clock = !(getenv("SPYRE_SIM_CLOCK") && !strcmp(getenv("SPYRE_SIM_CLOCK"), "real"));
+	sim->virtual_clock =
+		!(getenv("SPYRE_SIM_CLOCK") && !strcmp(getenv("SPYRE_SIM_CLOCK"), "real"));
 	/* Pacing waits for real time to catch up: only meaningful on the real clock. */
 	sim->cfg.pacing = !sim->virtual_clock && getenv("SPYRE_SIM_PACING") &&
 			  atoi(getenv("SPYRE_SIM_PACING"));

@@ -64,7 +64,8 @@ static int emit_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c, uint8_
 	if (!range_ok(c->src_offset, c->size, src->size) ||
 	    !range_ok(c->dst_offset, c->size, dst->size))
 		return -EINVAL;
-	if (src->placement == DRM_SPYRE_PLACEMENT_HOST && dst->placement == DRM_SPYRE_PLACEMENT_HOST)
+	if (src->placement == DRM_SPYRE_PLACEMENT_HOST &&
+	    dst->placement == DRM_SPYRE_PLACEMENT_HOST)
 		return -EINVAL;
 	x->opcode = SPYRE_OP_DMA;
 	x->len = c->size;
@@ -151,8 +152,8 @@ static int emit_launch(struct sim *sim, struct sim_queue *q, const struct drm_sp
 		job_hold(job, ws);
 	for (i = 0; i < c->nargs; i++) {
 		struct drm_spyre_bo_range r;
-		struct spyre_hw_args *a =
-			(struct spyre_hw_args *)(d + SPYRE_DESC_SIZE * (1 + i / SPYRE_ARGS_PER_DESC));
+		struct spyre_hw_args *a = (struct spyre_hw_args *)(d + SPYRE_DESC_SIZE *
+								(1 + i / SPYRE_ARGS_PER_DESC));
 
 		memcpy(&r, arr + (size_t)i * c->args_stride, sizeof(r));
 		if (!zero_from(arr + (size_t)i * c->args_stride, sizeof(r), c->args_stride))
@@ -278,7 +279,8 @@ int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_s
 	if (ret)
 		return ret;
 	for (i = 0; i < sub->cmd_count; i++) {
-		const uint8_t *p = (const uint8_t *)(uintptr_t)sub->cmds + (size_t)i * sub->cmd_stride;
+		const uint8_t *p =
+			(const uint8_t *)(uintptr_t)sub->cmds + (size_t)i * sub->cmd_stride;
 		const struct drm_spyre_cmd *c = (const struct drm_spyre_cmd *)p;
 
 		if (!zero_from(p, sizeof(*c), sub->cmd_stride))
@@ -405,10 +407,12 @@ void sim_ring_start(struct sim *sim, struct sim_ring *r)
 	memset(r->wb, 0, sizeof(*r->wb));
 	r->tail = 0;
 	spyre_model_write(sim->model, ring_reg(r, SPYRE_RING_BASE_LO), (uint32_t)base);
-	spyre_model_write(sim->model, ring_reg(r, SPYRE_RING_BASE_HI), (uint32_t)((uint64_t)base >> 32));
+	spyre_model_write(sim->model, ring_reg(r, SPYRE_RING_BASE_HI),
+			  (uint32_t)((uint64_t)base >> 32));
 	spyre_model_write(sim->model, ring_reg(r, SPYRE_RING_SIZE_LOG2), SIM_RING_LOG2);
 	spyre_model_write(sim->model, ring_reg(r, SPYRE_RING_WB_LO), (uint32_t)wb);
-	spyre_model_write(sim->model, ring_reg(r, SPYRE_RING_WB_HI), (uint32_t)((uint64_t)wb >> 32));
+	spyre_model_write(sim->model, ring_reg(r, SPYRE_RING_WB_HI),
+			  (uint32_t)((uint64_t)wb >> 32));
 	spyre_model_write(sim->model, ring_reg(r, SPYRE_RING_CTRL), SPYRE_RING_CTRL_ENABLE);
 }
 
