@@ -51,6 +51,17 @@ int spyre_bo_destroy(spyre_bo *bo)
 	if (!bo)
 		return spy_err(-EINVAL, "spyre_bo_destroy: BO is NULL");
 	dev = bo->dev;
+	/*
+	 * Work deferred behind host work names the BO by handle and is not in
+	 * the kernel yet (so the kernel holds no reference): wait until it is.
+	 * The worker itself cannot wait for work queued behind its callback.
+	 */
+	if (!spy_worker_is_self(dev)) {
+		pthread_mutex_lock(&dev->lock);
+		while (dev->deferred)
+			pthread_cond_wait(&dev->cond, &dev->lock);
+		pthread_mutex_unlock(&dev->lock);
+	}
 	if (bo->map)
 		dev->ops->bo_unmap(dev, bo->handle, bo->map, bo->size);
 	ret = dev->ops->bo_close(dev, bo->handle);

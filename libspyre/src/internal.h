@@ -192,6 +192,7 @@ int spy_check_same_dev(spyre_device *dev, const struct spyre_buf *b, const char 
 int spy_worker_start(spyre_device *dev);
 void spy_worker_push_locked(spyre_device *dev, struct spy_op *op);
 void spy_worker_stop(spyre_device *dev);
+bool spy_worker_is_self(spyre_device *dev);
 
 /* ---- command builders (cmd.c) ---- */
 int spy_cmd_copy(const char *call, struct drm_spyre_cmd *c, const struct spyre_buf *dst,

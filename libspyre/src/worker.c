@@ -118,3 +118,8 @@ void spy_worker_stop(spyre_device *dev)
 	free(w);
 	dev->worker = NULL;
 }
+
+bool spy_worker_is_self(spyre_device *dev)
+{
+	return dev->worker && pthread_equal(dev->worker->thread, pthread_self());
+}

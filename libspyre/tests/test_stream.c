@@ -271,3 +271,54 @@ TEST(event_timing)
 	spyre_bo_destroy(h);
 	spyre_bo_destroy(d);
 }
+
+struct destroyer {
+	spyre_bo *bo;
+	int done;
+	int ret;
+};
+
+static void *destroy_bo(void *arg)
+{
+	struct destroyer *d = arg;
+
+	d->ret = spyre_bo_destroy(d->bo);
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Destroying a BO that deferred work still names loses nothing. */
+TEST(bo_destroy_waits_for_deferred_work)
+{
+	struct gate g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	struct destroyer d = { 0 };
+	spyre_stream *s;
+	spyre_bo *h, *out, *dev_bo;
+	void *mh, *mo;
+	struct spyre_buf bh, bo, bd;
+	pthread_t t;
+
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s));
+	OK(host_bo(dev, 65536, &h, &mh));
+	OK(host_bo(dev, 65536, &out, &mo));
+	OK(spyre_bo_create(dev, 65536, SPYRE_MEM_DEVICE, &dev_bo));
+	fill_pat(mh, 65536, 55, 0);
+	bh = spyre_bo_buf(h);
+	bo = spyre_bo_buf(out);
+	bd = spyre_bo_buf(dev_bo);
+	OK(spyre_host_work_async(s, wait_gate, &g));
+	OK(spyre_memcpy_async(s, &bd, &bh, 65536));	/* deferred: names h by handle */
+	OK(spyre_memcpy_async(s, &bo, &bd, 65536));
+	d.bo = h;
+	pthread_create(&t, NULL, destroy_bo, &d);
+	usleep(50000);
+	CHECK(!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE), "destroy returned while work was deferred");
+	open_gate(&g);
+	pthread_join(t, NULL);
+	CHECK(d.ret == 0, "destroy: %d", d.ret);
+	OK(spyre_stream_synchronize(s));
+	CHECK(diff_pat(mo, 65536, 55, 0) < 0, "the deferred copy lost its source");
+	OK(spyre_stream_destroy(s));
+	spyre_bo_destroy(out);
+	spyre_bo_destroy(dev_bo);
+}

@@ -121,7 +121,11 @@ struct spyre_buf {
 
 /* Create a BO of @size bytes (rounded up to 4 KiB); size 0 is -EINVAL. */
 int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_bo **out);
-/* Destroy; work still using the BO keeps its memory alive until it ends. */
+/*
+ * Destroy; work still using the BO keeps its memory alive until it ends.
+ * If work that uses it is still deferred behind host work (not yet handed
+ * to the kernel), this waits until it was (except on the host-work thread).
+ */
 int spyre_bo_destroy(spyre_bo *bo);
 /* Map a host BO into the process (idempotent); device BOs: -EINVAL. */
 int spyre_bo_map(spyre_bo *bo, void **ptr);
