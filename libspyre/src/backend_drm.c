@@ -230,19 +230,32 @@ static int drm_syncobj_signal(spyre_device *dev, uint32_t handle, uint64_t point
  * scratch binary syncobj, export it as a sync_file and read the status of
  * the fences it holds (the point's job fence among them).
  */
+/* Per open device: a binary syncobj reused to read fence errors. */
+struct drm_priv {
+	pthread_mutex_t lock;
+	uint32_t scratch;
+};
+
 static int drm_fence_error(spyre_device *dev, uint32_t handle, uint64_t point)
 {
+	struct drm_priv *priv = dev->priv;
 	struct sync_fence_info fi[32];
 	struct sync_file_info info;
 	struct drm_syncobj_transfer tr = { 0 };
 	struct drm_syncobj_handle h = { 0 };
 	uint32_t tmp;
 	unsigned int i;
-	int ret, err = 0;
+	int ret = 0, err = 0;
 
-	ret = drm_syncobj_create(dev, &tmp);
-	if (ret)
+	pthread_mutex_lock(&priv->lock);
+	if (!priv->scratch)
+		ret = drm_syncobj_create(dev, &priv->scratch);
+	tmp = priv->scratch;
+	if (ret) {
+		priv->scratch = 0;
+		pthread_mutex_unlock(&priv->lock);
 		return ret;
+	}
 	tr.src_handle = handle;
 	tr.src_point = point;
 	tr.dst_handle = tmp;
@@ -278,15 +291,22 @@ static int drm_fence_error(spyre_device *dev, uint32_t handle, uint64_t point)
 	}
 	close(h.fd);
 out:
-	drm_syncobj_destroy(dev, tmp);
+	pthread_mutex_unlock(&priv->lock);
 	return ret ? ret : err;
 }
 
 static void drm_close(spyre_device *dev)
 {
+	struct drm_priv *priv = dev->priv;
+
 	if (dev->fd >= 0)
-		close(dev->fd);
+		close(dev->fd);	/* releases every handle, the scratch syncobj too */
 	dev->fd = -1;
+	if (priv) {
+		pthread_mutex_destroy(&priv->lock);
+		free(priv);
+		dev->priv = NULL;
+	}
 }
 
 int spy_drm_open(spyre_device *dev, const char *path)
@@ -316,6 +336,12 @@ int spy_drm_open(spyre_device *dev, const char *path)
 		return -ENODEV;
 	}
 	drmFreeVersion(v);
+	dev->priv = calloc(1, sizeof(struct drm_priv));
+	if (!dev->priv) {
+		close(fd);
+		return spy_err(-ENOMEM, "spyre_device_open: out of memory");
+	}
+	pthread_mutex_init(&((struct drm_priv *)dev->priv)->lock, NULL);
 	dev->fd = fd;
 	dev->ops = &spy_drm_ops;
 	base = base ? base + 1 : path;

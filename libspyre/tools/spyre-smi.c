@@ -202,6 +202,18 @@ static int count_lines(const char *s, const char *prefix)
 	return n;
 }
 
+/* Sum of the numbers after every "@key " in @s (e.g. "failed " per ring). */
+static long long sum_after(const char *s, const char *key)
+{
+	long long sum = 0;
+
+	while (s && (s = strstr(s, key))) {
+		s += strlen(key);
+		sum += atoll(s);
+	}
+	return sum;
+}
+
 static void mib(unsigned long long b, char *out, size_t len)
 {
 	snprintf(out, len, "%.1f MiB", b / 1048576.0);
@@ -264,14 +276,17 @@ int main(int argc, char **argv)
 			       "\"cores\": %u, \"clock_mhz\": %u, \"scratchpad_bytes\": %llu, "
 			       "\"memory_total\": %llu, \"memory_used\": %llu, "
 			       "\"compute_rings\": %u, \"dma_rings\": %u, \"resets\": %llu, "
-			       "\"queues\": %d, \"banned_queues\": %d, \"processes\": [",
+			       "\"queues\": %d, \"banned_queues\": %d, \"jobs_done\": %lld, "
+			       "\"jobs_failed\": %lld, \"processes\": [",
 			       p.pci_vendor, p.pci_device, p.hw_version >> 16, p.hw_version & 0xffff,
 			       p.num_cores, p.clock_mhz, (unsigned long long)p.scratchpad_size,
 			       (unsigned long long)p.mem_total,
 			       (unsigned long long)(p.mem_total - p.mem_free), p.compute_rings,
 			       p.dma_rings, (unsigned long long)p.reset_count,
 			       queues ? count_lines(queues, "  queue ") : -1,
-			       queues ? count_lines(queues, "BANNED") : -1);
+			       queues ? count_lines(queues, "BANNED") : -1,
+			       rings ? sum_after(rings, " done ") : -1,
+			       rings ? sum_after(rings, " failed ") : -1);
 			for (j = 0; j < nprocs; j++) {
 				printf("%s{\"pid\": %d, \"comm\": ", j ? ", " : "", procs[j].pid);
 				json_str(procs[j].comm);
@@ -303,7 +318,8 @@ int main(int argc, char **argv)
 			else
 				printf("        queues: (needs root and debugfs)\n");
 			if (rings)
-				printf("%s", rings);
+				printf("        jobs: %lld done, %lld failed\n%s", sum_after(rings, " done "),
+				       sum_after(rings, " failed "), rings);
 			printf("        %-7s %-16s %-7s %s\n", "PID", "COMMAND", "CLIENTS", "USAGE");
 			for (j = 0; j < nprocs; j++) {
 				printf("        %-7d %-16s %-7d", procs[j].pid, procs[j].comm,
