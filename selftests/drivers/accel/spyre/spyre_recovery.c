@@ -239,60 +239,74 @@ TEST_F_TIMEOUT(recovery, hang_spares_same_ring_queue, 60)
 
 /*
  * The timeout catches hangs, not long jobs: a job of many short commands
- * that runs for several job timeouts, but makes progress all along,
- * succeeds. The timeout is sized from the measured speed of one command
- * (40 commands' worth, at least 50 ms), so a loaded host does not turn
- * progress into a hang.
+ * that runs for several job timeouts (and over a second), but makes
+ * progress all along, succeeds. The timeout is sized from the measured
+ * speed of one command (40 commands' worth, at least 50 ms), so a loaded
+ * host does not turn progress into a hang.
  */
 TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 90)
 {
 	uint32_t max = self->d.p[DRM_SPYRE_PARAM_MAX_CMDS], n, q, big, i;
 	struct drm_spyre_cmd *cmds = calloc(max, sizeof(*cmds));
-	uint64_t t0, t16, t64, per_cmd, timeout_ms, elapsed;
+	uint64_t t0, t16, t64, per_cmd, timeout_ms, elapsed, target_ns;
+	bool proven = false;
+	int ret, attempt;
 	char val[32];
-	int ret;
 
 	if (!self->saved_timeout[0])
 		SKIP(return, "job_timeout_ms is not writable");
 	ASSERT_NE(NULL, cmds);
 	ASSERT_LE(160, max);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q));
-	ASSERT_EQ(0, sp_bo_create(self->d.fd, 32 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &big));
-	for (i = 0; i < max - 1; i++)
-		cmds[i] = sp_cmd_fill(big, 0, 32 * SP_MiB, i);
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 64 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &big));
+	for (i = 0; i < max; i++)
+		cmds[i] = sp_cmd_fill(big, 0, 64 * SP_MiB, i);
 	/* calibrate: the cost of one command here, now, without fixed costs */
 	cmds[15] = sp_cmd_ts(self->host, 8);
 	t0 = sp_now_ns();
 	ASSERT_EQ(0, sp_run(self->d.fd, q, cmds, 16));
 	t16 = sp_now_ns() - t0;
-	cmds[15] = sp_cmd_fill(big, 0, 32 * SP_MiB, 15);
+	cmds[15] = sp_cmd_fill(big, 0, 64 * SP_MiB, 15);
 	cmds[63] = sp_cmd_ts(self->host, 8);
 	t0 = sp_now_ns();
 	ASSERT_EQ(0, sp_run(self->d.fd, q, cmds, 64));
 	t64 = sp_now_ns() - t0;
-	cmds[63] = sp_cmd_fill(big, 0, 32 * SP_MiB, 63);
+	cmds[63] = sp_cmd_fill(big, 0, 64 * SP_MiB, 63);
 	per_cmd = t64 > t16 ? (t64 - t16) / 48 : t64 / 64;
-	timeout_ms = per_cmd * 40 / 1000000 + 1;
-	if (timeout_ms < 50)
-		timeout_ms = 50;
-	/* long enough for three timeouts, if the card allows */
-	n = timeout_ms * 1000000 * 3 / per_cmd + 1;
-	if (n > max)
-		n = max;
-	cmds[n - 1] = sp_cmd_ts(self->host, 0);
-	snprintf(val, sizeof(val), "%llu", (unsigned long long)timeout_ms);
-	ASSERT_EQ(0, write_file(TIMEOUT_PARAM, val));
-	t0 = sp_now_ns();
-	ret = sp_run(self->d.fd, q, cmds, n);
-	elapsed = sp_now_ns() - t0;
-	ASSERT_EQ(0, write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
-	TH_LOG("%u commands ran %llu ms against a %llu ms timeout", n,
-	       (unsigned long long)elapsed / 1000000, (unsigned long long)timeout_ms);
-	EXPECT_EQ(0, ret);
-	EXPECT_EQ(self->resets, reset_count(self));
-	EXPECT_NE(0, self->map[0]);
-	/* else the job was too short to prove anything */
-	EXPECT_GT(elapsed / 1000000, timeout_ms);
+	/*
+	 * The host's speed varies (it is shared): if the job ran shorter than
+	 * its timeout it proved nothing, so size it again from that run.
+	 */
+	for (attempt = 0; attempt < 4 && !proven; attempt++) {
+		if (!per_cmd)
+			per_cmd = 1;
+		timeout_ms = per_cmd * 40 / 1000000 + 1;
+		if (timeout_ms < 50)
+			timeout_ms = 50;
+		/* aim at 4 timeouts, and at least 1.5 s (drivers may floor the limit at 1 s) */
+		target_ns = timeout_ms * 4000000 > 1500000000 ? timeout_ms * 4000000 : 1500000000;
+		n = target_ns / per_cmd + 1;
+		if (n > max)
+			n = max;
+		cmds[n - 1] = sp_cmd_ts(self->host, 0);
+		self->map[0] = 0;
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)timeout_ms);
+		ASSERT_EQ(0, write_file(TIMEOUT_PARAM, val));
+		t0 = sp_now_ns();
+		ret = sp_run(self->d.fd, q, cmds, n);
+		elapsed = sp_now_ns() - t0;
+		ASSERT_EQ(0, write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
+		cmds[n - 1] = sp_cmd_fill(big, 0, 64 * SP_MiB, n - 1);
+		TH_LOG("%u commands ran %llu ms against a %llu ms timeout", n,
+		       (unsigned long long)elapsed / 1000000, (unsigned long long)timeout_ms);
+		/* any failure here is a progressing job taken for a hang */
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(self->resets, reset_count(self));
+		ASSERT_NE(0, self->map[0]);
+		proven = elapsed / 1000000 > 3 * timeout_ms && elapsed > 1000000000;
+		per_cmd = elapsed / n;
+	}
+	EXPECT_TRUE(proven);
 	free(cmds);
 }
 
