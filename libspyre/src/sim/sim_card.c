@@ -238,6 +238,8 @@ static void job_free(struct sim *sim, struct sim_job *job)
 	free(job);
 }
 
+static bool schedule(struct sim *sim);
+
 static int check_syncs(const struct drm_spyre_submit *sub)
 {
 	if (sub->in_sync_count > SIM_MAX_SYNCS || sub->out_sync_count > SIM_MAX_SYNCS)
@@ -363,6 +365,14 @@ int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_s
 	else
 		q->head = job;
 	q->tail = job;
+	/*
+	 * Like the driver's scheduler, put a job whose in-fences signalled on
+	 * its ring now, not when the card thread next looks: the doorbell time
+	 * is the submission time (register writes are allowed while the card
+	 * thread runs a long command with the lock dropped).
+	 */
+	if (!sim->stop && !sim->lost)
+		schedule(sim);
 	sim_card_kick(sim);
 	return 0;
 fail:
