@@ -219,10 +219,26 @@ TEST(cross_stream_events)
 
 /*
  * Elapsed device time of a copy follows the modelled PCIe bandwidth. A card
- * in QEMU starts a job no earlier than its doorbell, so a 64 MiB copy first
- * keeps the ring busy while the measured jobs are submitted: they then run
- * back to back in device time, whatever the guest's latency.
+ * in QEMU starts a job no earlier than its doorbell, so the measured jobs
+ * are queued behind blocked host work and a 128 MiB copy: the worker then
+ * issues them back to back while that copy keeps the ring busy, and they
+ * run back to back in device time, whatever the guest's latency.
  */
+static void measure_copy(spyre_device *dev, spyre_stream *s, spyre_event *e0, spyre_event *e1,
+			 struct spyre_buf *bd, struct spyre_buf *bh, uint64_t size, uint64_t *ns)
+{
+	struct gate g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+
+	OK(spyre_host_work_async(s, wait_gate, &g));
+	OK(spyre_memcpy_async(s, bd, bh, 128 << 20));	/* keeps the ring busy */
+	OK(spyre_event_record(e0, s));
+	OK(spyre_memcpy_async(s, bd, bh, size));
+	OK(spyre_event_record(e1, s));
+	open_gate(&g);
+	OK(spyre_event_synchronize(e1));
+	OK(spyre_event_elapsed_ns(e0, e1, ns));
+}
+
 TEST(event_timing)
 {
 	spyre_stream *s;
@@ -236,22 +252,12 @@ TEST(event_timing)
 	OK(spyre_event_create(dev, SPYRE_EVENT_TIMING, &e0));
 	OK(spyre_event_create(dev, SPYRE_EVENT_TIMING, &e1));
 	OK(spyre_event_create(dev, 0, &plain));
-	OK(host_bo(dev, 64 << 20, &h, &m));
-	OK(spyre_bo_create(dev, 64 << 20, SPYRE_MEM_DEVICE, &d));
+	OK(host_bo(dev, 128 << 20, &h, &m));
+	OK(spyre_bo_create(dev, 128 << 20, SPYRE_MEM_DEVICE, &d));
 	bh = spyre_bo_buf(h);
 	bd = spyre_bo_buf(d);
-	OK(spyre_memcpy_async(s, &bd, &bh, 64 << 20));	/* keeps the ring busy */
-	OK(spyre_event_record(e0, s));
-	OK(spyre_memcpy_async(s, &bd, &bh, 1 << 20));
-	OK(spyre_event_record(e1, s));
-	OK(spyre_event_synchronize(e1));
-	OK(spyre_event_elapsed_ns(e0, e1, &small));
-	OK(spyre_memcpy_async(s, &bd, &bh, 64 << 20));
-	OK(spyre_event_record(e0, s));
-	OK(spyre_memcpy_async(s, &bd, &bh, 16 << 20));
-	OK(spyre_event_record(e1, s));
-	OK(spyre_event_synchronize(e1));
-	OK(spyre_event_elapsed_ns(e0, e1, &big));
+	measure_copy(dev, s, e0, e1, &bd, &bh, 1 << 20, &small);
+	measure_copy(dev, s, e0, e1, &bd, &bh, 16 << 20, &big);
 	OK(spyre_event_timestamp_ns(e0, &ts0));
 	OK(spyre_event_timestamp_ns(e1, &ts1));
 	CHECK(ts1 - ts0 == big, "timestamps and elapsed agree");
