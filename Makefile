@@ -61,3 +61,9 @@ clean:
 
 distclean:
 	rm -rf $(BUILD)
+
+# Driver/card latency benchmark, built on the host and run in the VM.
+.PHONY: bench
+bench: all
+	$(MAKE) -C $(TOP)/bench BUILD=$(BUILD)
+	$(TOP)/scripts/spyre-vm run -- $(BUILD)/bench/spyre_latency

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Round-trip latency of the Spyre driver and card, measured in one run:
+ *
+ *   null ioctl     DRM_IOCTL_VERSION with empty buffers: the floor of any
+ *                  ioctl on this machine (guest syscall + DRM dispatch)
+ *   2 reg reads    GET_PARAM DEVICE_TIME_NS: the null ioctl plus two card
+ *                  register reads, i.e. the price of MMIO exits (a doorbell
+ *                  is one such exit)
+ *   empty job      a submit without commands, then a syncobj wait
+ *   nop            one NOP command: the card fetches it and runs the FENCE
+ *   h2d 1MiB       copy 1 MiB host BO -> device BO
+ *   d2h 1MiB       copy 1 MiB device BO -> host BO
+ *
+ * Each submit+wait is split into its submit ioctl and the wait that
+ * follows (which covers scheduler, doorbell, card, interrupt and wake-up).
+ * The kinds are interleaved, one sample of each per round, so host load
+ * hits all of them alike and the ratios to the null ioctl stay meaningful.
+ *
+ *   scripts/spyre-vm run -- build/bench/spyre_latency [-n ROUNDS] [-q]
+ *
+ * (-q: DMA queue for the empty and nop jobs instead of the compute queue.)
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "drm/spyre_accel.h"
+
+#define MIB (1024u * 1024u)
+
+enum kind { K_NULL, K_MMIO, K_EMPTY, K_NOP, K_H2D, K_D2H, K_COUNT };
+
+static const char *const kind_name[K_COUNT] = {
+	"null ioctl", "2 reg reads", "empty job", "nop", "h2d 1MiB", "d2h 1MiB",
+};
+
+struct samples {
+	double *total;	/* submit + wait, or the null ioctl, in us */
+	double *submit; /* submit ioctl only */
+	double *wait;	/* syncobj wait only */
+};
+
+static int fd;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "spyre_latency: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int xioctl(unsigned long req, void *arg)
+{
+	int ret;
+
+	do
+		ret = ioctl(fd, req, arg);
+	while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret;
+}
+
+static uint32_t bo_create(uint64_t size, uint32_t placement)
+{
+	struct drm_spyre_bo_create c = { .size = size, .placement = placement };
+
+	if (xioctl(DRM_IOCTL_SPYRE_BO_CREATE, &c))
+		die("BO_CREATE");
+	return c.handle;
+}
+
+static uint32_t queue_create(uint32_t engine)
+{
+	struct drm_spyre_queue_create c = {
+		.engine = engine,
+		.priority = DRM_SPYRE_PRIORITY_NORMAL,
+	};
+
+	if (xioctl(DRM_IOCTL_SPYRE_QUEUE_CREATE, &c))
+		die("QUEUE_CREATE");
+	return c.queue_id;
+}
+
+static uint32_t syncobj_create(void)
+{
+	struct drm_syncobj_create c = { 0 };
+
+	if (xioctl(DRM_IOCTL_SYNCOBJ_CREATE, &c))
+		die("SYNCOBJ_CREATE");
+	return c.handle;
+}
+
+static void null_ioctl(void)
+{
+	struct drm_version v = { 0 };
+
+	if (xioctl(DRM_IOCTL_VERSION, &v))
+		die("DRM_IOCTL_VERSION");
+}
+
+static void time_ioctl(void)
+{
+	struct drm_spyre_get_param p = { .param = DRM_SPYRE_PARAM_DEVICE_TIME_NS };
+
+	if (xioctl(DRM_IOCTL_SPYRE_GET_PARAM, &p))
+		die("GET_PARAM");
+}
+
+/* Submits @cmd (or nothing) on @queue and waits; times both halves. */
+static void submit_wait(uint32_t queue, const struct drm_spyre_cmd *cmd, uint32_t syncobj,
+			double *submit_us, double *wait_us)
+{
+	struct drm_spyre_sync out = { .handle = syncobj };
+	struct drm_spyre_submit s = {
+		.queue_id = queue,
+		.cmds = (uintptr_t)cmd,
+		.cmd_count = cmd ? 1 : 0,
+		.cmd_stride = sizeof(*cmd),
+		.out_syncs = (uintptr_t)&out,
+		.out_sync_count = 1,
+		.sync_stride = sizeof(out),
+	};
+	struct drm_syncobj_wait w = {
+		.handles = (uintptr_t)&syncobj,
+		.count_handles = 1,
+	};
+	double t0, t1, t2;
+
+	t0 = now_us();
+	if (xioctl(DRM_IOCTL_SPYRE_SUBMIT, &s))
+		die("SUBMIT");
+	t1 = now_us();
+	w.timeout_nsec = now_ns() + 10 * 1000000000LL;
+	if (xioctl(DRM_IOCTL_SYNCOBJ_WAIT, &w))
+		die("SYNCOBJ_WAIT");
+	t2 = now_us();
+	*submit_us = t1 - t0;
+	*wait_us = t2 - t1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts @v in place and returns its @p quantile (nearest rank). */
+static double quantile(double *v, int n, double p)
+{
+	int i;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	i = (int)(p * n + 0.5) - 1;
+	if (i < 0)
+		i = 0;
+	if (i >= n)
+		i = n - 1;
+	return v[i];
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: spyre_latency [-n ROUNDS] [-w WARMUP] [-q] [-d /dev/accel/accelN]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = "/dev/accel/accel0";
+	int rounds = 300, warmup = 20, opt, i, k;
+	uint32_t dma_q, nop_q, host, devbo, sync;
+	struct drm_spyre_cmd nop = { .type = DRM_SPYRE_CMD_NOP };
+	struct drm_spyre_cmd h2d = { .type = DRM_SPYRE_CMD_COPY };
+	struct drm_spyre_cmd d2h = { .type = DRM_SPYRE_CMD_COPY };
+	struct samples s[K_COUNT];
+	bool nop_on_dma = false;
+	double null_med;
+
+	while ((opt = getopt(argc, argv, "n:w:qd:")) != -1) {
+		switch (opt) {
+		case 'n':
+			rounds = atoi(optarg);
+			break;
+		case 'w':
+			warmup = atoi(optarg);
+			break;
+		case 'q':
+			nop_on_dma = true;
+			break;
+		case 'd':
+			dev = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (rounds < 1 || warmup < 0)
+		usage();
+
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die(dev);
+	dma_q = queue_create(DRM_SPYRE_ENGINE_DMA);
+	nop_q = nop_on_dma ? dma_q : queue_create(DRM_SPYRE_ENGINE_COMPUTE);
+	host = bo_create(MIB, DRM_SPYRE_PLACEMENT_HOST);
+	devbo = bo_create(MIB, DRM_SPYRE_PLACEMENT_DEVICE);
+	sync = syncobj_create();
+	h2d.copy = (struct drm_spyre_cmd_copy){ .src_handle = host, .dst_handle = devbo, .size = MIB };
+	d2h.copy = (struct drm_spyre_cmd_copy){ .src_handle = devbo, .dst_handle = host, .size = MIB };
+
+	for (k = 0; k < K_COUNT; k++) {
+		s[k].total = calloc(rounds, sizeof(double));
+		s[k].submit = calloc(rounds, sizeof(double));
+		s[k].wait = calloc(rounds, sizeof(double));
+		if (!s[k].total || !s[k].submit || !s[k].wait)
+			die("calloc");
+	}
+
+	for (i = -warmup; i < rounds; i++) {
+		double t0, sub[K_COUNT] = { 0 }, wt[K_COUNT] = { 0 };
+
+		t0 = now_us();
+		null_ioctl();
+		sub[K_NULL] = now_us() - t0;
+		t0 = now_us();
+		time_ioctl();
+		sub[K_MMIO] = now_us() - t0;
+		submit_wait(nop_q, NULL, sync, &sub[K_EMPTY], &wt[K_EMPTY]);
+		submit_wait(nop_q, &nop, sync, &sub[K_NOP], &wt[K_NOP]);
+		submit_wait(dma_q, &h2d, sync, &sub[K_H2D], &wt[K_H2D]);
+		submit_wait(dma_q, &d2h, sync, &sub[K_D2H], &wt[K_D2H]);
+		if (i < 0)
+			continue;
+		for (k = 0; k < K_COUNT; k++) {
+			s[k].submit[i] = sub[k];
+			s[k].wait[i] = wt[k];
+			s[k].total[i] = sub[k] + wt[k];
+		}
+	}
+
+	printf("spyre_latency: %d rounds (+%d warm-up), %s, nop/empty on the %s queue\n",
+	       rounds, warmup, dev, nop_on_dma ? "DMA" : "compute");
+	printf("%-11s %10s %10s %8s %12s %12s\n", "", "median us", "p90 us", "x null",
+	       "submit med", "wait med");
+	null_med = quantile(s[K_NULL].total, rounds, 0.5);
+	for (k = 0; k < K_COUNT; k++) {
+		double med = quantile(s[k].total, rounds, 0.5);
+		double p90 = quantile(s[k].total, rounds, 0.9);
+
+		printf("%-11s %10.1f %10.1f %8.1f", kind_name[k], med, p90, med / null_med);
+		if (k <= K_MMIO)
+			printf("\n");
+		else
+			printf(" %12.1f %12.1f\n", quantile(s[k].submit, rounds, 0.5),
+			       quantile(s[k].wait, rounds, 0.5));
+	}
+	close(fd);
+	return 0;
+}
