@@ -133,6 +133,7 @@ static void spyre_device_release(struct drm_device *drm, void *arg)
 			drm_sched_fini(&sdev->rings[i].sched);
 	gpu_buddy_fini(&sdev->mm);
 	destroy_workqueue(sdev->reset_wq);
+	destroy_workqueue(sdev->submit_wq);
 }
 
 static int spyre_read_config(struct spyre_device *sdev)
@@ -202,12 +203,26 @@ int spyre_device_init(struct spyre_device *sdev)
 		return ret;
 	INIT_LIST_HEAD(&sdev->bo_list);
 	INIT_WORK(&sdev->reset_work, spyre_reset_work);
-	sdev->reset_wq = alloc_ordered_workqueue("spyre-reset-%s", 0, pci_name(pdev));
-	if (!sdev->reset_wq)
+	/*
+	 * drm_sched's default queue is ordered, hence unbound: a submit
+	 * would wake a worker on whichever CPU, often another one, an
+	 * inter-processor interrupt away. The scheduler does not need the
+	 * ordering (each of its work items never runs concurrently with
+	 * itself, and run_job and free_job only share locked state).
+	 */
+	sdev->submit_wq = alloc_workqueue("spyre-submit-%s", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0,
+					  pci_name(pdev));
+	if (!sdev->submit_wq)
 		return -ENOMEM;
+	sdev->reset_wq = alloc_ordered_workqueue("spyre-reset-%s", 0, pci_name(pdev));
+	if (!sdev->reset_wq) {
+		destroy_workqueue(sdev->submit_wq);
+		return -ENOMEM;
+	}
 	ret = gpu_buddy_init(&sdev->mm, sdev->mem_size, PAGE_SIZE);
 	if (ret) {
 		destroy_workqueue(sdev->reset_wq);
+		destroy_workqueue(sdev->submit_wq);
 		return ret;
 	}
 	sdev->rings = drmm_kcalloc(&sdev->drm, sdev->num_rings, sizeof(*sdev->rings),
@@ -215,6 +230,7 @@ int spyre_device_init(struct spyre_device *sdev)
 	if (!sdev->rings) {
 		gpu_buddy_fini(&sdev->mm);
 		destroy_workqueue(sdev->reset_wq);
+		destroy_workqueue(sdev->submit_wq);
 		return -ENOMEM;
 	}
 	ret = drmm_add_action_or_reset(&sdev->drm, spyre_device_release, NULL);

@@ -61,6 +61,9 @@ struct spyre_queue;
  * @bo_list: every live BO of this device, for debugfs
  * @bo_count: live BOs (debugfs "bo_count"; tests check it returns to zero)
  * @host_mem_used: bytes of host BOs created by this device
+ * @submit_wq: the schedulers' queue for run_job and free_job: per-CPU and
+ *	high priority, so a submit's run_job runs on the submitting CPU right
+ *	away instead of waking a worker on another CPU first
  * @reset_wq: ordered queue running every recovery, timeouts included, so
  *	two recoveries never overlap
  * @recovery_lock: serialises ring resets, card resets and cancellations
@@ -99,6 +102,7 @@ struct spyre_device {
 	atomic_t bo_count;
 	atomic64_t host_mem_used;
 
+	struct workqueue_struct *submit_wq;
 	struct workqueue_struct *reset_wq;
 	struct mutex recovery_lock; /* see above */
 	struct work_struct reset_work;

@@ -54,6 +54,7 @@ int spyre_ring_init(struct spyre_device *sdev, struct spyre_ring *ring,
 	struct device *dev = sdev->drm.dev;
 	const struct drm_sched_init_args args = {
 		.ops = &spyre_sched_ops,
+		.submit_wq = sdev->submit_wq,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 		.credit_limit = 1U << spyre_ring_order,
 		.timeout = msecs_to_jiffies(spyre_job_timeout_ms),

@@ -48,4 +48,13 @@
 #define spyre_set_reset(dc, fn) ((dc)->reset = (fn))
 #endif
 
+/* The big QEMU lock's functions were renamed in 9.0. */
+#if SPYRE_QEMU_AT_LEAST(9, 0)
+#define spyre_bql_lock() bql_lock()
+#define spyre_bql_unlock() bql_unlock()
+#else
+#define spyre_bql_lock() qemu_mutex_lock_iothread()
+#define spyre_bql_unlock() qemu_mutex_unlock_iothread()
+#endif
+
 #endif /* SPYRE_COMPAT_H */

@@ -5,8 +5,10 @@
  * and DMA onto the portable card model in model/. The model runs in a
  * worker thread so vCPUs never execute commands; it touches guest memory
  * only through pci_dma_rw() on guest RAM (no BQL needed, and MMIO targets
- * are refused, so a guest cannot make the card re-enter itself), and its
- * interrupts are delivered by a bottom half in the main loop.
+ * are refused, so a guest cannot make the card re-enter itself). The worker
+ * delivers its completion interrupts itself, under the BQL, as soon as it
+ * has dropped the card lock; interrupts raised elsewhere go through a
+ * bottom half in the main loop.
  *
  * Documentation/spyre-card.rst is the programming specification.
  *
@@ -124,13 +126,26 @@ static int spyre_host_write(void *opaque, uint64_t addr, const void *buf,
     return spyre_host_rw(opaque, addr, (void *)buf, len, true);
 }
 
-/* Called with s->lock held, from any thread: defer to the main loop. */
+static bool spyre_irqs_pending(SpyreState *s)
+{
+    return qatomic_read(&s->irq_pending[0]) || qatomic_read(&s->irq_pending[1]);
+}
+
+/*
+ * Called with s->lock held, from any thread. msix_notify() needs the BQL,
+ * which cannot be taken under s->lock (vCPUs hold the BQL when they take
+ * s->lock). The worker delivers its own interrupts once it has dropped
+ * s->lock (spyre_worker_deliver_irqs): that spares every completion a
+ * wake-up of the main loop. Other callers defer to the main loop.
+ */
 static void spyre_raise_irq(void *opaque, unsigned int vector)
 {
     SpyreState *s = opaque;
 
     qatomic_or(&s->irq_pending[vector / 64], 1ull << (vector % 64));
-    qemu_bh_schedule(s->irq_bh);
+    if (!qemu_thread_is_self(&s->worker)) {
+        qemu_bh_schedule(s->irq_bh);
+    }
 }
 
 static uint64_t spyre_now_ns(void *opaque)
@@ -142,6 +157,10 @@ static void spyre_unlock_cb(void *opaque)
 {
     SpyreState *s = opaque;
 
+    /* Completions so far must not wait for the long command that follows. */
+    if (spyre_irqs_pending(s)) {
+        qemu_bh_schedule(s->irq_bh);
+    }
     s->executing = true;
     qemu_mutex_unlock(&s->lock);
 }
@@ -166,9 +185,9 @@ static const struct spyre_model_ops spyre_ops = {
 
 /* --- interrupts, pacing, worker ------------------------------------------- */
 
-static void spyre_irq_bh(void *opaque)
+/* BQL held. */
+static void spyre_deliver_irqs(SpyreState *s)
 {
-    SpyreState *s = opaque;
     PCIDevice *pdev = PCI_DEVICE(s);
     unsigned int w, v;
 
@@ -181,6 +200,25 @@ static void spyre_irq_bh(void *opaque)
             msix_notify(pdev, w * 64 + v);
         }
     }
+}
+
+static void spyre_irq_bh(void *opaque)
+{
+    spyre_deliver_irqs(opaque);
+}
+
+/*
+ * Worker, s->lock held and no command executing. Drops s->lock to take the
+ * BQL (the lock order is BQL, then s->lock). A reset runs under the BQL and
+ * clears the pending vectors, so none is delivered after one.
+ */
+static void spyre_worker_deliver_irqs(SpyreState *s)
+{
+    qemu_mutex_unlock(&s->lock);
+    spyre_bql_lock();
+    spyre_deliver_irqs(s);
+    spyre_bql_unlock();
+    qemu_mutex_lock(&s->lock);
 }
 
 /* Lock held. */
@@ -215,6 +253,9 @@ static void *spyre_worker(void *opaque)
         wake = spyre_model_process(s->model);
         if (wake != SPYRE_MODEL_NEVER) {
             timer_mod(s->pace_timer, wake);
+        }
+        if (spyre_irqs_pending(s)) {
+            spyre_worker_deliver_irqs(s);
         }
     }
     qemu_mutex_unlock(&s->lock);
@@ -412,7 +453,10 @@ static void spyre_exit(PCIDevice *pdev)
         spyre_model_request_abort(s->model, true);
         qemu_cond_signal(&s->kick_cond);
         qemu_mutex_unlock(&s->lock);
+        /* The worker may be waiting for the BQL to deliver interrupts. */
+        spyre_bql_unlock();
         qemu_thread_join(&s->worker);
+        spyre_bql_lock();
         spyre_model_free(s->model);
         s->model = NULL;
     }
