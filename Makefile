@@ -15,10 +15,10 @@ KVER      = $(shell cat $(BUILD)/kernel/version 2>/dev/null)
 KDIR      = /usr/src/linux-headers-$(KVER)
 QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 
-.PHONY: all deps qemu module initramfs kernel-tools check check-host check-vm \
-	demo checkpatch clean distclean
+.PHONY: all deps qemu module initramfs kernel-tools libspyre selftests check \
+	check-host check-vm demo bench checkpatch clean distclean
 
-all: deps qemu module initramfs
+all: deps qemu module initramfs libspyre selftests
 
 deps:
 	@$(TOP)/scripts/setup-deps
@@ -39,6 +39,13 @@ module: deps
 
 initramfs: deps
 	@$(TOP)/scripts/mkinitramfs
+
+libspyre: deps
+	$(MAKE) -s -C $(TOP)/libspyre BUILD=$(BUILD)
+
+selftests: kernel-tools
+	$(MAKE) -s -C $(TOP)/selftests/drivers/accel/spyre OUTPUT=$(BUILD)/selftests \
+		KHDR_INCLUDES=-I$(TOP)/uapi
 
 checkpatch: kernel-tools
 	perl $(BUILD)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse \
@@ -62,8 +69,12 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-# Driver/card latency benchmark, built on the host and run in the VM.
-.PHONY: bench
+# Benchmarks: the card model on the host, then the driver and libspyre in
+# the VM. Each prints ratios measured within its own run.
 bench: all
-	$(MAKE) -C $(TOP)/bench BUILD=$(BUILD)
+	$(MAKE) -s -C $(TOP)/qemu-device/tests BUILD=$(BUILD) bench
+	$(BUILD)/model-tests/model_matmul
+	$(BUILD)/model-tests/model_timeline
+	$(MAKE) -s -C $(TOP)/bench BUILD=$(BUILD)
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/bench/spyre_latency
+	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-bench
