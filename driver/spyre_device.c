@@ -70,6 +70,7 @@ void spyre_card_reset(struct spyre_device *sdev, struct drm_sched_job *bad)
 		spyre_ring_hw_reset(ring);
 		spyre_ring_fail_pending(ring, guilty, -ETIMEDOUT, -EIO);
 		spyre_ring_hw_start(ring);
+		spyre_sem_release(ring);
 	}
 	atomic_inc(&sdev->reset_count);
 

@@ -34,7 +34,7 @@
 
 /* Interface version reported in SPYRE_REG_VERSION. */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		0
+#define SPYRE_HW_VERSION_MINOR		1	/* 1.1: FENCE F_SEM, SEM_* registers */
 
 /* --- Global registers (BAR0, 32-bit access only) ------------------------ */
 #define SPYRE_REG_ID			0x000	/* RO: SPYRE_ID_MAGIC */
@@ -78,6 +78,18 @@
 #define   SPYRE_FAULT_MEM_UE		4 /* raise an uncorrectable memory error */
 #define   SPYRE_FAULT_RING_SHIFT	8
 #define   SPYRE_FAULT_RING_MASK		0x0000ff00
+
+/*
+ * Semaphore access (1.1). SEM_SELECT picks a semaphore; SEM_VALUE_LO/HI
+ * read its value. Writing SEM_VALUE_LO latches a low word, writing
+ * SEM_VALUE_HI then raises the semaphore to max(current, HI:LO) at the
+ * current device time, as a SEM_SIGNAL would, but as a failed job's FENCE
+ * would for SPYRE_DESC_F_ERR: software releases the waiters of jobs a ring
+ * reset dropped, without needing ring space.
+ */
+#define SPYRE_REG_SEM_SELECT		0x064	/* RW: semaphore index */
+#define SPYRE_REG_SEM_VALUE_LO		0x068	/* RW: read value / latch low word */
+#define SPYRE_REG_SEM_VALUE_HI		0x06c	/* RW: read value / write signals */
 
 /* --- Per-ring registers: SPYRE_RING_REG(n, reg) ------------------------- */
 #define SPYRE_RING_REGS_BASE		0x1000
@@ -129,6 +141,8 @@ enum spyre_hw_opcode {
 /* Descriptor flags (byte 1 of every descriptor). */
 #define SPYRE_DESC_F_IRQ		0x01 /* FENCE: raise the ring's MSI-X vector */
 #define SPYRE_DESC_F_DEVMEM		0x02 /* TIMESTAMP: target is device memory */
+#define SPYRE_DESC_F_SEM		0x04 /* FENCE: also signal a semaphore (1.1) */
+#define SPYRE_DESC_F_ERR		0x08 /* SEM_WAIT: fail if a failed job signalled (1.1) */
 
 /* DMA directions (spyre_hw_dma.dir). */
 enum spyre_hw_dma_dir {
@@ -236,7 +250,10 @@ struct spyre_hw_args {
 /**
  * struct spyre_hw_sem - SPYRE_OP_SEM_SIGNAL / SPYRE_OP_SEM_WAIT descriptor
  * @opcode: SPYRE_OP_SEM_SIGNAL or SPYRE_OP_SEM_WAIT
- * @flags: zero
+ * @flags: zero; a WAIT may set SPYRE_DESC_F_ERR: if the value it waits for
+ *         was reached by the FENCE of a failed job (or by software through
+ *         SPYRE_REG_SEM_VALUE_HI), the WAIT fails with SPYRE_CMD_ERR_DEP and
+ *         the rest of its job is skipped
  * @sem: semaphore index, below SPYRE_REG_NUM_SEMS
  * @rsvd: zero
  * @value: SIGNAL: set the semaphore to max(current, value);
@@ -282,25 +299,29 @@ struct spyre_hw_timestamp {
 /**
  * struct spyre_hw_fence - SPYRE_OP_FENCE descriptor: the end of a job
  * @opcode: SPYRE_OP_FENCE
- * @flags: SPYRE_DESC_F_IRQ to interrupt
- * @rsvd: zero
+ * @flags: SPYRE_DESC_F_IRQ to interrupt, SPYRE_DESC_F_SEM to signal @sem
+ * @sem: with SPYRE_DESC_F_SEM: semaphore to raise to @sem_value; else zero
  * @rsvd1: zero
  * @seqno: job sequence number, written to the completion record and to
  *         spyre_hw_ring_wb.completed_seqno
  * @record_addr: DMA address of the job's struct spyre_hw_completion
+ * @sem_value: with SPYRE_DESC_F_SEM: value for @sem; else zero
  * @rsvd2: zero
  *
  * A failed command makes the ring skip to the next FENCE; that FENCE then
- * reports the failure in its completion record.
+ * reports the failure in its completion record. The semaphore is signalled
+ * either way, so jobs on other rings waiting for this one are released
+ * even when it failed (they learn of the failure from its record).
  */
 struct spyre_hw_fence {
 	__u8 opcode;
 	__u8 flags;
-	__le16 rsvd;
+	__le16 sem;
 	__le32 rsvd1;
 	__le64 seqno;
 	__le64 record_addr;
-	__le64 rsvd2[5];
+	__le64 sem_value;
+	__le64 rsvd2[4];
 };
 
 /* Command errors (spyre_hw_completion.status). */
@@ -311,6 +332,7 @@ struct spyre_hw_fence {
 #define SPYRE_CMD_ERR_PROGRAM		4 /* malformed program */
 #define SPYRE_CMD_ERR_DEADLOCK		5 /* program units wait on tokens never set */
 #define SPYRE_CMD_ERR_MEM_UE		6 /* uncorrectable memory error */
+#define SPYRE_CMD_ERR_DEP		7 /* SEM_WAIT with F_ERR: the awaited job failed (1.1) */
 
 /**
  * struct spyre_hw_completion - per-job completion record, written by FENCE

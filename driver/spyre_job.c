@@ -34,8 +34,9 @@ void spyre_job_free(struct spyre_job *job)
 	for (i = 0; i < job->n_in_fences; i++)
 		dma_fence_put(job->in_fences[i]);
 	kfree(job->in_fences);
+	spyre_sem_job_free(job);
 	kvfree(job->bos);
-	kvfree(job->descs);
+	kvfree(job->descs_alloc ?: job->descs);
 	if (job->emitted)
 		dma_fence_put(job->hw_fence);
 	else
@@ -135,6 +136,8 @@ static struct dma_fence *spyre_run_job(struct drm_sched_job *sched_job)
 		return ERR_PTR(-ECANCELED);
 	/* A job whose input failed would compute on garbage: pass the error on. */
 	err = spyre_job_dependency_error(job);
+	if (!err)
+		err = spyre_sem_prepare(job);
 	if (err)
 		return ERR_PTR(err);
 	if (!drm_dev_enter(&sdev->drm, &idx))
@@ -193,6 +196,15 @@ static enum drm_gpu_sched_stat spyre_timedout_job(struct drm_sched_job *sched_jo
 	ring_error = spyre_ring_read(ring, SPYRE_RING_STATUS) & SPYRE_RING_STATUS_ERROR;
 	hung = !dma_fence_is_signaled(job->hw_fence) &&
 	       (ring_error || spyre_ring_is_stuck(ring, job));
+	/*
+	 * A job waiting on the card for a job of another ring is not to blame:
+	 * if that one hangs, its own ring's timeout recovers it and releases
+	 * the wait. Give this one time from then on.
+	 */
+	if (hung && !ring_error && spyre_sem_job_blocked(job)) {
+		hung = false;
+		ring->progress_time = jiffies;
+	}
 
 	drm_sched_stop(&ring->sched, sched_job);
 	if (hung) {
@@ -204,6 +216,7 @@ static enum drm_gpu_sched_stat spyre_timedout_job(struct drm_sched_job *sched_jo
 			WRITE_ONCE(job->queue->banned, true);
 		spyre_ring_fail_pending(ring, job, ring_error ? -EIO : -ETIMEDOUT, 0);
 		spyre_ring_hw_start(ring);
+		spyre_sem_release(ring);
 		atomic_inc(&ring->resets);
 		atomic_inc(&sdev->reset_count);
 	}

@@ -11,6 +11,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "spyre_drv.h"
+#include "spyre_sem.h"
 
 struct spyre_ring;
 
@@ -67,6 +68,15 @@ struct spyre_queue {
  * @ring_start: free-running ring index of the job's first descriptor
  * @emit_time: jiffies when the job was last written to the ring
  * @link: entry in the ring's pending list
+ * @descs_alloc: allocation holding @descs, which starts later in it while
+ *	slots in front are kept for SEM_WAITs
+ * @deps: in-fences that are jobs of this card (spyre_sem.c)
+ * @ndeps: entries in @deps
+ * @wait_rings: other rings @deps run on: SEM_WAITs the job may need
+ * @sem_waiting: the job starts with SEM_WAITs (counted in the ring's
+ *	sem_waiters until freed)
+ * @sem_signal: value its FENCE signals if not its hardware fence's seqno
+ *	(set for jobs written again after a ring reset)
  * @status: SPYRE_CMD_* from the completion record
  * @engine_ns: compute and DMA engine time the job used, from its completion
  *	record (indexed by enum drm_spyre_engine)
@@ -89,6 +99,12 @@ struct spyre_job {
 	u32 ring_start;
 	unsigned long emit_time;
 	struct list_head link;
+	void *descs_alloc;
+	struct spyre_sem_dep *deps;
+	u32 ndeps;
+	u32 wait_rings;
+	bool sem_waiting;
+	u64 sem_signal;
 	u32 status;
 	u64 engine_ns[2];
 };

@@ -179,6 +179,7 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 	fence_desc->record_addr = cpu_to_le64(ring->records_dma +
 					      (job->seqno & mask) * sizeof(*ring->records));
 	memset(&ring->records[job->seqno & mask], 0, sizeof(*ring->records));
+	spyre_sem_mark_fence(ring, job, fence_desc);
 
 	for (i = 0; i < job->ndescs; i++) {
 		slot = (ring->tail + i) & mask;
@@ -231,6 +232,9 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 		job->engine_ns[0] = le64_to_cpu(rec->compute_ns);
 		job->engine_ns[1] = le64_to_cpu(rec->dma_ns);
 	}
+	/* A job that waited for a failed job on the card fails with its error. */
+	if (!err || job->status == SPYRE_CMD_ERR_DEP)
+		err = spyre_sem_dep_error(job) ?: err;
 	if (job->status == SPYRE_CMD_ERR_MEM_UE)
 		atomic_set(&ring->sdev->card_reset_pending, 1);
 	if (job->cancelled)
@@ -246,8 +250,8 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	dma_fence_signal_locked(job->hw_fence);
 }
 
-/* Signals the hardware fences of every job the card has finished. */
-void spyre_ring_process_completions(struct spyre_ring *ring)
+/* Signals the hardware fences of every job the card has finished on @ring. */
+void spyre_ring_reap(struct spyre_ring *ring)
 {
 	struct spyre_job *job, *tmp;
 	unsigned long flags;
@@ -268,7 +272,13 @@ void spyre_ring_process_completions(struct spyre_ring *ring)
 		spyre_job_complete_locked(ring, job);
 	}
 	spin_unlock_irqrestore(&ring->lock, flags);
+}
 
+/* Completion interrupt work: the ring's finished jobs, after those they waited for. */
+void spyre_ring_process_completions(struct spyre_ring *ring)
+{
+	spyre_sem_reap_deps(ring);
+	spyre_ring_reap(ring);
 	if (atomic_read(&ring->sdev->card_reset_pending))
 		spyre_schedule_card_reset(ring->sdev);
 }

@@ -51,6 +51,7 @@ struct spyre_queue;
  * @jobs_done: jobs completed on the ring
  * @jobs_failed: jobs completed with an error
  * @resets: resets of this ring
+ * @sem_waiters: jobs on the ring that wait for other rings (spyre_sem.c)
  */
 struct spyre_ring {
 	struct spyre_device *sdev;
@@ -83,6 +84,7 @@ struct spyre_ring {
 	atomic64_t jobs_done;
 	atomic64_t jobs_failed;
 	atomic_t resets;
+	atomic_t sem_waiters;
 };
 
 static inline u32 spyre_ring_read(struct spyre_ring *ring, u32 reg)
@@ -102,6 +104,7 @@ int spyre_ring_hw_start(struct spyre_ring *ring);
 void spyre_ring_hw_reset(struct spyre_ring *ring);
 void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job);
 void spyre_ring_process_completions(struct spyre_ring *ring);
+void spyre_ring_reap(struct spyre_ring *ring);
 void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 			     int guilty_error, int other_error);
 bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job);

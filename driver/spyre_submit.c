@@ -302,11 +302,16 @@ static int spyre_parse_cmds(struct spyre_submit *s, const struct drm_spyre_submi
 	struct spyre_job *job = s->job;
 	struct spyre_hw_fence *f;
 	struct drm_spyre_cmd cmd;
-	u32 i;
+	u32 i, lead = 0;
 	int ret;
 
-	job->descs = kvmalloc_array((size_t)args->cmd_count * SPYRE_MAX_DESCS_PER_CMD + 1,
-				    SPYRE_DESC_SIZE, GFP_KERNEL);
+	/* Room in front for the SEM_WAITs of dependencies on other rings. */
+	if (args->in_sync_count)
+		lead = spyre_sem_lead_slots(job->ring->sdev);
+	job->descs_alloc = kvmalloc_array((size_t)args->cmd_count * SPYRE_MAX_DESCS_PER_CMD +
+					  1 + lead, SPYRE_DESC_SIZE, GFP_KERNEL);
+	if (job->descs_alloc)
+		job->descs = job->descs_alloc + (size_t)lead * SPYRE_DESC_SIZE;
 	/* A copy names two BOs, a launch up to two plus its arguments. */
 	s->max_bos = args->cmd_count * (2 + SPYRE_MAX_ARGS);
 	job->bos = kvcalloc(max(s->max_bos, 1U), sizeof(*job->bos), GFP_KERNEL);
@@ -365,10 +370,12 @@ static int spyre_add_in_syncs(struct spyre_submit *s, const struct drm_spyre_sub
 		if (ret)
 			return ret;
 		job->in_fences[job->n_in_fences++] = dma_fence_get(fence);
-		ret = drm_sched_job_add_dependency(&job->base, fence);
+		ret = spyre_sem_add_dependency(job, fence);
 		if (ret)
 			return ret;
 	}
+	/* Ring space for the SEM_WAITs the job may start with. */
+	job->base.credits += hweight32(job->wait_rings);
 	return 0;
 }
 

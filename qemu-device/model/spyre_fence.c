@@ -68,14 +68,25 @@ uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_c
 	uint64_t seqno = spyre_ld64(d + F_OFF(seqno));
 	uint64_t rec_addr = spyre_ld64(d + F_OFF(record_addr));
 
+	bool sem = d[1] & SPYRE_DESC_F_SEM;
+	uint32_t sem_idx = spyre_ld16(d + F_OFF(sem));
+	bool bad;
+
 	memset(&p, 0, sizeof(p));
-	if ((d[1] & ~SPYRE_DESC_F_IRQ) || !all_zero(d + 2, 6) ||
-	    !all_zero(d + F_OFF(rsvd2), 40) || (rec_addr & 7)) {
-		if (r->job.status == SPYRE_CMD_OK) {
-			r->job.status = SPYRE_CMD_ERR_INVALID;
-			r->job.error_index = c->index;
-		}
+	bad = (d[1] & ~(SPYRE_DESC_F_IRQ | SPYRE_DESC_F_SEM)) || !all_zero(d + F_OFF(rsvd1), 4) ||
+	      !all_zero(d + F_OFF(rsvd2), 32) || (rec_addr & 7);
+	if (sem)
+		bad |= sem_idx >= m->cfg.num_sems;
+	else
+		bad |= sem_idx || !all_zero(d + F_OFF(sem_value), 8);
+	if (bad && r->job.status == SPYRE_CMD_OK) {
+		r->job.status = SPYRE_CMD_ERR_INVALID;
+		r->job.error_index = c->index;
 	}
+	/* Failed or not, the job is over: release the rings waiting for it. */
+	if (sem && sem_idx < m->cfg.num_sems)
+		spyre_sem_signal_wake(m, sem_idx, spyre_ld64(d + F_OFF(sem_value)), t,
+				      r->job.status != SPYRE_CMD_OK);
 	r->ready_ns = t;
 	p.ns = t;
 	p.irq = d[1] & SPYRE_DESC_F_IRQ;

@@ -92,6 +92,7 @@ struct spyre_sem {
 	struct {
 		uint64_t value;
 		uint64_t ns;
+		bool failed;	/* raised by a failed job or by software */
 	} hist[SPYRE_SEM_HISTORY];
 };
 
@@ -121,6 +122,8 @@ struct spyre_model {
 	uint32_t scratch;
 	uint32_t fault_reg;
 	uint32_t time_hi_latch;
+	uint32_t sem_select;	/* SEM_SELECT */
+	uint32_t sem_lo_latch;	/* SEM_VALUE_LO written, awaiting SEM_VALUE_HI */
 
 	struct spyre_ring rings[SPYRE_MODEL_MAX_RINGS];
 	uint64_t engine_busy[SPYRE_ENG_COUNT];
@@ -232,8 +235,13 @@ uint32_t spyre_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_coun
 
 /* spyre_sem.c */
 void spyre_sem_reset(struct spyre_model *m);
-void spyre_sem_signal(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns);
-bool spyre_sem_reached(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t *ns);
+void spyre_sem_signal(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
+		      bool failed);
+bool spyre_sem_reached(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t *ns,
+		       bool *failed);
+void spyre_sem_signal_wake(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
+			   bool failed);
+void spyre_sem_signal_now(struct spyre_model *m, uint32_t sem, uint64_t value);
 
 /* spyre_launch.c */
 uint32_t spyre_launch_check(struct spyre_model *m, const struct spyre_cmd *c);

@@ -112,6 +112,8 @@ void spyre_model_reset(struct spyre_model *m)
 	m->scratch = 0;
 	m->fault_reg = 0;
 	m->time_hi_latch = 0;
+	m->sem_select = 0;
+	m->sem_lo_latch = 0;
 	m->cmd_count = 0;
 	m->dma_count = 0;
 	m->db_seq = 0;
@@ -236,6 +238,12 @@ uint32_t spyre_model_read(struct spyre_model *m, uint32_t off)
 		return m->cfg.num_rings;
 	case SPYRE_REG_FAULT:
 		return m->fault_reg;
+	case SPYRE_REG_SEM_SELECT:
+		return m->sem_select;
+	case SPYRE_REG_SEM_VALUE_LO:
+		return (uint32_t)m->sems[m->sem_select].value;
+	case SPYRE_REG_SEM_VALUE_HI:
+		return (uint32_t)(m->sems[m->sem_select].value >> 32);
 	}
 	if (ring_reg(m, off, &n, &reg))
 		return spyre_ring_read(m, n, reg);
@@ -293,6 +301,17 @@ bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val)
 		return false;
 	case SPYRE_REG_FAULT:
 		arm_fault(m, val);
+		return true;
+	case SPYRE_REG_SEM_SELECT:
+		if (val >= m->cfg.num_sems)
+			goto bad;
+		m->sem_select = val;
+		return false;
+	case SPYRE_REG_SEM_VALUE_LO:
+		m->sem_lo_latch = val;
+		return false;
+	case SPYRE_REG_SEM_VALUE_HI:
+		spyre_sem_signal_now(m, m->sem_select, (uint64_t)val << 32 | m->sem_lo_latch);
 		return true;
 	}
 	if (ring_reg(m, off, &n, &reg))

@@ -161,7 +161,9 @@ static uint32_t do_timestamp(struct spyre_model *m, const struct spyre_cmd *c, u
 
 static uint32_t check_sem(struct spyre_model *m, const uint8_t *d)
 {
-	if (d[1] || !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd), 4) ||
+	uint8_t flags = d[0] == SPYRE_OP_SEM_WAIT ? SPYRE_DESC_F_ERR : 0;
+
+	if ((d[1] & ~flags) || !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd), 4) ||
 	    !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd2), 48))
 		return SPYRE_CMD_ERR_INVALID;
 	if (spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)) >= m->cfg.num_sems)
@@ -222,7 +224,6 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	enum step_result res;
 	uint32_t st = SPYRE_CMD_OK;
 	uint64_t start;
-	unsigned int i;
 	const uint8_t *d = c.desc;
 
 	memset(&c, 0, sizeof(c));
@@ -281,15 +282,23 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 
 	if (d[0] == SPYRE_OP_SEM_WAIT) {
 		uint64_t reached, begin = spyre_max64(r->ready_ns, c.avail_ns);
+		bool failed;
 
 		if (!spyre_sem_reached(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
-				       spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), &reached)) {
+				       spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), &reached,
+				       &failed)) {
 			r->sem_blocked = true;
 			return STEP_BLOCKED;
 		}
 		if (c.avail_ns < reached)
 			c.avail_ns = reached;
 		job_begin(r, begin);	/* the wait is part of the job */
+		if (failed && (d[1] & SPYRE_DESC_F_ERR)) {
+			/* the input failed: this job must not run on garbage */
+			r->ready_ns = spyre_max64(r->ready_ns, c.avail_ns);
+			job_fail(r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
+			return STEP_PROGRESS;
+		}
 	}
 	start = start_time(m, r, &c, eng);
 
@@ -325,10 +334,8 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 			return STEP_ABORT;	/* redone after the reset, if still queued */
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
-		spyre_sem_signal(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
-				 spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), start);
-		for (i = 0; i < m->cfg.num_rings; i++)
-			m->rings[i].sem_blocked = false;	/* let waiters look again */
+		spyre_sem_signal_wake(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
+				      spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), start, false);
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {

@@ -106,6 +106,186 @@ TEST(sem_bad_index_and_fields_invalid)
 	tc_free(t);
 }
 
+/* Interface 1.1: a FENCE with F_SEM signals a semaphore, even for a failed job. */
+TEST(fence_sem_signals_even_when_the_job_failed)
+{
+	struct tcard *t = tc_new(NULL);
+	struct spyre_hw_fence *f;
+	uint8_t d[64];
+
+	ring_setup(t, 0, 5);
+	ring_setup(t, 1, 5);
+	d_sem(d, false, 7, 1);			/* ring 1 waits for ring 0's job 1 */
+	ring_push(t, 1, d);
+	d_fence(d, 20, 2, false);
+	ring_push(t, 1, d);
+	d_sem(d, false, 7, 2);			/* ... and then for its job 2 */
+	ring_push(t, 1, d);
+	d_fence(d, 21, 3, false);
+	ring_push(t, 1, d);
+	ring_doorbell(t, 1);
+	d_dma(d, SPYRE_DMA_H2D, 1 << 20, 0x1000, 0, sg_simple(t, 0, 0, 1 << 20), 1, 0, 0);
+	ring_push(t, 0, d);
+	d_fence(d, 1, 0, false);
+	f = (struct spyre_hw_fence *)d;
+	f->flags |= SPYRE_DESC_F_SEM;
+	f->sem = 7;
+	f->sem_value = 1;
+	ring_push(t, 0, d);
+	ring_doorbell(t, 0);
+	tc_run(t);
+	CHECK_EQ(wb_seqno(t, 1), 20);		/* the first wait is over */
+	tc_wr(t, SPYRE_REG_FAULT, SPYRE_FAULT_DMA);	/* job 2's DMA fails */
+	d_dma(d, SPYRE_DMA_H2D, 4096, 0x1000, 0, sg_simple(t, 1, 0, 4096), 1, 0, 0);
+	ring_push(t, 0, d);
+	d_fence(d, 2, 1, false);
+	f->flags |= SPYRE_DESC_F_SEM;
+	f->sem = 7;
+	f->sem_value = 2;
+	ring_push(t, 0, d);
+	ring_doorbell(t, 0);
+	tc_run(t);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_ERR_DMA);
+	CHECK_EQ(wb_seqno(t, 1), 21);		/* both waits were released */
+	/* the first wait resumed at the end of the 1 MiB copy, in device time */
+	CHECK_EQ(rec(t, 2)->end_ns, rec(t, 0)->end_ns);
+	tc_wr(t, SPYRE_REG_SEM_SELECT, 7);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_LO), 2);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_HI), 0);
+	tc_free(t);
+}
+
+TEST(fence_sem_fields_checked)
+{
+	struct tcard *t = tc_new(NULL);
+	struct spyre_hw_fence *f = NULL;
+	uint8_t d[64];
+
+	ring_setup(t, 0, 5);
+	d_fence(d, 1, 0, false);
+	f = (struct spyre_hw_fence *)d;
+	f->sem_value = 3;			/* without F_SEM: reserved */
+	ring_push(t, 0, d);
+	d_fence(d, 2, 1, false);
+	f->flags |= SPYRE_DESC_F_SEM;
+	f->sem = 64;				/* beyond NUM_SEMS */
+	f->sem_value = 3;
+	ring_push(t, 0, d);
+	ring_doorbell(t, 0);
+	tc_run(t);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_ERR_INVALID);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_ERR_INVALID);
+	CHECK_EQ(wb_seqno(t, 0), 2);
+	tc_free(t);
+}
+
+/* Interface 1.1: a WAIT with F_ERR fails (and skips its job) behind a failed job. */
+TEST(sem_wait_f_err_fails_behind_failed_job)
+{
+	struct tcard *t = tc_new(NULL);
+	struct spyre_hw_fence *f = NULL;
+	uint8_t d[64];
+
+	ring_setup(t, 0, 5);
+	ring_setup(t, 1, 5);
+	tc_wr(t, SPYRE_REG_FAULT, SPYRE_FAULT_DMA);	/* ring 0's first DMA fails */
+	d_dma(d, SPYRE_DMA_H2D, 4096, 0x1000, 0, sg_simple(t, 0, 0, 4096), 1, 0, 0);
+	ring_push(t, 0, d);
+	d_fence(d, 1, 0, false);
+	f = (struct spyre_hw_fence *)d;
+	f->flags |= SPYRE_DESC_F_SEM;
+	f->sem = 2;
+	f->sem_value = 1;
+	ring_push(t, 0, d);
+	d_dma(d, SPYRE_DMA_FILL, 4, 0, 0, 0, 0, 0, 0x1234);
+	ring_push(t, 0, d);
+	d_fence(d, 2, 1, false);
+	f->flags |= SPYRE_DESC_F_SEM;
+	f->sem = 2;
+	f->sem_value = 2;
+	ring_push(t, 0, d);
+	ring_doorbell(t, 0);
+	d_sem(d, false, 2, 1);			/* behind the failed job */
+	d[1] = SPYRE_DESC_F_ERR;
+	ring_push(t, 1, d);
+	d_dma(d, SPYRE_DMA_FILL, 4, 8, 0, 0, 0, 0, 0xbad);
+	ring_push(t, 1, d);
+	d_fence(d, 10, 2, false);
+	ring_push(t, 1, d);
+	d_sem(d, false, 2, 2);			/* behind the good one */
+	d[1] = SPYRE_DESC_F_ERR;
+	ring_push(t, 1, d);
+	d_dma(d, SPYRE_DMA_FILL, 4, 16, 0, 0, 0, 0, 0x600d);
+	ring_push(t, 1, d);
+	d_fence(d, 11, 3, false);
+	ring_push(t, 1, d);
+	d_sem(d, false, 2, 2);
+	d[1] = SPYRE_DESC_F_DEVMEM;		/* not a WAIT flag */
+	ring_push(t, 1, d);
+	d_fence(d, 12, 4, false);
+	ring_push(t, 1, d);
+	ring_doorbell(t, 1);
+	tc_run(t);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_ERR_DMA);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_OK);
+	CHECK_EQ(rec(t, 2)->status, SPYRE_CMD_ERR_DEP);
+	CHECK_EQ(rec(t, 2)->end_ns, rec(t, 0)->end_ns);	/* failed when its input did */
+	CHECK_EQ(*(uint32_t *)(t->dev + 8), 0);		/* its FILL never ran */
+	CHECK_EQ(rec(t, 3)->status, SPYRE_CMD_OK);
+	CHECK_EQ(*(uint32_t *)(t->dev + 16), 0x600d);
+	CHECK_EQ(rec(t, 4)->status, SPYRE_CMD_ERR_INVALID);
+	/* a software release counts as a failure */
+	d_sem(d, false, 3, 1);
+	d[1] = SPYRE_DESC_F_ERR;
+	ring_push(t, 1, d);
+	d_fence(d, 13, 5, false);
+	ring_push(t, 1, d);
+	ring_doorbell(t, 1);
+	tc_wr(t, SPYRE_REG_SEM_SELECT, 3);
+	tc_wr(t, SPYRE_REG_SEM_VALUE_LO, 1);
+	tc_wr(t, SPYRE_REG_SEM_VALUE_HI, 0);
+	tc_run(t);
+	CHECK_EQ(rec(t, 5)->status, SPYRE_CMD_ERR_DEP);
+	tc_free(t);
+}
+
+/* Interface 1.1: software releases a semaphore through SEM_VALUE_LO/HI. */
+TEST(sem_registers_signal_and_wake_waiters)
+{
+	struct tcard *t = tc_new(NULL);
+	uint8_t d[64];
+
+	ring_setup(t, 1, 5);
+	d_sem(d, false, 5, 0x100000002ull);
+	ring_push(t, 1, d);
+	d_fence(d, 9, 0, false);
+	ring_push(t, 1, d);
+	ring_doorbell(t, 1);
+	tc_run(t);
+	CHECK_EQ(wb_seqno(t, 1), 0);
+	tc_wr(t, SPYRE_REG_SEM_SELECT, 5);
+	tc_wr(t, SPYRE_REG_SEM_VALUE_LO, 2);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_LO), 0);	/* latched, not yet signalled */
+	tc_wr(t, SPYRE_REG_SEM_VALUE_HI, 1);
+	tc_run(t);
+	CHECK_EQ(wb_seqno(t, 1), 9);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_HI), 1);
+	tc_wr(t, SPYRE_REG_SEM_VALUE_LO, 1);	/* lower: no effect */
+	tc_wr(t, SPYRE_REG_SEM_VALUE_HI, 0);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_LO), 2);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_ERR_STATUS), 0);
+	tc_wr(t, SPYRE_REG_SEM_SELECT, 64);	/* beyond NUM_SEMS: bad access */
+	CHECK_EQ(tc_rd(t, SPYRE_REG_ERR_STATUS), SPYRE_ERR_STATUS_BAD_ACCESS);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_SELECT), 5);
+	/* a card reset zeroes them */
+	tc_wr(t, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_SELECT), 0);
+	tc_wr(t, SPYRE_REG_SEM_SELECT, 5);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_HI), 0);
+	tc_free(t);
+}
+
 TEST(timestamp_host_and_devmem)
 {
 	struct tcard *t = tc_new(NULL);
