@@ -70,30 +70,49 @@ static struct spyre_ring *spyre_sem_fence_ring(struct spyre_device *sdev,
 
 /*
  * Collects the unsignalled job fences of this card behind @fence (itself,
- * or every link of a timeline chain). False if any is something else or
- * there are too many: then the host waits for @fence as a whole.
+ * or every link of a timeline chain). Of several jobs of one queue only the
+ * last counts: a queue runs in order on one ring, and a chain's error is
+ * that of its newest link, as for a host wait. False if a fence is
+ * something else or there are too many: then the host waits for @fence as
+ * a whole.
  */
 static bool spyre_sem_collect(struct spyre_job *job, struct dma_fence *fence,
 			      struct drm_sched_fence **found, struct spyre_ring **rings,
 			      u32 *n)
 {
 	struct spyre_device *sdev = job->ring->sdev;
+	struct drm_sched_fence *s = NULL;
 	struct dma_fence *iter, *f;
+	struct spyre_ring *ring;
+	u32 i;
 
 	*n = 0;
 	dma_fence_chain_for_each(iter, fence) {
 		f = dma_fence_chain_contained(iter);
 		if (dma_fence_is_signaled(f))
 			continue;
-		if (job->ndeps + *n < SPYRE_SEM_MAX_DEPS)
-			rings[*n] = spyre_sem_fence_ring(sdev, f, &found[*n]);
-		if (job->ndeps + *n == SPYRE_SEM_MAX_DEPS || !rings[*n]) {
-			dma_fence_put(iter);
-			return false;
+		ring = spyre_sem_fence_ring(sdev, f, &s);
+		if (!ring)
+			goto fail;
+		for (i = 0; i < *n; i++) {
+			if (found[i]->finished.context != s->finished.context)
+				continue;
+			if (dma_fence_is_later(&s->finished, &found[i]->finished))
+				found[i] = s;
+			break;
 		}
-		(*n)++;
+		if (i < *n)
+			continue;
+		if (job->ndeps + *n == SPYRE_SEM_MAX_DEPS)
+			goto fail;
+		found[*n] = s;
+		rings[(*n)++] = ring;
 	}
 	return true;
+
+fail:
+	dma_fence_put(iter);
+	return false;
 }
 
 /*

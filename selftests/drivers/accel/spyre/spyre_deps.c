@@ -157,6 +157,40 @@ TEST_F_TIMEOUT(deps, timeline_point_causality_and_overlap, 60)
 }
 
 /*
+ * A timeline point behind many unfinished points of one queue (as a
+ * stream's events make): still one wait on the card, resolved exactly at
+ * the last job's end, not a host wait for the whole chain.
+ */
+TEST_F_TIMEOUT(deps, long_timeline_chain_stays_on_card, 60)
+{
+	struct drm_spyre_sync k_out = { 0 }, tl = { 0 }, c_out = { 0 };
+	struct drm_spyre_cmd c[2];
+	uint64_t *ts = self->ts;
+	uint32_t i, n = 24;
+
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &k_out.handle, false));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &tl.handle, false));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &c_out.handle, false));
+	c[0] = busy(self, true);
+	ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, c, 1, NULL, 0, &k_out, 1));
+	for (i = 1; i <= n; i++) {
+		c[0] = sp_cmd_copy(self->src, 0, self->dst, 0, SP_MiB);
+		c[1] = sp_cmd_ts(self->host, 8 * i);
+		tl.point = i;
+		ASSERT_EQ(0, sp_submit(self->d.fd, self->dq, c, 2, i == 1 ? &k_out : NULL,
+				       i == 1, &tl, 1));
+	}
+	c[0] = sp_cmd_ts(self->host, 0);
+	ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, c, 1, &tl, 1, &c_out, 1));
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, c_out.handle, 0, SP_WAIT_NS));
+	EXPECT_EQ(1, sp_fence_status(self->d.fd, c_out.handle, 0));
+	TH_LOG("last copy ended %llu, dependent started %llu", (unsigned long long)ts[n],
+	       (unsigned long long)ts[0]);
+	EXPECT_LT(ts[1], ts[n]);
+	EXPECT_EQ(ts[n], ts[0]);
+}
+
+/*
  * A job that already waits on the card for an input that then fails does
  * not run (its commands are skipped) and ends with the input's error; its
  * queue goes on behind it.
