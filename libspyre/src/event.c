@@ -77,6 +77,24 @@ int spyre_event_record(spyre_event *ev, spyre_stream *s)
 	if (ev->dev != dev)
 		return spy_err(-EXDEV, "spyre_event_record: event of %s, stream of %s",
 			       ev->dev->name, dev->name);
+	if (!ev->ts_bo) {
+		/*
+		 * A plain event after work with no pending waits is the point of
+		 * the stream's last operation: no submission needed (a SUBMIT
+		 * costs the guest far more than the card's work on small jobs).
+		 */
+		pthread_mutex_lock(&dev->lock);
+		if (!s->destroyed && s->next_point && !s->nwait) {
+			if (ev->s)
+				spy_stream_put_locked(ev->s);
+			ev->s = s;
+			s->refs++;
+			ev->point = s->next_point;
+			pthread_mutex_unlock(&dev->lock);
+			return 0;
+		}
+		pthread_mutex_unlock(&dev->lock);
+	}
 	memset(&op, 0, sizeof(op));
 	op.kind = SPY_OP_SUBMIT;
 	if (ev->ts_bo) {

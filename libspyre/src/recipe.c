@@ -3,7 +3,8 @@
  * Recipes: prepared launch plans.
  *
  * At build time the typed steps of each stream slot are grouped into
- * nodes: a run of device steps (copies, launches, event signals and waits)
+ * nodes: a run of device steps (copies, launches, timestamps, event signals
+ * and waits)
  * becomes one SUBMIT; a host step becomes one host work item. Event waits
  * become dependencies on the node holding the signal (so a wait covers the
  * signalling stream's whole submission: the price of one submit per
@@ -21,7 +22,7 @@
 
 #define MAX_EVENTS 16
 
-enum step_kind { ST_HOST, ST_H2D, ST_D2H, ST_D2D, ST_COMPUTE, ST_SIGNAL, ST_WAIT };
+enum step_kind { ST_HOST, ST_H2D, ST_D2H, ST_D2D, ST_COMPUTE, ST_SIGNAL, ST_WAIT, ST_TIMESTAMP };
 
 struct rstep {
 	enum step_kind kind;
@@ -39,7 +40,7 @@ struct rstep {
 };
 
 /* A field of a command that takes an argument slot at launch. */
-enum patch_field { PF_SRC, PF_DST, PF_RANGE };
+enum patch_field { PF_SRC, PF_DST, PF_RANGE, PF_TS };
 
 struct patch {
 	unsigned int node, cmd, range;
@@ -298,6 +299,19 @@ static int add_event(spyre_recipe *r, const char *call, enum step_kind k, unsign
 	return add_step(r, call, stream, &st);
 }
 
+int spyre_recipe_timestamp(spyre_recipe *r, unsigned int stream, struct spyre_operand dst)
+{
+	static const char *call = "spyre_recipe_timestamp";
+	struct rstep st = { .kind = ST_TIMESTAMP, .dst = dst, .size = sizeof(uint64_t) };
+	int ret;
+
+	if (!r)
+		return spy_err(-EINVAL, "%s: recipe is NULL", call);
+	/* Host memory only: the point is that the host reads the time back. */
+	ret = check_operand(r, call, &dst, sizeof(uint64_t), SPYRE_MEM_HOST);
+	return ret ? ret : add_step(r, call, stream, &st);
+}
+
 int spyre_recipe_signal(spyre_recipe *r, unsigned int stream, unsigned int event_id)
 {
 	return add_event(r, "spyre_recipe_signal", ST_SIGNAL, stream, event_id);
@@ -376,6 +390,15 @@ static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsig
 				return ret;
 		}
 		*ri += st->nargs;
+		return 0;
+	}
+	if (st->kind == ST_TIMESTAMP) {
+		c->type = DRM_SPYRE_CMD_TIMESTAMP;
+		if (st->dst.kind == SPYRE_OPERAND_ARG)
+			return add_patch(r, node, ci, 0, PF_TS, &st->dst, st->size,
+					 SPYRE_MEM_HOST);
+		fixed_operand(r, &st->dst, st->size, &c->timestamp.handle, &c->timestamp.offset,
+			      &size);
 		return 0;
 	}
 	c->type = DRM_SPYRE_CMD_COPY;
@@ -660,6 +683,10 @@ static int bind(spyre_recipe *r, struct instance *in, const struct spyre_buf *ar
 		case PF_DST:
 			c->copy.dst_handle = b->bo->handle;
 			c->copy.dst_offset = b->offset + p->op.offset;
+			break;
+		case PF_TS:
+			c->timestamp.handle = b->bo->handle;
+			c->timestamp.offset = b->offset + p->op.offset;
 			break;
 		case PF_RANGE:
 			in->ranges[p->range].handle = b->bo->handle;

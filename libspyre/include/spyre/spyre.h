@@ -302,6 +302,12 @@ int spyre_recipe_compute(spyre_recipe *r, unsigned int stream, const spyre_progr
 			 const struct spyre_operand *args, unsigned int nargs,
 			 struct spyre_operand workspace);
 /*
+ * Write the device time (ns, the clock of spyre_event_timestamp_ns) into 8
+ * bytes of host memory @dst when the stream reaches this step; it rides in
+ * the stream's submission, so it costs no extra submit.
+ */
+int spyre_recipe_timestamp(spyre_recipe *r, unsigned int stream, struct spyre_operand dst);
+/*
  * Recipe-internal events (ids 0..15): a wait on stream B for an event
  * signalled on stream A orders B's following steps after A's submission
  * that holds the signal (each stream's run of device steps is one
