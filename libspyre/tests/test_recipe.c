@@ -125,6 +125,48 @@ TEST(recipe_rebind)
 	}
 }
 
+/*
+ * Timestamps around a copy ride in the copy's submission, and a plain event
+ * recorded after it submits nothing. @h (mapped at @m) is a host BO of
+ * BYTES, @d a device BO.
+ */
+static void recipe_timestamps(spyre_device *dev, spyre_stream *s, spyre_bo *h, void *m,
+			      spyre_bo *d)
+{
+	struct spyre_operand t0 = spyre_op_arg(0), t1 = spyre_op_arg(0), src = spyre_op_arg(0);
+	struct spyre_buf arg = spyre_bo_buf(h);
+	struct spyre_device_stats a, b;
+	uint64_t *ts = m;
+	unsigned int per = 0;
+	spyre_recipe *r;
+	spyre_event *ev;
+
+	t0.size = t1.size = 8;
+	t1.offset = 8;
+	src.offset = 4096;
+	src.size = 4096;
+	OK(spyre_recipe_create(dev, 1, 1, 0, &r));
+	OK(spyre_recipe_timestamp(r, 0, t0));
+	OK(spyre_recipe_h2d(r, 0, spyre_op_buf(spyre_bo_buf(d)), src, 4096));
+	OK(spyre_recipe_timestamp(r, 0, t1));
+	OK(spyre_recipe_finalize(r));
+	OK(spyre_recipe_submits_per_launch(r, &per));
+	CHECK(per == 1, "timestamps and a copy on one stream: %u submits", per);
+	OK(spyre_event_create(dev, 0, &ev));
+	ts[0] = ts[1] = 0;
+	OK(spyre_device_get_stats(dev, &a));
+	OK(spyre_recipe_launch(r, &s, &arg, 1));
+	OK(spyre_event_record(ev, s));
+	OK(spyre_device_get_stats(dev, &b));
+	CHECK(b.submits - a.submits == 1, "launch + plain event record: %llu submits",
+	      (unsigned long long)(b.submits - a.submits));
+	OK(spyre_event_synchronize(ev));
+	CHECK(ts[0] && ts[1] >= ts[0], "timestamps %llu, %llu", (unsigned long long)ts[0],
+	      (unsigned long long)ts[1]);
+	OK(spyre_event_destroy(ev));
+	OK(spyre_recipe_destroy(r));
+}
+
 TEST(recipe_errors)
 {
 	struct prep pp = { 0, 0 };
@@ -171,7 +213,10 @@ TEST(recipe_errors)
 		   -EINVAL, "outside the 8192-byte workspace");
 	FAILS_WITH(spyre_recipe_d2d(c, 5, spyre_op_ws(0, 4), spyre_op_ws(0, 4), 4), -EINVAL,
 		   "stream slot 5");
+	FAILS_WITH(spyre_recipe_timestamp(c, 0, spyre_op_ws(0, 8)), -EINVAL,
+		   "must be host memory");
 	OK(spyre_recipe_destroy(c));
+	recipe_timestamps(dev, st[0], h, m, d);
 	OK(spyre_recipe_destroy(r));
 	OK(spyre_stream_destroy(st[0]));
 	OK(spyre_stream_destroy(st[1]));
