@@ -73,8 +73,6 @@ distclean:
 # the VM. Each prints ratios measured within its own run.
 bench: all
 	$(MAKE) -s -C $(TOP)/qemu-device/tests BUILD=$(BUILD) bench
-	$(BUILD)/model-tests/model_matmul
-	$(BUILD)/model-tests/model_timeline
 	$(MAKE) -s -C $(TOP)/bench BUILD=$(BUILD)
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/bench/spyre_latency
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-bench
