@@ -34,7 +34,8 @@
 
 /* Interface version reported in SPYRE_REG_VERSION. */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		1	/* 1.1: FENCE F_SEM, SEM_* registers */
+#define SPYRE_HW_VERSION_MINOR		2	/* 1.1: FENCE F_SEM, SEM_* registers */
+						/* 1.2: SPYRE_RING_PROGRESS */
 
 /* --- Global registers (BAR0, 32-bit access only) ------------------------ */
 #define SPYRE_REG_ID			0x000	/* RO: SPYRE_ID_MAGIC */
@@ -113,6 +114,8 @@
 #define SPYRE_RING_TAIL			0x20	/* RW doorbell: free-running index past last one */
 #define SPYRE_RING_ERROR		0x24	/* RO: SPYRE_RING_ERR_* */
 #define SPYRE_RING_IRQ_VECTOR		0x28	/* RO: MSI-X vector of this ring */
+/* RO (1.2): free-running count that moves while a command of the ring executes */
+#define SPYRE_RING_PROGRESS		0x2c
 
 /* Ring errors: the ring stops and must be reset. */
 #define SPYRE_RING_ERR_NONE		0

@@ -112,6 +112,17 @@ void spyre_ring_fini(struct spyre_ring *ring)
 	spyre_ring_fail_pending(ring, NULL, 0, -ENODEV);
 }
 
+/*
+ * The card's progress counter inside the running command (interface 1.2);
+ * older cards have none: it reads as a constant.
+ */
+static u32 spyre_ring_progress(struct spyre_ring *ring)
+{
+	if ((ring->sdev->hw_version & 0xffff) < 2)
+		return 0;
+	return spyre_ring_read(ring, SPYRE_RING_PROGRESS);
+}
+
 /* Stops the ring and drops its work; software state starts over. */
 void spyre_ring_hw_reset(struct spyre_ring *ring)
 {
@@ -121,6 +132,7 @@ void spyre_ring_hw_reset(struct spyre_ring *ring)
 	spin_lock_irqsave(&ring->lock, flags);
 	ring->tail = 0;
 	ring->progress_head = 0;
+	ring->progress_count = spyre_ring_progress(ring);
 	ring->progress_time = jiffies;
 	spin_unlock_irqrestore(&ring->lock, flags);
 }
@@ -320,9 +332,9 @@ void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 
 /*
  * Decides at a timeout of @job, the oldest job on the ring, whether the
- * ring is stuck. The card's progress inside one command is invisible, and
- * a command's run time depends on the host running the card, so a ring
- * counts as stuck only once its head and completions have not moved for
+ * ring is stuck. A command's run time depends on the host running the
+ * card, so a ring counts as stuck only once its head, its completions and
+ * (cards of interface 1.2 on) its progress counter have not moved for
  * the job timeout and at least SPYRE_MIN_HANG_MS, measured from the later
  * of its last movement and the job reaching the ring. The card's engines
  * are shared by all rings, so while the rest of the card moves a ring may
@@ -332,6 +344,7 @@ bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job)
 {
 	struct spyre_device *sdev = ring->sdev;
 	u32 head = spyre_ring_read(ring, SPYRE_RING_HEAD);
+	u32 count = spyre_ring_progress(ring);
 	u64 done = le64_to_cpu(READ_ONCE(ring->wb->completed_seqno));
 	u64 card = atomic64_read(&sdev->completions);
 	unsigned long since, stalled, limit;
@@ -339,11 +352,14 @@ bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job)
 	unsigned int i;
 
 	for (i = 0; i < sdev->num_rings; i++)
-		card += spyre_ring_read(&sdev->rings[i], SPYRE_RING_HEAD);
+		card += spyre_ring_read(&sdev->rings[i], SPYRE_RING_HEAD) +
+			spyre_ring_progress(&sdev->rings[i]);
 
-	ring_moved = head != ring->progress_head || done != ring->progress_seqno;
+	ring_moved = head != ring->progress_head || done != ring->progress_seqno ||
+		     count != ring->progress_count;
 	card_moved = card != ring->progress_card;
 	ring->progress_head = head;
+	ring->progress_count = count;
 	ring->progress_seqno = done;
 	ring->progress_card = card;
 	if (ring_moved) {

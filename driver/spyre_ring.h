@@ -45,6 +45,7 @@ struct spyre_queue;
  * @sched: the ring's scheduler; credits are descriptors
  * @queues: user queues attached to the ring
  * @progress_head: head seen by the last timeout check
+ * @progress_count: SPYRE_RING_PROGRESS seen by the last timeout check
  * @progress_seqno: completed seqno seen by the last timeout check
  * @progress_card: card-wide progress token seen by the last timeout check
  * @progress_time: jiffies when the ring was last seen moving
@@ -77,6 +78,7 @@ struct spyre_ring {
 	struct drm_gpu_scheduler sched;
 	atomic_t queues;
 	u32 progress_head;
+	u32 progress_count;
 	u64 progress_seqno;
 	u64 progress_card;
 	unsigned long progress_time;

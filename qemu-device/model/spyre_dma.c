@@ -81,6 +81,7 @@ uint32_t spyre_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_coun
 			n = seg < len - done ? seg : len - done;
 			if (n > CHUNK)
 				n = CHUNK;
+			spyre_progress_step(m);
 			if (spyre_abort_pending(m))
 				return SPYRE_CMD_ABORTED;
 			if (to_host ? m->ops.host_write(m->opaque, addr, dev + done, n) :
@@ -101,6 +102,7 @@ static uint32_t local_copy(struct spyre_model *m, uint64_t dst, uint64_t src, ui
 	if (dst > src && dst < src + len) {	/* overlapping, copy backwards */
 		for (done = 0; done < len; done += n) {
 			n = len - done < CHUNK ? len - done : CHUNK;
+			spyre_progress_step(m);
 			if (spyre_abort_pending(m))
 				return SPYRE_CMD_ABORTED;
 			memmove(m->devmem + dst + len - done - n, m->devmem + src + len - done - n, n);
@@ -109,6 +111,7 @@ static uint32_t local_copy(struct spyre_model *m, uint64_t dst, uint64_t src, ui
 	}
 	for (done = 0; done < len; done += n) {
 		n = len - done < CHUNK ? len - done : CHUNK;
+		spyre_progress_step(m);
 		if (spyre_abort_pending(m))
 			return SPYRE_CMD_ABORTED;
 		memmove(m->devmem + dst + done, m->devmem + src + done, n);
@@ -133,6 +136,7 @@ static uint32_t local_fill(struct spyre_model *m, uint64_t dst, uint32_t pattern
 	}
 	for (done = seeded; done < len; done += n) {
 		n = len - done < seeded ? len - done : seeded;
+		spyre_progress_step(m);
 		if (spyre_abort_pending(m))
 			return SPYRE_CMD_ABORTED;
 		memcpy(p + done, p, n);

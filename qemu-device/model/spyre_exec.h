@@ -36,6 +36,7 @@ struct spyre_exec {
 	uint64_t unit_free[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
 	uint64_t dram_free;
 	const int *abort;			/* model's abort request */
+	uint32_t *progress;			/* ring's SPYRE_RING_PROGRESS, or NULL */
 };
 
 /* Run @n decoded instructions; *ns receives the program's device time. */

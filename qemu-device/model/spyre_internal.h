@@ -66,6 +66,7 @@ struct spyre_ring {
 	bool error;
 	uint32_t error_code;
 	uint32_t head, tail;
+	uint32_t progress;	/* SPYRE_RING_PROGRESS, accessed atomically */
 
 	/* Latched configuration. */
 	uint64_t base, wb;
@@ -193,6 +194,17 @@ static inline bool spyre_range_ok(uint64_t off, uint64_t len, uint64_t size)
 static inline uint64_t spyre_max64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
+}
+
+/*
+ * A step of the command running unlocked (an instruction, a DMA chunk):
+ * moves its ring's SPYRE_RING_PROGRESS, which MMIO reads without the
+ * worker, so the driver sees a long command is alive.
+ */
+static inline void spyre_progress_step(struct spyre_model *m)
+{
+	if (m->exec_ring >= 0)
+		__atomic_fetch_add(&m->rings[m->exec_ring].progress, 1, __ATOMIC_RELAXED);
 }
 
 static inline bool spyre_abort_pending(struct spyre_model *m)

@@ -95,6 +95,7 @@ uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct
 	st = load_program(m, c, &in, &n);
 	if (st == SPYRE_CMD_OK) {
 		m->exec->abort = &m->abort_req;
+		m->exec->progress = &m->rings[ring].progress;
 		st = spyre_program_run(m->exec, &m->cfg.timing, &b, in, n, &ns);
 	}
 	free(in);

@@ -186,6 +186,8 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 
 		if (__atomic_load_n(e->abort, __ATOMIC_ACQUIRE))
 			return SPYRE_CMD_ABORTED;
+		if (e->progress)
+			__atomic_fetch_add(e->progress, 1, __ATOMIC_RELAXED);
 		for (c = 0; c < e->cores; c++) {
 			for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
 				i = head(s, c, u);

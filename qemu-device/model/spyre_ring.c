@@ -79,6 +79,8 @@ uint32_t spyre_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 		return r->error_code;
 	case SPYRE_RING_IRQ_VECTOR:
 		return n;
+	case SPYRE_RING_PROGRESS:
+		return __atomic_load_n(&r->progress, __ATOMIC_RELAXED);
 	}
 	spyre_card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
 			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "spyre_prog.h"
 #include "spyre_util.h"
 
 /* One-shot faults of the card's SPYRE_REG_FAULT (Documentation/spyre-card.rst). */
@@ -308,6 +309,84 @@ TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 90)
 	}
 	EXPECT_TRUE(proven);
 	free(cmds);
+}
+
+/* Runs one LAUNCH of a busy program of @n instructions; its wall time in *@ns. */
+static int run_busy_launch(FIXTURE_DATA(recovery) *self, uint32_t q, uint32_t n, uint64_t *ns)
+{
+	size_t plen = sp_prog_size(n);
+	struct drm_spyre_bo_range arg = { .size = SP_PAGE };
+	struct drm_spyre_cmd c[2];
+	uint8_t *pbuf = malloc(plen);
+	uint64_t t0;
+	uint32_t prog;
+	int ret;
+
+	if (!pbuf)
+		return -ENOMEM;
+	sp_prog_busy(pbuf, n);
+	ret = sp_prog_upload(&self->d, q, pbuf, plen, (plen + SP_PAGE - 1) & ~(SP_PAGE - 1ull),
+			     &prog);
+	free(pbuf);
+	if (ret)
+		return ret;
+	ret = sp_bo_create(self->d.fd, SP_PAGE, DRM_SPYRE_PLACEMENT_DEVICE, &arg.handle);
+	if (!ret) {
+		c[0] = sp_cmd_launch(prog, 0, plen, 0, 0, 0, &arg, 1);
+		c[1] = sp_cmd_ts(self->host, 0);
+		self->map[0] = 0;
+		t0 = sp_now_ns();
+		ret = sp_run(self->d.fd, q, c, 2);
+		*ns = sp_now_ns() - t0;
+		sp_bo_close(self->d.fd, arg.handle);
+	}
+	sp_bo_close(self->d.fd, prog);
+	return ret;
+}
+
+/*
+ * The timeout catches hangs, not long commands: a single LAUNCH that takes
+ * several job timeouts (and over the driver's 1 s floor) to run moves no
+ * ring head, but the card's progress counter (interface 1.2) moves all
+ * along, so the job succeeds. Sized from the measured speed of the busy
+ * program's instructions on this host, now.
+ */
+TEST_F_TIMEOUT(recovery, long_launch_outlives_short_timeout, 120)
+{
+	uint64_t t16, t64, per_insn, elapsed = 0, timeout_ms = 100, target_ns;
+	bool proven = false;
+	int attempt, ret;
+	uint32_t q, n;
+	char val[32];
+
+	if (!self->saved_timeout[0])
+		SKIP(return, "job_timeout_ms is not writable");
+	/* a LAUNCH runs on the compute engine, whatever the variant */
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_COMPUTE,
+				     DRM_SPYRE_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, run_busy_launch(self, q, 16, &t16));
+	ASSERT_EQ(0, run_busy_launch(self, q, 64, &t64));
+	per_insn = t64 > t16 ? (t64 - t16) / 48 : t64 / 64;
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)timeout_ms);
+	for (attempt = 0; attempt < 3 && !proven; attempt++) {
+		if (!per_insn)
+			per_insn = 1;
+		/* aim at 2.5 s: 25 timeouts, well over the 1 s floor of a hang */
+		target_ns = 2500000000ull;
+		n = target_ns / per_insn + 1 < 65536 ? target_ns / per_insn + 1 : 65536;
+		ASSERT_EQ(0, write_file(TIMEOUT_PARAM, val));
+		ret = run_busy_launch(self, q, n, &elapsed);
+		ASSERT_EQ(0, write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
+		TH_LOG("one LAUNCH of %u instructions ran %llu ms against a %llu ms timeout", n,
+		       (unsigned long long)elapsed / 1000000, (unsigned long long)timeout_ms);
+		/* any failure here is a busy card taken for a hung one */
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(self->resets, reset_count(self));
+		ASSERT_NE(0, self->map[0]);
+		proven = elapsed > 1500000000ull && elapsed / 1000000 > 3 * timeout_ms;
+		per_insn = elapsed / n;
+	}
+	EXPECT_TRUE(proven);
 }
 
 /* A failed DMA fails its job with -EIO; the queue is not banned. */
