@@ -150,13 +150,7 @@ static struct dma_fence *spyre_run_job(struct drm_sched_job *sched_job)
 static void spyre_free_job(struct drm_sched_job *sched_job)
 {
 	struct spyre_job *job = to_spyre_job(sched_job);
-	struct spyre_file *sfile = job->queue->sfile;
 
-	if (sfile && job->emitted && !job->hw_fence->error) {
-		atomic64_add(job->engine_ns[0], &sfile->engine_ns[0]);
-		atomic64_add(job->engine_ns[1], &sfile->engine_ns[1]);
-		atomic64_inc(&sfile->jobs_done);
-	}
 	drm_sched_job_cleanup(sched_job);
 	spyre_job_free(job);
 }

@@ -232,6 +232,7 @@ int spyre_errno_from_status(u32 status)
 static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job *job)
 {
 	struct spyre_hw_completion *rec = &ring->records[job->seqno & (ring->entries - 1)];
+	struct spyre_file *sfile = job->queue->sfile;
 	int err;
 
 	if (le64_to_cpu(rec->seqno) != job->seqno) {
@@ -258,6 +259,16 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	if (err) {
 		atomic64_inc(&ring->jobs_failed);
 		dma_fence_set_error(job->hw_fence, err);
+	} else if (sfile) {
+		/*
+		 * Account before the fence signals, so a process that waited
+		 * for the job sees its engine time in fdinfo (free_job runs
+		 * later, from the scheduler's worker). A user queue holds a
+		 * reference on its file; the kernel's own queue has none.
+		 */
+		atomic64_add(job->engine_ns[0], &sfile->engine_ns[0]);
+		atomic64_add(job->engine_ns[1], &sfile->engine_ns[1]);
+		atomic64_inc(&sfile->jobs_done);
 	}
 	dma_fence_signal_locked(job->hw_fence);
 }
