@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libspyre op library and graph compiler: PyTorch-level tensor ops lowered
+ * to card programs and recipes.
+ *
+ * One lowering serves both modes:
+ *
+ * - Eager: spyre_op_*() run one op now on a stream. An eager op is a
+ *   one-node graph, compiled once into a recipe and cached by (op, shapes,
+ *   strides, dtypes, layouts, library version); later calls with the same
+ *   signature only bind the tensors and launch (one SUBMIT).
+ * - Graph: spyre_graph_*() record a graph of ops on symbolic values;
+ *   spyre_graph_compile() fuses elementwise chains into their producers,
+ *   plans one workspace for the intermediates and emits one recipe. Weights
+ *   (spyre_graph_constant) are bound once at build time, inputs and outputs
+ *   at each run.
+ *
+ * Conventions are those of spyre.h: 0 or a negative errno, and a message in
+ * spyre_last_error(). Bad inputs (mismatched shapes, unsupported dtype,
+ * misaligned or out-of-range tensors) fail before anything is launched. An
+ * op the card cannot run fails with -EOPNOTSUPP naming op, shape and dtype;
+ * nothing falls back to the host.
+ */
+#ifndef SPYRE_OPS_H
+#define SPYRE_OPS_H
+
+#include <stdint.h>
+
+#include "spyre/spyre.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever generated programs change: part of every cache key. */
+#define SPYRE_OPS_VERSION 1
+
+#define SPYRE_MAX_DIMS 6
+
+/* Element types (the values of the card's ISA dtypes where they exist). */
+enum spyre_dtype {
+	SPYRE_FLOAT32 = 0,
+	SPYRE_FLOAT16 = 1,
+	SPYRE_BFLOAT16 = 2,
+	SPYRE_INT8 = 4,
+	SPYRE_INT32 = 5,
+	SPYRE_INT64 = 6,	/* indices only (embedding), values below 2^31 */
+};
+
+/* Device layouts. */
+enum spyre_layout {
+	SPYRE_LAYOUT_STRIDED = 0,	/* element (i0..in) at sum(i_k * strides[k]) */
+};
+
+/*
+ * A tensor in device memory: @buf.bo + @buf.offset holds element 0 (the
+ * offset a multiple of the element size); @buf.size bytes from there must
+ * cover every element the strides reach. Strides are in elements, >= 0
+ * (0 expands a dimension). Dimensions of size 0 are allowed (no work).
+ */
+struct spyre_tensor {
+	enum spyre_dtype dtype;
+	enum spyre_layout layout;
+	unsigned int ndim;			/* 0 (a scalar) .. SPYRE_MAX_DIMS */
+	int64_t shape[SPYRE_MAX_DIMS];
+	int64_t strides[SPYRE_MAX_DIMS];
+	struct spyre_buf buf;
+};
+
+/* Bytes per element (0 for an unknown dtype). */
+unsigned int spyre_dtype_bytes(enum spyre_dtype dt);
+const char *spyre_dtype_name(enum spyre_dtype dt);
+/* A contiguous (row-major) tensor over @buf. */
+struct spyre_tensor spyre_tensor_make(enum spyre_dtype dt, unsigned int ndim,
+				      const int64_t *shape, struct spyre_buf buf);
+/* Elements of the shape; bytes of a contiguous tensor of that shape. */
+int64_t spyre_tensor_numel(const struct spyre_tensor *t);
+uint64_t spyre_tensor_nbytes(const struct spyre_tensor *t);
+
+/* ---- Op library context: the program/recipe cache of one device ------ */
+
+typedef struct spyre_ops spyre_ops;
+
+/* @cache_entries: compiled eager ops kept (LRU); 0 = default (256). */
+int spyre_ops_create(spyre_device *dev, unsigned int cache_entries, spyre_ops **out);
+/* Waits for nothing: the caller synchronises its streams first. */
+int spyre_ops_destroy(spyre_ops *ops);
+
+struct spyre_ops_stats {
+	uint64_t hits, misses, evictions;	/* eager-op cache */
+	uint64_t entries, capacity;
+	uint64_t programs_built;		/* card programs generated so far */
+	uint64_t launches;			/* eager recipe launches */
+};
+int spyre_ops_get_stats(spyre_ops *ops, struct spyre_ops_stats *st);
+
+/* ---- Op kinds ------------------------------------------------------------ */
+
+enum spyre_unary_op {
+	SPYRE_UN_NEG, SPYRE_UN_ABS, SPYRE_UN_EXP, SPYRE_UN_LOG, SPYRE_UN_SQRT,
+	SPYRE_UN_RSQRT, SPYRE_UN_RECIPROCAL, SPYRE_UN_TANH, SPYRE_UN_SIGMOID,
+	SPYRE_UN_RELU, SPYRE_UN_GELU, SPYRE_UN_GELU_TANH, SPYRE_UN_SILU,
+	SPYRE_UN_SQUARE,
+	/* ops of the list the card has no function for (yet) */
+	SPYRE_UN_SIN, SPYRE_UN_COS, SPYRE_UN_ERF,
+	SPYRE_UN_COUNT,
+};
+
+enum spyre_binary_op {
+	SPYRE_BIN_ADD, SPYRE_BIN_SUB, SPYRE_BIN_MUL, SPYRE_BIN_DIV,
+	SPYRE_BIN_MAX, SPYRE_BIN_MIN,
+	SPYRE_BIN_COUNT,
+};
+
+enum spyre_reduce_op {
+	SPYRE_RED_SUM, SPYRE_RED_MEAN, SPYRE_RED_MAX, SPYRE_RED_MIN,
+	SPYRE_RED_COUNT,
+};
+
+/* ---- Eager ops: run now on compute stream @s ------------------------------
+ *
+ * Outputs are preallocated by the caller with the op's result shape and
+ * dtype (any strides whose innermost dimension is contiguous, or any
+ * strides for elementwise ops). Inputs of a binary op share one dtype;
+ * broadcasting follows NumPy. Float dtypes compute in fp32 on the card and
+ * round once to the output dtype.
+ */
+int spyre_op_unary(spyre_ops *ops, spyre_stream *s, enum spyre_unary_op op,
+		   const struct spyre_tensor *x, const struct spyre_tensor *out);
+int spyre_op_binary(spyre_ops *ops, spyre_stream *s, enum spyre_binary_op op,
+		    const struct spyre_tensor *a, const struct spyre_tensor *b,
+		    const struct spyre_tensor *out);
+/* out = a op scalar (@reverse: scalar op a). */
+int spyre_op_binary_scalar(spyre_ops *ops, spyre_stream *s, enum spyre_binary_op op,
+			   const struct spyre_tensor *a, double scalar, int reverse,
+			   const struct spyre_tensor *out);
+/* out = min(max(x, lo), hi) */
+int spyre_op_clamp(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, double lo,
+		   double hi, const struct spyre_tensor *out);
+/* Copy any strided view into @out (same shape); a cast when dtypes differ. */
+int spyre_op_copy(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *src,
+		  const struct spyre_tensor *out);
+/* out = value everywhere. */
+int spyre_op_fill(spyre_ops *ops, spyre_stream *s, double value, const struct spyre_tensor *out);
+/*
+ * out[..., M, N] = a[..., M, K] @ b[..., K, N], batch dims broadcast
+ * (1-D operands as in torch.matmul are the caller's reshape).
+ */
+int spyre_op_matmul(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *a,
+		    const struct spyre_tensor *b, const struct spyre_tensor *out);
+/* out = x @ w^T + bias; w is [N, K] (PyTorch's weight), bias [N] or NULL. */
+int spyre_op_linear(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+		    const struct spyre_tensor *w, const struct spyre_tensor *bias,
+		    const struct spyre_tensor *out);
+/* Reductions over the last dimension (@dim must be the last one). */
+int spyre_op_reduce(spyre_ops *ops, spyre_stream *s, enum spyre_reduce_op op,
+		    const struct spyre_tensor *x, int dim, int keepdim,
+		    const struct spyre_tensor *out);
+int spyre_op_softmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
+		     const struct spyre_tensor *out);
+int spyre_op_log_softmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+			 int dim, const struct spyre_tensor *out);
+/* Over the last dimension; weight/bias [C] or NULL. */
+int spyre_op_layer_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+			const struct spyre_tensor *w, const struct spyre_tensor *b, double eps,
+			const struct spyre_tensor *out);
+int spyre_op_rms_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+		      const struct spyre_tensor *w, double eps, const struct spyre_tensor *out);
+/* out[..., D] = weight[idx[...], :]; idx int32 or int64. */
+int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *weight,
+		       const struct spyre_tensor *idx, const struct spyre_tensor *out);
+
+/* ---- Graphs ------------------------------------------------------------------
+ *
+ * Values are small integers handed out by the graph (>= 0). Graph calls
+ * return 0 or -errno like every call; a failed call leaves the graph as it
+ * was. View calls (reshape, permute, transpose, slice, expand) make values
+ * that alias their source and move no data.
+ */
+typedef struct spyre_graph spyre_graph;
+typedef struct spyre_compiled spyre_compiled;
+typedef int spyre_value;
+
+int spyre_graph_create(spyre_ops *ops, spyre_graph **out);
+int spyre_graph_destroy(spyre_graph *g);
+
+/* A run-time input (contiguous, bound at each run, in declaration order). */
+int spyre_graph_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
+		      const int64_t *shape, spyre_value *out);
+/* A weight: the tensor is bound now and must outlive the compiled graph. */
+int spyre_graph_constant(spyre_graph *g, const struct spyre_tensor *t, spyre_value *out);
+/* Mark @v as an output (bound at each run, contiguous, in marking order). */
+int spyre_graph_output(spyre_graph *g, spyre_value v);
+
+int spyre_graph_unary(spyre_graph *g, enum spyre_unary_op op, spyre_value x, spyre_value *out);
+int spyre_graph_binary(spyre_graph *g, enum spyre_binary_op op, spyre_value a, spyre_value b,
+		       spyre_value *out);
+int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_value a,
+			      double scalar, int reverse, spyre_value *out);
+int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre_value *out);
+int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_value *out);
+/* A contiguous copy of a (view) value. */
+int spyre_graph_contiguous(spyre_graph *g, spyre_value x, spyre_value *out);
+int spyre_graph_matmul(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out);
+/* bias: a value or -1 for none. */
+int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value bias,
+		       spyre_value *out);
+int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, int dim,
+		       int keepdim, spyre_value *out);
+int spyre_graph_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out);
+int spyre_graph_log_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out);
+/* w, b: values or -1. */
+int spyre_graph_layer_norm(spyre_graph *g, spyre_value x, spyre_value w, spyre_value b,
+			   double eps, spyre_value *out);
+int spyre_graph_rms_norm(spyre_graph *g, spyre_value x, spyre_value w, double eps,
+			 spyre_value *out);
+int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
+			  spyre_value *out);
+/*
+ * Scaled dot-product attention, composed: q [.., Lq, D], k [.., Lk, D],
+ * v [.., Lk, Dv]; @causal masks key j > query i; @mask: an additive mask
+ * value broadcastable to [.., Lq, Lk], or -1. @scale 0: 1/sqrt(D).
+ */
+int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v,
+		     spyre_value mask, int causal, double scale, spyre_value *out);
+
+/* Views. */
+int spyre_graph_reshape(spyre_graph *g, spyre_value x, unsigned int ndim, const int64_t *shape,
+			spyre_value *out);
+int spyre_graph_permute(spyre_graph *g, spyre_value x, const int *perm, spyre_value *out);
+int spyre_graph_transpose(spyre_graph *g, spyre_value x, int d0, int d1, spyre_value *out);
+int spyre_graph_slice(spyre_graph *g, spyre_value x, int dim, int64_t start, int64_t end,
+		      spyre_value *out);
+int spyre_graph_expand(spyre_graph *g, spyre_value x, unsigned int ndim, const int64_t *shape,
+		       spyre_value *out);
+
+/* Shape and dtype of a value. */
+int spyre_graph_value_info(spyre_graph *g, spyre_value v, enum spyre_dtype *dt,
+			   unsigned int *ndim, int64_t *shape);
+
+/* Compile: the graph may be destroyed afterwards. */
+int spyre_graph_compile(spyre_graph *g, spyre_compiled **out);
+
+struct spyre_compiled_stats {
+	unsigned int nodes;		/* ops recorded (views excluded) */
+	unsigned int kernels;		/* kernels after fusion */
+	unsigned int programs;		/* card programs launched per run */
+	unsigned int submits;		/* SUBMITs per run */
+	uint64_t workspace_bytes;	/* planned workspace (peak) */
+	uint64_t intermediate_bytes;	/* sum of all intermediates */
+};
+int spyre_compiled_get_stats(const spyre_compiled *c, struct spyre_compiled_stats *st);
+/*
+ * Run on compute stream @s: @inputs and @outputs in declaration order,
+ * each matching its value's shape and dtype, contiguous.
+ */
+int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
+		       unsigned int ninputs, const struct spyre_tensor *outputs,
+		       unsigned int noutputs);
+int spyre_compiled_destroy(spyre_compiled *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPYRE_OPS_H */

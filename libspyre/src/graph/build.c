@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * From a lowered graph to card programs and one recipe (one stream slot,
+ * inputs then outputs as argument slots, the planned workspace), and
+ * running it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "lower.h"
+
+static struct spyre_operand operand(spyre_graph *g, int st)
+{
+	const struct gstore *s = &g->st[st];
+
+	switch (s->kind) {
+	case ST_INPUT:
+		return spyre_op_arg((unsigned int)s->io);
+	case ST_CONST:
+		return spyre_op_buf(s->buf);
+	default:
+		if (s->io >= 0)
+			return spyre_op_arg(g->ninputs + (unsigned int)s->io);
+		return spyre_op_ws(s->ws_off, (s->bytes + 127) & ~127ull);
+	}
+}
+
+static int add_progs(spyre_compiled *c, const struct kprogs *kp)
+{
+	spyre_program **p = realloc(c->progs, (c->nprogs + kp->n + 1) * sizeof(*p));
+	unsigned int i;
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	c->progs = p;
+	for (i = 0; i < kp->n; i++) {
+		ret = spyre_program_load(c->ops->dev, kp->img[i], kp->size[i], &p[c->nprogs]);
+		if (ret)
+			return ret;
+		c->nprogs++;
+	}
+	return 0;
+}
+
+int lowered_build(spyre_graph *g, const struct lowered *L, spyre_compiled **out,
+		  const char *call)
+{
+	spyre_compiled *c = calloc(1, sizeof(*c));
+	unsigned int i, j, first;
+	char why[160];
+	int ret = 0;
+
+	if (!c)
+		return spy_err(-ENOMEM, "%s: out of memory", call);
+	c->ops = g->ops;
+	c->ninputs = L->ninputs;
+	c->noutputs = L->noutputs;
+	c->io = calloc(L->ninputs + L->noutputs + 1, sizeof(*c->io));
+	if (!c->io) {
+		free(c);
+		return spy_err(-ENOMEM, "%s: out of memory", call);
+	}
+	for (i = 0; i < g->nst; i++) {
+		if (g->st[i].kind == ST_INPUT)
+			for (j = 0; j < g->nv; j++)
+				if (g->v[j].store == (int)i) {
+					c->io[g->st[i].io] = g->v[j];
+					break;
+				}
+	}
+	for (i = 0; i < g->noutputs; i++)
+		c->io[L->ninputs + i] = g->v[g->outputs[i]];
+	c->stats.nodes = L->nodes;
+	c->stats.kernels = L->n;
+	c->stats.workspace_bytes = L->ws;
+	c->stats.intermediate_bytes = L->inter;
+	for (i = 0; i < L->n && !ret; i++) {
+		const struct lnode *ln = &L->k[i];
+		struct kprogs kp;
+
+		why[0] = 0;
+		ret = ln->kind == NK_EW ?
+			      kern_ew(&ln->u.ew, c->ops->ncores, &kp, why, sizeof(why)) :
+			      kern_mm(&ln->u.mm, c->ops->ncores, &kp, why, sizeof(why));
+		if (ret == -EOPNOTSUPP) {
+			char sh[96];
+			const struct ew_spec *e = ln->kind == NK_EW ? &ln->u.ew : &ln->u.mm.epi;
+
+			g_shape_str(sh, sizeof(sh), e->ndim, e->shape);
+			ret = spy_err(-EOPNOTSUPP, "%s: %s over %s (%s): %s", call, ln->name, sh,
+				      spyre_dtype_name((enum spyre_dtype)e->out.dtype), why);
+			break;
+		}
+		if (ret) {
+			ret = spy_err(ret, "%s: %s: generating the kernel failed", call, ln->name);
+			break;
+		}
+		first = c->nprogs;
+		ret = add_progs(c, &kp);
+		c->ops->stats.programs_built += kp.n;
+		kprogs_free(&kp);
+		if (ret)
+			break;
+		/* remember the kernel of each program for the recipe steps */
+		{
+			unsigned int *pn = realloc(c->prog_node, c->nprogs * sizeof(*pn));
+
+			if (!pn) {
+				ret = -ENOMEM;
+				break;
+			}
+			c->prog_node = pn;
+			for (j = first; j < c->nprogs; j++)
+				pn[j] = i;
+		}
+	}
+	if (!ret && c->nprogs) {
+		ret = spyre_recipe_create(c->ops->dev, 1, L->ninputs + L->noutputs, L->ws,
+					  &c->recipe);
+		for (i = 0; i < c->nprogs && !ret; i++) {
+			const struct lnode *ln = &L->k[c->prog_node[i]];
+			struct spyre_operand ops[16];
+
+			for (j = 0; j < ln->nslots; j++)
+				ops[j] = operand(g, ln->slot_store[j]);
+			ret = spyre_recipe_compute(c->recipe, 0, c->progs[i], ops, ln->nslots,
+						   spyre_op_ws(0, 0));
+		}
+		if (!ret)
+			ret = spyre_recipe_finalize(c->recipe);
+		if (!ret)
+			ret = spyre_recipe_submits_per_launch(c->recipe, &c->stats.submits);
+	}
+	c->stats.programs = c->nprogs;
+	if (ret) {
+		spyre_compiled_destroy(c);
+		return ret;
+	}
+	*out = c;
+	return 0;
+}
+
+int spyre_compiled_destroy(spyre_compiled *c)
+{
+	unsigned int i;
+
+	if (!c)
+		return spy_err(-EINVAL, "spyre_compiled_destroy: NULL");
+	if (c->recipe)
+		spyre_recipe_destroy(c->recipe);
+	for (i = 0; i < c->nprogs; i++)
+		spyre_program_destroy(c->progs[i]);
+	free(c->progs);
+	free(c->prog_node);
+	free(c->io);
+	free(c);
+	return 0;
+}
+
+int spyre_compiled_get_stats(const spyre_compiled *c, struct spyre_compiled_stats *st)
+{
+	if (!c || !st)
+		return spy_err(-EINVAL, "spyre_compiled_get_stats: NULL argument");
+	*st = c->stats;
+	return 0;
+}
+
+int g_launch(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
+	     unsigned int ninputs, const struct spyre_tensor *outputs, unsigned int noutputs,
+	     const char *call)
+{
+	struct spyre_buf args[64], dummy;
+	unsigned int i, n = ninputs + noutputs;
+	int ret;
+
+	if (!c->recipe)
+		return 0;	/* no elements anywhere: nothing to run */
+	for (i = 0; i < n; i++) {
+		const struct spyre_tensor *t = i < ninputs ? &inputs[i] : &outputs[i - ninputs];
+		uint64_t ext = g_extent_bytes(t->dtype, t->ndim, t->shape, t->strides);
+
+		if (!ext) {
+			/* no elements: never accessed, but the slot needs a buffer */
+			ret = ops_iota(c->ops, 1, &dummy);
+			if (ret)
+				return ret;
+			args[i] = dummy;
+			continue;
+		}
+		args[i].bo = t->buf.bo;
+		args[i].offset = t->buf.offset;
+		args[i].size = ext;
+	}
+	ret = spyre_recipe_launch(c->recipe, &s, args, n);
+	if (ret)
+		return ret;
+	__atomic_fetch_add(&c->ops->stats.launches, 1, __ATOMIC_RELAXED);
+	(void)call;
+	return 0;
+}
+
+int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
+		       unsigned int ninputs, const struct spyre_tensor *outputs,
+		       unsigned int noutputs)
+{
+	static const char *call = "spyre_compiled_run";
+	unsigned int i;
+	char what[32];
+	int ret;
+
+	if (!c || !s)
+		return spy_err(-EINVAL, "%s: compiled graph or stream is NULL", call);
+	if (ninputs != c->ninputs || noutputs != c->noutputs ||
+	    (ninputs && !inputs) || (noutputs && !outputs))
+		return spy_err(-EINVAL, "%s: %u inputs and %u outputs given, the graph has %u "
+			       "and %u", call, ninputs, noutputs, c->ninputs, c->noutputs);
+	for (i = 0; i < ninputs + noutputs; i++) {
+		const struct spyre_tensor *t = i < ninputs ? &inputs[i] : &outputs[i - ninputs];
+		const struct gval *v = &c->io[i];
+		struct gval tv;
+		char a[96], b[96];
+
+		snprintf(what, sizeof(what), "%s %u", i < ninputs ? "input" : "output",
+			 i < ninputs ? i : i - ninputs);
+		ret = g_check_tensor(call, what, t);
+		if (ret)
+			return ret;
+		memset(&tv, 0, sizeof(tv));
+		tv.ndim = t->ndim;
+		memcpy(tv.shape, t->shape, sizeof(tv.shape));
+		memcpy(tv.strides, t->strides, sizeof(tv.strides));
+		if (t->dtype != v->dt || t->ndim != v->ndim ||
+		    memcmp(t->shape, v->shape, v->ndim * sizeof(int64_t)) || !g_contiguous(&tv)) {
+			g_shape_str(a, sizeof(a), t->ndim, t->shape);
+			g_shape_str(b, sizeof(b), v->ndim, v->shape);
+			return spy_err(-EINVAL, "%s: %s is %s %s%s, the graph expects contiguous "
+				       "%s %s", call, what, spyre_dtype_name(t->dtype), a,
+				       g_contiguous(&tv) ? "" : " (strided)",
+				       spyre_dtype_name(v->dt), b);
+		}
+	}
+	return g_launch(c, s, inputs, ninputs, outputs, noutputs, call);
+}
+
+int spyre_graph_compile(spyre_graph *g, spyre_compiled **out)
+{
+	static const char *call = "spyre_graph_compile";
+	struct lowered L;
+	int ret;
+
+	if (!g || !out)
+		return spy_err(-EINVAL, "%s: graph or out is NULL", call);
+	if (!g->noutputs)
+		return spy_err(-EINVAL, "%s: the graph has no outputs", call);
+	ret = g_lower(g, &L, call);
+	if (!ret)
+		ret = lowered_build(g, &L, out, call);
+	lowered_free(&L);
+	return ret;
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Eager ops: each call builds a one-node graph over the caller's tensors
+ * (their strides and dtypes), lowers it, and looks the lowering up in the
+ * context's cache; a miss generates the programs and the recipe once. The
+ * launch binds the tensors' buffers: one SUBMIT per op.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "lower.h"
+#include "ops_ctx.h"
+
+struct eager_args {
+	int op;
+	double d0, d1;
+	int i0, i1;
+	enum spyre_dtype dt;
+	const struct spyre_tensor *outt;
+};
+
+typedef int (*eager_fn)(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+			spyre_value *out);
+
+static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor *out,
+		       const char *call)
+{
+	struct gval *x = &g->v[v];
+	struct gstore *s = &g->st[x->store];
+	char a[96], b[96];
+	unsigned int d;
+
+	if (x->dt != out->dtype || x->ndim != out->ndim ||
+	    memcmp(x->shape, out->shape, x->ndim * sizeof(int64_t))) {
+		g_shape_str(a, sizeof(a), out->ndim, out->shape);
+		g_shape_str(b, sizeof(b), x->ndim, x->shape);
+		return spy_err(-EINVAL, "%s: out is %s %s, the op gives %s %s", call,
+			       spyre_dtype_name(out->dtype), a, spyre_dtype_name(x->dt), b);
+	}
+	for (d = 0; d < out->ndim; d++)
+		if (out->shape[d] > 1 && !out->strides[d])
+			return spy_err(-EINVAL, "%s: out has stride 0 in dim %u: it would write "
+				       "elements over each other", call, d);
+	if (s->kind != ST_NODE || x->off || !g_contiguous(x) || s->io >= 0)
+		return spy_err(-EINVAL, "%s: internal: result is not a fresh value", call);
+	s->io = 0;
+	memcpy(x->strides, out->strides, sizeof(x->strides));
+	g->outputs[0] = v;
+	g->noutputs = 1;
+	return 0;
+}
+
+static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
+		 const struct spyre_tensor *const *ins, const char *const *names, unsigned int nin,
+		 const struct spyre_tensor *out, eager_fn fn, const struct eager_args *a)
+{
+	struct spyre_tensor all[8];
+	spyre_value in[8], v;
+	spyre_compiled *c;
+	spyre_graph *g = NULL;
+	struct lowered L;
+	unsigned int i, n = 0;
+	void *key = NULL;
+	size_t len;
+	int ret;
+
+	if (!ops || !s)
+		return spy_err(-EINVAL, "%s: ops or stream is NULL", call);
+	for (i = 0; i < nin; i++) {
+		if (!ins[i]) {
+			in[i] = -1;
+			continue;
+		}
+		ret = g_check_tensor(call, names[i], ins[i]);
+		if (ret)
+			return ret;
+	}
+	ret = g_check_tensor(call, "out", out);
+	if (ret)
+		return ret;
+	ret = spyre_graph_create(ops, &g);
+	if (ret)
+		return ret;
+	for (i = 0; i < nin && !ret; i++) {
+		if (!ins[i])
+			continue;
+		ret = g_input_tensor(g, ins[i], &in[i]);
+		all[n++] = *ins[i];
+	}
+	if (!ret)
+		ret = fn(g, in, a, &v);
+	if (!ret)
+		ret = bind_output(g, v, out, call);
+	if (ret || !spyre_tensor_numel(out)) {
+		spyre_graph_destroy(g);
+		return ret;	/* an empty output: nothing to run */
+	}
+	all[n++] = *out;
+	ret = g_lower(g, &L, call);
+	if (!ret)
+		ret = lowered_key(g, &L, &key, &len);
+	if (ret) {
+		lowered_free(&L);
+		spyre_graph_destroy(g);
+		return ret == -ENOMEM ? spy_err(ret, "%s: out of memory", call) : ret;
+	}
+	pthread_mutex_lock(&ops->lock);
+	c = ops_cache_find(ops, key, len);
+	if (!c) {
+		ret = lowered_build(g, &L, &c, call);
+		if (!ret) {
+			ret = ops_cache_insert(ops, key, len, c);
+			if (ret)
+				spyre_compiled_destroy(c);
+			else
+				key = NULL;
+		}
+	}
+	if (!ret)
+		ret = g_launch(c, s, all, n - 1, all + n - 1, 1, call);
+	pthread_mutex_unlock(&ops->lock);
+	free(key);
+	lowered_free(&L);
+	spyre_graph_destroy(g);
+	return ret;
+}
+
+/* ---- the ops ---- */
+
+static int f_unary(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		   spyre_value *out)
+{
+	return spyre_graph_unary(g, (enum spyre_unary_op)a->op, in[0], out);
+}
+
+int spyre_op_unary(spyre_ops *ops, spyre_stream *s, enum spyre_unary_op op,
+		   const struct spyre_tensor *x, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .op = op };
+
+	return eager(ops, s, "spyre_op_unary", ins, names, 1, out, f_unary, &a);
+}
+
+static int f_binary(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	return spyre_graph_binary(g, (enum spyre_binary_op)a->op, in[0], in[1], out);
+}
+
+int spyre_op_binary(spyre_ops *ops, spyre_stream *s, enum spyre_binary_op op,
+		    const struct spyre_tensor *x, const struct spyre_tensor *y,
+		    const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x, y };
+	const char *names[] = { "a", "b" };
+	struct eager_args a = { .op = op };
+
+	if (!x || !y)
+		return spy_err(-EINVAL, "spyre_op_binary: an operand is NULL");
+	return eager(ops, s, "spyre_op_binary", ins, names, 2, out, f_binary, &a);
+}
+
+static int f_scalar(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	return spyre_graph_binary_scalar(g, (enum spyre_binary_op)a->op, in[0], a->d0, a->i0,
+					 out);
+}
+
+int spyre_op_binary_scalar(spyre_ops *ops, spyre_stream *s, enum spyre_binary_op op,
+			   const struct spyre_tensor *x, double scalar, int reverse,
+			   const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "a" };
+	struct eager_args a = { .op = op, .d0 = scalar, .i0 = reverse };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_binary_scalar: a is NULL");
+	return eager(ops, s, "spyre_op_binary_scalar", ins, names, 1, out, f_scalar, &a);
+}
+
+static int f_clamp(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		   spyre_value *out)
+{
+	return spyre_graph_clamp(g, in[0], a->d0, a->d1, out);
+}
+
+int spyre_op_clamp(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, double lo,
+		   double hi, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .d0 = lo, .d1 = hi };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_clamp: x is NULL");
+	return eager(ops, s, "spyre_op_clamp", ins, names, 1, out, f_clamp, &a);
+}
+
+static int f_copy(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		  spyre_value *out)
+{
+	return spyre_graph_cast(g, in[0], a->dt, out);
+}
+
+int spyre_op_copy(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *src,
+		  const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { src };
+	const char *names[] = { "src" };
+	struct eager_args a = { 0 };
+
+	if (!src || !out)
+		return spy_err(-EINVAL, "spyre_op_copy: src or out is NULL");
+	a.dt = out->dtype;
+	return eager(ops, s, "spyre_op_copy", ins, names, 1, out, f_copy, &a);
+}
+
+static int f_fill(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		  spyre_value *out)
+{
+	(void)in;
+	return g_fill(g, a->dt, a->outt->ndim, a->outt->shape, a->d0, out);
+}
+
+int spyre_op_fill(spyre_ops *ops, spyre_stream *s, double value, const struct spyre_tensor *out)
+{
+	struct eager_args a = { .d0 = value, .outt = out };
+
+	if (!out)
+		return spy_err(-EINVAL, "spyre_op_fill: out is NULL");
+	if (out->dtype == SPYRE_INT64)
+		return spy_err(-EOPNOTSUPP, "spyre_op_fill: int64 fill: the card's vector unit has "
+			       "no int64");
+	a.dt = out->dtype;
+	return eager(ops, s, "spyre_op_fill", NULL, NULL, 0, out, f_fill, &a);
+}
+
+static int f_matmul(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	(void)a;
+	return spyre_graph_matmul(g, in[0], in[1], out);
+}
+
+int spyre_op_matmul(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+		    const struct spyre_tensor *y, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x, y };
+	const char *names[] = { "a", "b" };
+	struct eager_args a = { 0 };
+
+	if (!x || !y)
+		return spy_err(-EINVAL, "spyre_op_matmul: an operand is NULL");
+	return eager(ops, s, "spyre_op_matmul", ins, names, 2, out, f_matmul, &a);
+}
+
+static int f_linear(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	(void)a;
+	return spyre_graph_linear(g, in[0], in[1], in[2], out);
+}
+
+int spyre_op_linear(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+		    const struct spyre_tensor *w, const struct spyre_tensor *bias,
+		    const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x, w, bias };
+	const char *names[] = { "x", "weight", "bias" };
+	struct eager_args a = { 0 };
+
+	if (!x || !w)
+		return spy_err(-EINVAL, "spyre_op_linear: x or weight is NULL");
+	return eager(ops, s, "spyre_op_linear", ins, names, 3, out, f_linear, &a);
+}
+
+static int f_reduce(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	return spyre_graph_reduce(g, (enum spyre_reduce_op)a->op, in[0], a->i0, a->i1, out);
+}
+
+int spyre_op_reduce(spyre_ops *ops, spyre_stream *s, enum spyre_reduce_op op,
+		    const struct spyre_tensor *x, int dim, int keepdim,
+		    const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .op = op, .i0 = dim, .i1 = keepdim };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_reduce: x is NULL");
+	return eager(ops, s, "spyre_op_reduce", ins, names, 1, out, f_reduce, &a);
+}
+
+static int f_softmax(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		     spyre_value *out)
+{
+	return a->op ? spyre_graph_log_softmax(g, in[0], a->i0, out) :
+		       spyre_graph_softmax(g, in[0], a->i0, out);
+}
+
+int spyre_op_softmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
+		     const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .op = 0, .i0 = dim };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_softmax: x is NULL");
+	return eager(ops, s, "spyre_op_softmax", ins, names, 1, out, f_softmax, &a);
+}
+
+int spyre_op_log_softmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+			 int dim, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .op = 1, .i0 = dim };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_log_softmax: x is NULL");
+	return eager(ops, s, "spyre_op_log_softmax", ins, names, 1, out, f_softmax, &a);
+}
+
+static int f_norm(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		  spyre_value *out)
+{
+	if (a->op)
+		return spyre_graph_rms_norm(g, in[0], in[1], a->d0, out);
+	return spyre_graph_layer_norm(g, in[0], in[1], in[2], a->d0, out);
+}
+
+int spyre_op_layer_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+			const struct spyre_tensor *w, const struct spyre_tensor *b, double eps,
+			const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x, w, b };
+	const char *names[] = { "x", "weight", "bias" };
+	struct eager_args a = { .op = 0, .d0 = eps };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_layer_norm: x is NULL");
+	return eager(ops, s, "spyre_op_layer_norm", ins, names, 3, out, f_norm, &a);
+}
+
+int spyre_op_rms_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+		      const struct spyre_tensor *w, double eps, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x, w };
+	const char *names[] = { "x", "weight" };
+	struct eager_args a = { .op = 1, .d0 = eps };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_rms_norm: x is NULL");
+	return eager(ops, s, "spyre_op_rms_norm", ins, names, 2, out, f_norm, &a);
+}
+
+static int f_embedding(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		       spyre_value *out)
+{
+	(void)a;
+	return spyre_graph_embedding(g, in[0], in[1], out);
+}
+
+int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *weight,
+		       const struct spyre_tensor *idx, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { weight, idx };
+	const char *names[] = { "weight", "indices" };
+	struct eager_args a = { 0 };
+
+	if (!weight || !idx)
+		return spy_err(-EINVAL, "spyre_op_embedding: weight or indices is NULL");
+	return eager(ops, s, "spyre_op_embedding", ins, names, 2, out, f_embedding, &a);
+}

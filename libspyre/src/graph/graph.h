@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Graph IR of the op library. Values are strided views of storages; a
+ * storage is a graph input, a constant (weight) or the contiguous result of
+ * a node. Nodes are kernels: "ew" (an expression over broadcast inputs, see
+ * kern.h) or "mm" (batched matmul with an ew epilogue). Eager ops build a
+ * one-node graph through the same calls.
+ */
+#ifndef SPYRE_GRAPH_H
+#define SPYRE_GRAPH_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "spyre/ops.h"
+#include "../kernels/kern.h"
+#include "spyre_isa.h"
+
+enum { ST_INPUT, ST_CONST, ST_NODE };
+enum { NK_EW, NK_MM };
+
+struct gstore {
+	int kind;
+	int node;			/* ST_NODE: producer */
+	int io;				/* ST_INPUT: input index; ST_NODE: output index or -1 */
+	struct spyre_buf buf;		/* ST_CONST */
+	enum spyre_dtype dt;
+	int64_t numel;			/* elements of the storage */
+	uint64_t bytes;			/* bytes bound (inputs/consts: the whole extent) */
+	/* planning */
+	int uses, last_use;
+	uint64_t ws_off;
+};
+
+struct gval {
+	enum spyre_dtype dt;
+	unsigned int ndim;
+	int64_t shape[SPYRE_MAX_DIMS];
+	int64_t strides[SPYRE_MAX_DIMS];
+	int64_t off;			/* elements into the storage */
+	int store;
+};
+
+struct gnode {
+	int kind;
+	bool dead;
+	const char *name;
+	int out;			/* value */
+	/* ew: iteration space; mm: [batch.., M, N] (the epilogue's space) */
+	unsigned int ndim;
+	int64_t shape[SPYRE_MAX_DIMS];
+	bool out_col;			/* ew: reduces the last iteration dim */
+	unsigned int nin;		/* ew inputs; mm: epilogue inputs incl. slot 0 */
+	int in[K_MAX_IN];		/* values (mm: in[0] unused) */
+	unsigned int nuops;
+	struct uop u[K_MAX_UOPS];
+	int a, b;			/* mm operands, b viewed as [.., K, N] */
+	/* row nodes: iteration dim d is dim perm[d] of the input; the reduced
+	 * dim rdim comes last (kept in the output with size 1 when keepdim) */
+	bool permuted, keepdim;
+	int perm[SPYRE_MAX_DIMS];
+	int rdim;
+};
+
+struct spyre_graph {
+	spyre_ops *ops;
+	struct gval *v;
+	unsigned int nv, capv;
+	struct gstore *st;
+	unsigned int nst, capst;
+	struct gnode *n;
+	unsigned int nn, capn;
+	unsigned int ninputs;
+	int outputs[64];
+	unsigned int noutputs;
+	int iota;			/* value of the iota constant, -1 until needed */
+	int64_t iota_len;
+};
+
+/* ---- ops context (ops_ctx.c) ---- */
+struct spyre_ops {
+	spyre_device *dev;
+	unsigned int ncores;
+	struct cache_entry *lru;	/* most recent first */
+	unsigned int entries, capacity;
+	struct spyre_ops_stats stats;
+	struct spyre_bo **iota;		/* fp32 0..len-1 constants, kept alive */
+	int64_t *iota_len;
+	unsigned int niota;
+	pthread_mutex_t lock;		/* the cache */
+	pthread_mutex_t iota_lock;	/* the constants */
+};
+
+/* Device BO holding fp32 0..n-1 (n rounded up); cached per context. */
+int ops_iota(spyre_ops *ops, int64_t n, struct spyre_buf *out);
+
+/* ---- building (graph.c) ---- */
+int g_value(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t *shape,
+	    const int64_t *strides, int64_t off, int store);
+int g_input_tensor(spyre_graph *g, const struct spyre_tensor *t, spyre_value *out);
+const struct gval *g_val(const spyre_graph *g, spyre_value v);
+bool g_contiguous(const struct gval *v);
+/* Validate a public tensor descriptor; @what names it in the message. */
+int g_check_tensor(const char *call, const char *what, const struct spyre_tensor *t);
+/* Bytes from element 0 to one past the last element the strides reach. */
+uint64_t g_extent_bytes(enum spyre_dtype dt, unsigned int ndim, const int64_t *shape,
+			const int64_t *strides);
+unsigned int g_isa_dtype(enum spyre_dtype dt);
+int g_fill(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t *shape,
+	   double value, spyre_value *out);
+void g_shape_str(char *buf, size_t len, unsigned int ndim, const int64_t *shape);
+
+/* ---- lowering (lower.c) ---- */
+struct spyre_compiled {
+	spyre_ops *ops;
+	spyre_recipe *recipe;		/* NULL when the graph has no work */
+	spyre_program **progs;
+	unsigned int *prog_node;	/* kernel of each program */
+	unsigned int nprogs;
+	unsigned int ninputs, noutputs;
+	struct gval *io;		/* shapes/dtypes of inputs then outputs */
+	struct spyre_compiled_stats stats;
+};
+
+/* Compile @g; @key/@keylen receive the cache key (malloc'd) when non-NULL. */
+int g_compile(spyre_graph *g, spyre_compiled **out, void **key, size_t *keylen);
+int g_launch(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
+	     unsigned int ninputs, const struct spyre_tensor *outputs, unsigned int noutputs,
+	     const char *call);
+
+#endif

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lowering of a graph: fusion of elementwise nodes into their producers,
+ * the workspace plan, kernel specs (also the cache key), then programs and
+ * one recipe.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "graph.h"
+#include "lower.h"
+
+/* ---- fusion ---- */
+
+static void count_uses(spyre_graph *g, int *uses)
+{
+	unsigned int i, k;
+
+	memset(uses, 0, g->nst * sizeof(int));
+	for (i = 0; i < g->nn; i++) {
+		struct gnode *n = &g->n[i];
+
+		if (n->dead)
+			continue;
+		for (k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0)
+				uses[g->v[n->in[k]].store]++;
+		if (n->kind == NK_MM) {
+			uses[g->v[n->a].store]++;
+			uses[g->v[n->b].store]++;
+		}
+	}
+	for (i = 0; i < g->noutputs; i++)
+		uses[g->v[g->outputs[i]].store]++;
+}
+
+static bool same_shape(unsigned int na, const int64_t *a, unsigned int nb, const int64_t *b)
+{
+	return na == nb && !memcmp(a, b, na * sizeof(int64_t));
+}
+
+/* @v is exactly node @p's result, unpermuted. */
+static bool identity_of(spyre_graph *g, int v, const struct gnode *p)
+{
+	const struct gval *x = &g->v[v], *o = &g->v[p->out];
+
+	return x->store == o->store && !x->off && g_contiguous(x) &&
+	       same_shape(x->ndim, x->shape, o->ndim, o->shape);
+}
+
+static bool perm_identity(const struct gnode *n)
+{
+	unsigned int d;
+
+	if (!n->permuted)
+		return true;
+	for (d = 0; d < n->ndim; d++)
+		if (n->perm[d] != (int)d)
+			return false;
+	return true;
+}
+
+/* Q absorbs ew producer P (feeding Q's input @qi). */
+static bool fuse_ew(struct gnode *q, unsigned int qi, const struct gnode *p)
+{
+	struct uop u[K_MAX_UOPS];
+	int in[K_MAX_IN];
+	unsigned int nin = 0, k, i, pn = p->nin, pres;
+	int qmap[K_MAX_IN + K_MAX_UOPS];
+
+	if (pn + q->nin - 1 > K_MAX_IN || p->nuops + q->nuops > K_MAX_UOPS)
+		return false;
+	for (k = 0; k < pn; k++)
+		in[nin++] = p->in[k];
+	for (k = 0; k < q->nin; k++) {
+		if (k == qi)
+			continue;
+		qmap[k] = (int)nin;
+		in[nin++] = q->in[k];
+	}
+	/* new ids: inputs [0, nin), P's uops, then Q's */
+	for (i = 0; i < p->nuops; i++) {
+		u[i] = p->u[i];
+		if (u[i].a >= (int)pn)
+			u[i].a = (int8_t)(u[i].a - pn + nin);
+		if (u[i].b >= (int)pn)
+			u[i].b = (int8_t)(u[i].b - pn + nin);
+	}
+	pres = nin + p->nuops - 1;
+	qmap[qi] = (int)pres;
+	for (i = 0; i < q->nuops; i++)
+		qmap[q->nin + i] = (int)(nin + p->nuops + i);
+	for (i = 0; i < q->nuops; i++) {
+		u[p->nuops + i] = q->u[i];
+		if (q->u[i].a >= 0)
+			u[p->nuops + i].a = (int8_t)qmap[q->u[i].a];
+		if (q->u[i].b >= 0)
+			u[p->nuops + i].b = (int8_t)qmap[q->u[i].b];
+	}
+	q->nin = nin;
+	memcpy(q->in, in, sizeof(in));
+	q->nuops = p->nuops + q->nuops;
+	memcpy(q->u, u, sizeof(u));
+	return true;
+}
+
+/* MM producer P absorbs ew consumer Q (reading P's result as input @qi). */
+static bool fuse_mm(spyre_graph *g, struct gnode *p, unsigned int pidx, struct gnode *q,
+		    unsigned int qi)
+{
+	unsigned int k, i, nin = p->nin, base;
+	int qmap[K_MAX_IN + K_MAX_UOPS];
+	struct uop u[K_MAX_UOPS];
+	int in[K_MAX_IN];
+
+	if (p->nin + q->nin - 1 > K_MAX_IN || p->nuops + q->nuops > K_MAX_UOPS)
+		return false;
+	for (k = 0; k < q->nuops; k++)
+		if (uop_is_row(&q->u[k]))
+			return false;
+	for (k = 0; k < q->nin; k++) {
+		const struct gstore *s = &g->st[g->v[q->in[k]].store];
+
+		if (k != qi && s->kind == ST_NODE && s->node >= (int)pidx)
+			return false;	/* not computed before P runs */
+	}
+	memcpy(in, p->in, sizeof(in));
+	for (k = 0; k < q->nin; k++) {
+		if (k == qi)
+			continue;
+		qmap[k] = (int)nin;
+		in[nin++] = q->in[k];
+	}
+	/* P's uop ids shift by the inputs added */
+	for (i = 0; i < p->nuops; i++) {
+		u[i] = p->u[i];
+		if (u[i].a >= (int)p->nin)
+			u[i].a = (int8_t)(u[i].a + nin - p->nin);
+		if (u[i].b >= (int)p->nin)
+			u[i].b = (int8_t)(u[i].b + nin - p->nin);
+	}
+	base = nin + p->nuops;
+	qmap[qi] = (int)(base - 1);
+	for (i = 0; i < q->nuops; i++)
+		qmap[q->nin + i] = (int)(base + i);
+	for (i = 0; i < q->nuops; i++) {
+		u[p->nuops + i] = q->u[i];
+		if (q->u[i].a >= 0)
+			u[p->nuops + i].a = (int8_t)qmap[q->u[i].a];
+		if (q->u[i].b >= 0)
+			u[p->nuops + i].b = (int8_t)qmap[q->u[i].b];
+	}
+	p->nin = nin;
+	memcpy(p->in, in, sizeof(in));
+	p->nuops += q->nuops;
+	memcpy(p->u, u, sizeof(u));
+	p->out = q->out;
+	g->st[g->v[q->out].store].node = (int)pidx;
+	q->dead = true;
+	return true;
+}
+
+static int fuse(spyre_graph *g)
+{
+	int *uses = calloc(g->nst ? g->nst : 1, sizeof(int));
+	unsigned int qi, k;
+	bool again;
+
+	if (!uses)
+		return spy_err(-ENOMEM, "spyre_graph_compile: out of memory");
+	for (qi = 0; qi < g->nn; qi++) {
+		struct gnode *q = &g->n[qi];
+
+		do {
+			again = false;
+			if (q->dead || q->kind != NK_EW)
+				break;
+			count_uses(g, uses);
+			for (k = 0; k < q->nin && !again; k++) {
+				const struct gval *v = &g->v[q->in[k]];
+				const struct gstore *s = &g->st[v->store];
+				struct gnode *p;
+
+				if (s->kind != ST_NODE || s->io >= 0 || uses[v->store] != 1)
+					continue;
+				p = &g->n[s->node];
+				if (p->dead || !identity_of(g, q->in[k], p) ||
+				    !same_shape(v->ndim, v->shape, q->ndim, q->shape))
+					continue;
+				if (p->kind == NK_MM) {
+					if (!q->out_col && !q->permuted &&
+					    fuse_mm(g, p, (unsigned int)s->node, q, k))
+						again = true;
+				} else if (!p->out_col && perm_identity(p) && perm_identity(q) &&
+					   fuse_ew(q, k, p)) {
+					p->dead = true;
+					again = true;
+				}
+			}
+		} while (again);
+	}
+	free(uses);
+	return 0;
+}
+
+/* ---- memory plan ---- */
+
+struct blk {
+	uint64_t off, size;
+};
+
+static int plan(spyre_graph *g, struct lowered *L)
+{
+	struct blk *live = calloc(g->nst + 1, sizeof(*live));
+	int *owner = calloc(g->nst + 1, sizeof(int));
+	unsigned int nlive = 0, i, k, j;
+
+	if (!live || !owner) {
+		free(live);
+		free(owner);
+		return spy_err(-ENOMEM, "spyre_graph_compile: out of memory");
+	}
+	for (i = 0; i < g->nst; i++)
+		g->st[i].last_use = -1;
+	for (i = 0; i < g->nn; i++) {
+		struct gnode *n = &g->n[i];
+
+		if (n->dead)
+			continue;
+		for (k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0)
+				g->st[g->v[n->in[k]].store].last_use = (int)i;
+		if (n->kind == NK_MM) {
+			g->st[g->v[n->a].store].last_use = (int)i;
+			g->st[g->v[n->b].store].last_use = (int)i;
+		}
+	}
+	L->ws = 0;
+	L->inter = 0;
+	for (i = 0; i < g->nn; i++) {
+		struct gnode *n = &g->n[i];
+		int so = g->v[n->out].store;
+		struct gstore *s = &g->st[so];
+		uint64_t size = (s->bytes + 127) & ~127ull, off = 0;
+
+		if (n->dead)
+			continue;
+		if (s->io < 0 && size) {
+			/* first fit among the live blocks (sorted by offset) */
+			for (k = 0; k < nlive; k++) {
+				if (live[k].off - off >= size)
+					break;
+				off = live[k].off + live[k].size;
+			}
+			memmove(&live[k + 1], &live[k], (nlive - k) * sizeof(*live));
+			memmove(&owner[k + 1], &owner[k], (nlive - k) * sizeof(int));
+			live[k].off = off;
+			live[k].size = size;
+			owner[k] = so;
+			nlive++;
+			s->ws_off = off;
+			L->inter += size;
+			if (off + size > L->ws)
+				L->ws = off + size;
+			if (s->last_use < (int)i)
+				s->last_use = (int)i;
+		}
+		/* free what dies here */
+		for (k = 0, j = 0; k < nlive; k++) {
+			if (g->st[owner[k]].last_use <= (int)i)
+				continue;
+			live[j] = live[k];
+			owner[j++] = owner[k];
+		}
+		nlive = j;
+	}
+	free(live);
+	free(owner);
+	return 0;
+}
+
+/* ---- specs ---- */
+
+/* Slot of storage @st in @ln (added when new). */
+static int slot_of(struct lnode *ln, int st)
+{
+	unsigned int i;
+
+	for (i = 0; i < ln->nslots; i++)
+		if (ln->slot_store[i] == st)
+			return (int)i;
+	if (ln->nslots == 16)
+		return -1;
+	ln->slot_store[ln->nslots] = st;
+	return (int)ln->nslots++;
+}
+
+/* View @v broadcast into an iteration space (trailing alignment). */
+static int view(spyre_graph *g, struct lnode *ln, int v, unsigned int nd, const int64_t *shape,
+		struct kview *kv)
+{
+	const struct gval *x = &g->v[v];
+	unsigned int d, lead = nd - x->ndim;
+	int slot = slot_of(ln, x->store);
+
+	if (slot < 0 || x->ndim > nd)
+		return -1;
+	memset(kv, 0, sizeof(*kv));
+	kv->dtype = (uint8_t)g_isa_dtype(x->dt);
+	kv->slot = (uint8_t)slot;
+	kv->off = x->off;
+	for (d = 0; d < nd; d++) {
+		if (d < lead)
+			kv->strides[d] = 0;
+		else
+			kv->strides[d] = x->shape[d - lead] == shape[d] ? x->strides[d - lead] : 0;
+	}
+	return 0;
+}
+
+/* Output strides of a (row) node in its iteration space. */
+static int out_view(spyre_graph *g, struct lnode *ln, const struct gnode *n, struct kview *kv)
+{
+	const struct gval *o = &g->v[n->out];
+	unsigned int d, nd = n->ndim;
+	int slot = slot_of(ln, o->store);
+
+	if (slot < 0)
+		return -1;
+	memset(kv, 0, sizeof(*kv));
+	kv->dtype = (uint8_t)g_isa_dtype(o->dt);
+	kv->slot = (uint8_t)slot;
+	kv->off = o->off;
+	if (!n->permuted)
+		return view(g, ln, n->out, nd, n->shape, kv);
+	for (d = 0; d < nd; d++) {
+		int od = n->perm[d];
+
+		if (!n->out_col)
+			kv->strides[d] = o->strides[od];
+		else if (d == nd - 1)
+			kv->strides[d] = 0;
+		else
+			kv->strides[d] = o->strides[n->keepdim ? od : (od < n->rdim ? od : od - 1)];
+	}
+	return 0;
+}
+
+static int spec_node(spyre_graph *g, struct gnode *n, struct lnode *ln)
+{
+	struct ew_spec *e = n->kind == NK_EW ? &ln->u.ew : &ln->u.mm.epi;
+	unsigned int k, nd = n->ndim;
+
+	memset(&ln->u, 0, sizeof(ln->u));
+	e->magic = 0x31305745;
+	e->ndim = (uint8_t)nd;
+	memcpy(e->shape, n->shape, nd * sizeof(int64_t));
+	e->nin = (uint8_t)n->nin;
+	e->nuops = (uint8_t)n->nuops;
+	e->out_col = n->out_col;
+	memcpy(e->u, n->u, n->nuops * sizeof(struct uop));
+	for (k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0 && view(g, ln, n->in[k], nd, n->shape, &e->in[k]))
+			return -1;
+	if (n->kind == NK_MM) {
+		struct mm_spec *m = &ln->u.mm;
+		const struct gval *A = &g->v[n->a];
+		int64_t ash[SPYRE_MAX_DIMS], bsh[SPYRE_MAX_DIMS];
+
+		m->magic = 0x31304d4d;
+		m->nbatch = (uint8_t)(nd - 2);
+		memcpy(m->batch, n->shape, (nd - 2) * sizeof(int64_t));
+		m->m = n->shape[nd - 2];
+		m->n = n->shape[nd - 1];
+		m->k = A->shape[A->ndim - 1];
+		m->dtype = (uint8_t)g_isa_dtype(A->dt);
+		/* A as [batch.., M, K], B as [batch.., K, N] */
+		memcpy(ash, n->shape, nd * sizeof(int64_t));
+		ash[nd - 1] = m->k;
+		memcpy(bsh, n->shape, nd * sizeof(int64_t));
+		bsh[nd - 2] = m->k;
+		if (view(g, ln, n->a, nd, ash, &m->a) || view(g, ln, n->b, nd, bsh, &m->b))
+			return -1;
+	}
+	return out_view(g, ln, n, &e->out);
+}
+
+int g_lower(spyre_graph *g, struct lowered *L, const char *call)
+{
+	unsigned int i;
+	int ret;
+
+	memset(L, 0, sizeof(*L));
+	ret = fuse(g);
+	if (!ret)
+		ret = plan(g, L);
+	if (ret)
+		return ret;
+	L->k = calloc(g->nn ? g->nn : 1, sizeof(*L->k));
+	if (!L->k)
+		return spy_err(-ENOMEM, "%s: out of memory", call);
+	for (i = 0; i < g->nn; i++) {
+		struct gnode *n = &g->n[i];
+		struct lnode *ln;
+
+		L->nodes++;
+		if (n->dead)
+			continue;
+		ln = &L->k[L->n++];
+		ln->kind = n->kind;
+		ln->name = n->name;
+		if (spec_node(g, n, ln))
+			return spy_err(-EOPNOTSUPP, "%s: %s: more than 16 tensors in one kernel",
+				       call, n->name);
+		/* a 0 in the spec's slot list is fine: bindings say what each slot is */
+	}
+	L->ninputs = g->ninputs;
+	L->noutputs = g->noutputs;
+	return 0;
+}
+
+void lowered_free(struct lowered *L)
+{
+	free(L->k);
+	memset(L, 0, sizeof(*L));
+}
+
+/* Append the bytes of the lowered graph (specs + bindings) to a key buffer. */
+int lowered_key(spyre_graph *g, const struct lowered *L, void **key, size_t *len)
+{
+	size_t cap = 64 + L->n * (sizeof(struct lnode) + 16 * 24), n = 0;
+	uint8_t *k = malloc(cap);
+	unsigned int i, s;
+
+	if (!k)
+		return -ENOMEM;
+#define PUT(p, sz)                                   \
+	do {                                         \
+		memcpy(k + n, (p), (sz));            \
+		n += (sz);                           \
+	} while (0)
+	{
+		uint32_t ver = SPYRE_OPS_VERSION, cnt = L->n;
+
+		PUT(&ver, 4);
+		PUT(&cnt, 4);
+	}
+	for (i = 0; i < L->n; i++) {
+		const struct lnode *ln = &L->k[i];
+		uint32_t kind = (uint32_t)ln->kind, ns = ln->nslots;
+
+		PUT(&kind, 4);
+		PUT(&ln->u, sizeof(ln->u));
+		PUT(&ns, 4);
+		for (s = 0; s < ln->nslots; s++) {
+			const struct gstore *st = &g->st[ln->slot_store[s]];
+			int64_t b[3] = { st->kind, st->io, (int64_t)st->ws_off };
+
+			if (st->kind == ST_CONST) {
+				b[1] = (int64_t)(uintptr_t)st->buf.bo;
+				b[2] = (int64_t)st->buf.offset;
+			}
+			PUT(b, sizeof(b));
+		}
+	}
+#undef PUT
+	*key = k;
+	*len = n;
+	return 0;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel generators: one per op family. A kernel is described by a spec of
+ * plain values (shapes, strides in elements, dtypes, element offsets,
+ * argument slots), which is also its cache key, and generated into one or
+ * more card programs (more when the work exceeds one program's instruction
+ * budget; they run in order).
+ *
+ * Elementwise family ("ew"): an iteration space and a small SSA expression
+ * of card vector functions over input tensors broadcast into it. Row
+ * functions (row sum/max/softmax) need whole rows in a tile and reduce the
+ * innermost dimension; one kernel covers unary/binary/scalar ops, casts,
+ * strided copies, fills, reductions over the last dim, softmax and
+ * log_softmax, layer_norm, rms_norm and fused chains of them.
+ *
+ * Matmul family ("mm"): batched C = A x B (B optionally transposed) with an
+ * ew expression as epilogue (bias, activation, residual, cast).
+ */
+#ifndef SPYRE_KERN_H
+#define SPYRE_KERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define K_MAX_DIMS 6
+#define K_MAX_IN 8		/* input tensors of one kernel */
+#define K_MAX_UOPS 40		/* expression nodes */
+
+/* A tensor operand: @slot of the program, element @off, strides over the
+ * kernel's iteration space (0 = broadcast). */
+struct kview {
+	uint8_t dtype;		/* ISA dtype */
+	uint8_t slot;
+	uint16_t rsvd;
+	uint32_t rsvd2;
+	int64_t off;		/* elements */
+	int64_t strides[K_MAX_DIMS];
+};
+
+/* Expression node: value ids < nin are inputs, then uop results in order. */
+enum {
+	U_VF = 0,	/* a card vector function (func) */
+	U_CONST,	/* scalar constant imm0 */
+};
+
+struct uop {
+	uint8_t kind, func;
+	int8_t a, b;		/* value ids, -1: none */
+	float imm0, imm1;
+};
+
+struct ew_spec {
+	uint32_t magic;			/* 'EW01', part of the key */
+	uint8_t ndim, nin, nuops, out_col;	/* out_col: output reduces the last dim */
+	int64_t shape[K_MAX_DIMS];	/* iteration space */
+	struct kview in[K_MAX_IN];
+	struct kview out;		/* strides: 0 on the last dim when out_col */
+	struct uop u[K_MAX_UOPS];
+};
+
+struct mm_spec {
+	uint32_t magic;			/* 'MM01' */
+	uint8_t nbatch, trans_b, dtype, rsvd;
+	int64_t batch[K_MAX_DIMS];	/* batch dims of C */
+	int64_t m, n, k;
+	/* A [b.., M, K]: strides batch.., M (K stride 1) */
+	struct kview a, b;		/* b: [b.., K, N] or [b.., N, K] (trans_b) */
+	/* epilogue: iteration space [b.., M, N]; value 0 is the fp32 product */
+	struct ew_spec epi;		/* epi.in[0] unused (the product); epi.out = C */
+};
+
+/* A generated kernel: programs run in order, all with @nslots slots. */
+struct kprogs {
+	unsigned int n;
+	void **img;
+	size_t *size;
+	unsigned int nslots;
+};
+void kprogs_free(struct kprogs *k);
+
+/*
+ * Generate. Return 0, -EOPNOTSUPP (with @why filled: the reason) or
+ * -ENOMEM. A spec with no elements generates zero programs.
+ */
+int kern_ew(const struct ew_spec *s, unsigned int ncores, struct kprogs *out, char *why,
+	    size_t whylen);
+int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, char *why,
+	    size_t whylen);
+
+/* Row functions need whole rows in a tile. */
+int uop_is_row(const struct uop *u);
+
+#endif

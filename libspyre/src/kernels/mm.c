@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Matmul kernel: batched C = A x B (B row- or column-major) with an
+ * elementwise epilogue. Output tiles [tm x tn] go round-robin to the cores;
+ * each runs its K loop in chunks of tk with two A/B chunk buffers (the LOAD
+ * of chunk i+1 overlaps the MATMUL of chunk i) and two accumulators (the
+ * epilogue and STORE of tile i overlap the products of tile i+1).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ew_plan.h"
+#include "tile.h"
+
+struct mm_gen {
+	const struct mm_spec *s;
+	struct texpr t;
+	uint8_t cls[K_MAX_IN];
+	bool trans;
+	uint32_t es, tm, tn, tk, nmt, nnt, nkc;
+	uint32_t abuf[2], bbuf[2], acc[2];
+	int64_t nb;	/* batch count */
+	unsigned int q[32];	/* chunk counter per core (A/B buffer parity) */
+};
+
+static int64_t batch_off(const struct mm_spec *s, const int64_t *strides, int64_t bi)
+{
+	int64_t off = 0;
+	int d;
+
+	for (d = (int)s->nbatch - 1; d >= 0; d--) {
+		off += (bi % s->batch[d]) * strides[d];
+		bi /= s->batch[d];
+	}
+	return off;
+}
+
+static uint32_t mm_layout(struct mm_gen *g, uint32_t tm, uint32_t tn, uint32_t tk)
+{
+	uint32_t o = 0, p, ab = tm * tk * g->es, bb = tk * tn * g->es;
+
+	for (p = 0; p < 2; p++) {
+		g->abuf[p] = o;
+		o = align_up(o + ab, SP_ALIGN);
+		g->bbuf[p] = o;
+		o = align_up(o + bb, SP_ALIGN);
+		g->acc[p] = o;
+		o = align_up(o + tm * tn * 4, SP_ALIGN);
+	}
+	g->t.off[0][0] = g->acc[0];
+	g->t.off[1][0] = g->acc[1];
+	return texpr_layout(&g->t, &g->s->epi, o, tm, tn, 1);
+}
+
+static void mm_products(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti,
+			unsigned int par, uint32_t kc0, uint32_t kc1)
+{
+	const struct mm_spec *s = g->s;
+	int64_t nt = ti % g->nnt, mt = (ti / g->nnt) % g->nmt, bi = ti / ((int64_t)g->nnt * g->nmt);
+	int64_t m0 = mt * g->tm, n0 = nt * g->tn;
+	uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
+	uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
+	const int64_t *as = s->a.strides, *bs = s->b.strides;
+	unsigned int nb = s->nbatch, kc;
+
+	if (!s->k) {
+		struct pb_vec v = { .func = SPYRE_VF_FILL, .dtype = SPYRE_DT_FP32,
+				    .dtype_out = SPYRE_DT_FP32, .rows = tmm, .cols = tnn,
+				    .d = g->acc[par], .d_stride = g->tn };
+
+		if (kc0 == 0)
+			pb_vec(p, c, &v);
+		return;
+	}
+	for (kc = kc0; kc < kc1; kc++) {
+		int64_t k0 = (int64_t)kc * g->tk;
+		uint32_t tkk = (uint32_t)(s->k - k0 < g->tk ? s->k - k0 : g->tk);
+		unsigned int b = g->q[c]++ & 1;
+		int64_t ael = s->a.off + batch_off(s, as, bi) + m0 * as[nb] + k0;
+		int64_t bel = s->b.off + batch_off(s, bs, bi);
+
+		pb_load(p, c, s->a.slot, (uint64_t)ael * g->es, tmm, tkk * g->es,
+			(uint32_t)(as[nb] * g->es), g->abuf[b], g->tk * g->es);
+		if (g->trans) {
+			bel += n0 * bs[nb + 1] + k0;
+			pb_load(p, c, s->b.slot, (uint64_t)bel * g->es, tnn, tkk * g->es,
+				(uint32_t)(bs[nb + 1] * g->es), g->bbuf[b], g->tk * g->es);
+		} else {
+			bel += k0 * bs[nb] + n0;
+			pb_load(p, c, s->b.slot, (uint64_t)bel * g->es, tkk, tnn * g->es,
+				(uint32_t)(bs[nb] * g->es), g->bbuf[b], g->tn * g->es);
+		}
+		pb_matmul(p, c, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, g->abuf[b], g->tk,
+			  g->bbuf[b], g->trans ? g->tk : g->tn, g->acc[par], g->tn);
+	}
+}
+
+/* Epilogue inputs (phase 0) or epilogue + store (phase 1) of tile @ti. */
+static void mm_epi(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti, unsigned int par,
+		   int phase)
+{
+	const struct mm_spec *s = g->s;
+	const struct ew_spec *e = &s->epi;
+	int64_t nt = ti % g->nnt, mt = (ti / g->nnt) % g->nmt, bi = ti / ((int64_t)g->nnt * g->nmt);
+	int64_t m0 = mt * g->tm, n0 = nt * g->tn;
+	uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
+	uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
+	unsigned int nb = s->nbatch, k;
+
+	if (phase)
+		texpr_eval(&g->t, e, p, c, par, tmm, tnn);
+	for (k = phase ? e->nin : 1; k <= (phase ? e->nin : e->nin - 1u); k++) {
+		const struct kview *kv = k < e->nin ? &e->in[k] : &e->out;
+		uint32_t es = pb_dtype_size(kv->dtype);
+		uint8_t cl = k < e->nin ? g->cls[k] : g->t.out_cls;
+		int64_t sr = s->m > 1 ? kv->strides[nb] : 0, sc = s->n > 1 ? kv->strides[nb + 1] : 0;
+		int64_t el = kv->off + batch_off(s, kv->strides, bi) + m0 * sr + n0 * sc;
+
+		xfer(p, c, k == e->nin, kv->slot, (uint64_t)el * es, cl & 2 ? tmm : 1,
+		     cl & 1 ? tnn : 1, sr, sc, es,
+		     k < e->nin ? g->t.off[par][k] : texpr_result(&g->t, par),
+		     cl == CL_COL ? 1 : g->tn);
+	}
+}
+
+int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, char *why,
+	    size_t whylen)
+{
+	struct mm_gen *g;
+	const struct ew_spec *e = &s->epi;
+	unsigned int nb = s->nbatch, k, c;
+	uint8_t full = (s->n > 1 ? 1 : 0) | (s->m > 1 ? 2 : 0);
+	int64_t T, rounds, j, start = 0, d;
+	uint32_t per_tile;
+	int ret = 0;
+	struct pb *p;
+
+	memset(out, 0, sizeof(*out));
+	if (s->dtype != SPYRE_DT_FP32 && s->dtype != SPYRE_DT_FP16 && s->dtype != SPYRE_DT_BF16) {
+		snprintf(why, whylen, "matmul of this dtype is not lowered yet");
+		return -EOPNOTSUPP;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->s = s;
+	g->es = pb_dtype_size(s->dtype);
+	g->nb = 1;
+	for (d = 0; d < nb; d++)
+		g->nb *= s->batch[d];
+	out->nslots = (unsigned int)(s->a.slot > s->b.slot ? s->a.slot : s->b.slot) + 1;
+	for (k = 1; k < e->nin; k++)
+		if (e->in[k].slot + 1u > out->nslots)
+			out->nslots = e->in[k].slot + 1u;
+	if (e->out.slot + 1u > out->nslots)
+		out->nslots = e->out.slot + 1u;
+	if (!g->nb || !s->m || !s->n)
+		goto done;
+	if (s->k && s->a.strides[nb + 1] != 1 && s->k > 1) {
+		snprintf(why, whylen, "A must be contiguous along K");
+		ret = -EOPNOTSUPP;
+		goto done;
+	}
+	g->trans = s->n > 1 && s->b.strides[nb + 1] != 1;
+	if (s->k > 1 && g->trans && s->b.strides[nb] != 1) {
+		snprintf(why, whylen, "B must be contiguous along K or N");
+		ret = -EOPNOTSUPP;
+		goto done;
+	}
+	for (k = 0; k < e->nuops; k++)
+		if (uop_is_row(&e->u[k])) {
+			snprintf(why, whylen, "row functions in a matmul epilogue");
+			ret = -EOPNOTSUPP;
+			goto done;
+		}
+	g->cls[0] = full;
+	for (k = 1; k < e->nin; k++)
+		g->cls[k] = (s->n > 1 && e->in[k].strides[nb + 1] ? 1 : 0) |
+			    (s->m > 1 && e->in[k].strides[nb] ? 2 : 0);
+	ret = texpr_analyse(&g->t, e, g->cls, full, true, why, whylen);
+	if (ret)
+		goto done;
+	g->tm = (uint32_t)(s->m < 128 ? s->m : 128);
+	g->tn = (uint32_t)(s->n < 256 ? s->n : 256);
+	g->tk = (uint32_t)(s->k < 256 ? (s->k ? s->k : 1) : 256);
+	while (mm_layout(g, g->tm, g->tn, g->tk) > PB_SP_BYTES) {
+		if (g->tk > 64)
+			g->tk /= 2;
+		else if (g->tn > 64)
+			g->tn /= 2;
+		else if (g->tm > 16)
+			g->tm /= 2;
+		else {
+			snprintf(why, whylen, "epilogue too large for the scratchpad");
+			ret = -EOPNOTSUPP;
+			goto done;
+		}
+	}
+	/* spread small products over the cores: narrower tiles */
+	for (;;) {
+		g->nmt = (uint32_t)((s->m + g->tm - 1) / g->tm);
+		g->nnt = (uint32_t)((s->n + g->tn - 1) / g->tn);
+		if (g->nb * g->nmt * g->nnt >= ncores)
+			break;
+		if (g->tn > 64)
+			g->tn = align_up(g->tn / 2, 32);
+		else if (g->tm > 32)
+			g->tm = align_up(g->tm / 2, 16);
+		else
+			break;
+	}
+	mm_layout(g, g->tm, g->tn, g->tk);
+	g->nkc = s->k ? (uint32_t)((s->k + g->tk - 1) / g->tk) : 1;
+	per_tile = 3 * g->nkc + 2 * (e->nin + e->nuops) + 4;
+	if ((uint64_t)per_tile * ncores > PB_MAX_INSNS / 2) {
+		snprintf(why, whylen, "K too large for one program");
+		ret = -EOPNOTSUPP;
+		goto done;
+	}
+	T = g->nb * g->nmt * g->nnt;
+	rounds = (T + ncores - 1) / ncores;
+	p = pb_new(ncores);
+	if (!p) {
+		ret = -ENOMEM;
+		goto done;
+	}
+	for (j = 0; j < rounds && !ret; j++) {
+		if (j == start)
+			for (c = 0; c < ncores && c < T; c++)
+				texpr_prologue(&g->t, e, p, c);
+		for (c = 0; c < ncores && j * ncores + c < T; c++) {
+			int64_t ti = j * ncores + c;
+			unsigned int par = (unsigned int)(j & 1);
+
+			mm_products(g, p, c, ti, par, 0, 1);
+			mm_epi(g, p, c, ti, par, 0);
+			if (j > start)
+				mm_epi(g, p, c, ti - ncores, par ^ 1, 1);
+			mm_products(g, p, c, ti, par, 1, g->nkc);
+		}
+		/* cores without a tile this round still finish the previous one */
+		for (; c < ncores && j > start && (j - 1) * ncores + c < T; c++)
+			mm_epi(g, p, c, (j - 1) * ncores + c, (unsigned int)((j - 1) & 1), 1);
+		if (j + 1 == rounds || pb_count(p) + 2ull * per_tile * ncores > PB_MAX_INSNS) {
+			for (c = 0; c < ncores && j * ncores + c < T; c++)
+				mm_epi(g, p, c, j * ncores + c, (unsigned int)(j & 1), 1);
+			ret = kprogs_add(out, p);
+			start = j + 1;
+		}
+	}
+	pb_free(p);
+done:
+	free(g);
+	if (ret)
+		kprogs_free(out);
+	return ret;
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tile expression evaluator (see tile.h). Values live in the scratchpad in
+ * one of four layouts inside a tile of tr x tc: FULL (row stride tc), ROW
+ * (one row, broadcast over rows: stride 0), COL (one value per row, packed)
+ * and SCAL (one value). The card's vector unit reads a ROW as src0/src1
+ * with stride 0 and a COL/SCAL as src1 with SRC1_COL; a COL/SCAL src0 of a
+ * non-commutative function is first expanded (ones-row x value).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tile.h"
+
+static bool is_bin(unsigned int f)
+{
+	return f >= SPYRE_VF_ADD && f <= SPYRE_VF_MIN;
+}
+
+static bool commutes(unsigned int f)
+{
+	return f == SPYRE_VF_ADD || f == SPYRE_VF_MUL || f == SPYRE_VF_MAX || f == SPYRE_VF_MIN;
+}
+
+int uop_is_row(const struct uop *u)
+{
+	return u->kind == U_VF && (u->func == SPYRE_VF_SUM_ROW || u->func == SPYRE_VF_MAX_ROW ||
+				   u->func == SPYRE_VF_SOFTMAX_ROW);
+}
+
+static unsigned int dsize(unsigned int dt)
+{
+	return pb_dtype_size(dt);
+}
+
+int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cls,
+		  uint8_t out_cls, bool acc0, char *why, size_t whylen)
+{
+	unsigned int nin = s->nin, i, v, last;
+
+	memset(t, 0, sizeof(*t));
+	t->nv = nin + s->nuops;
+	if (!s->nuops || t->nv > K_MAX_IN + K_MAX_UOPS) {
+		snprintf(why, whylen, "empty or oversized expression");
+		return -EOPNOTSUPP;
+	}
+	for (i = 0; i < nin; i++) {
+		t->cls[i] = in_cls[i];
+		t->dt[i] = (acc0 && i == 0) ? SPYRE_DT_FP32 : s->in[i].dtype;
+	}
+	for (i = 0; i < s->nuops; i++) {
+		const struct uop *u = &s->u[i];
+		unsigned int a = (unsigned int)u->a, b = (unsigned int)u->b;
+
+		v = nin + i;
+		t->dt[v] = SPYRE_DT_FP32;
+		if (u->kind == U_CONST) {
+			t->cls[v] = CL_SCAL;
+			continue;
+		}
+		if (u->a < 0 || a >= v || (is_bin(u->func) && (u->b < 0 || b >= v))) {
+			snprintf(why, whylen, "malformed expression");
+			return -EOPNOTSUPP;
+		}
+		if (is_bin(u->func)) {
+			uint8_t ca = t->cls[a], cb = t->cls[b], res = ca | cb;
+
+			if (t->dt[a] != t->dt[b]) {
+				if (t->dt[a] != SPYRE_DT_FP32)
+					t->conv[a] = true;
+				if (t->dt[b] != SPYRE_DT_FP32)
+					t->conv[b] = true;
+			}
+			if ((res & 1) && !(ca & 1)) {
+				if (commutes(u->func) && (cb & 1)) {
+					t->swap[i] = true;
+				} else {
+					t->expand[i] = true;
+					t->need_ones = true;
+					if (t->dt[a] != SPYRE_DT_FP32)
+						t->conv[a] = true;
+					if (t->dt[b] != SPYRE_DT_FP32)
+						t->conv[b] = true;
+				}
+			}
+			t->cls[v] = res;
+		} else if (u->func == SPYRE_VF_SUM_ROW || u->func == SPYRE_VF_MAX_ROW) {
+			t->cls[v] = t->cls[a] & ~1;
+			t->whole = true;
+		} else if (u->func == SPYRE_VF_SOFTMAX_ROW) {
+			t->cls[v] = t->cls[a];
+			t->whole = true;
+		} else if (u->func == SPYRE_VF_FILL || u->func >= SPYRE_VF_COUNT) {
+			snprintf(why, whylen, "vector function %u in an expression", u->func);
+			return -EOPNOTSUPP;
+		} else {
+			t->cls[v] = t->cls[a];
+		}
+	}
+	last = t->nv - 1;
+	t->out_dt = s->out.dtype;
+	t->out_cls = out_cls;
+	if ((t->cls[last] | out_cls) != out_cls) {
+		snprintf(why, whylen, "expression result does not fit the output");
+		return -EOPNOTSUPP;
+	}
+	if (t->cls[last] == out_cls && s->u[s->nuops - 1].kind == U_VF && last >= nin) {
+		t->direct = true;
+	} else {
+		t->final_expand = true;
+		if ((out_cls & 1) && !(t->cls[last] & 1)) {
+			t->need_ones = true;
+			if (t->dt[last] != SPYRE_DT_FP32)
+				t->conv[last] = true;
+		}
+	}
+	return 0;
+}
+
+static uint32_t nelem(uint8_t cls, uint32_t tr, uint32_t tc)
+{
+	return (cls & 2 ? tr : 1) * (cls & 1 ? tc : 1);
+}
+
+uint32_t texpr_layout(struct texpr *t, const struct ew_spec *s, uint32_t base, uint32_t tr,
+		      uint32_t tc, unsigned int skip)
+{
+	uint32_t o = align_up(base, SP_ALIGN);
+	unsigned int p, v, i, last = t->nv - 1;
+
+	t->tr = tr;
+	t->tc = tc;
+	if (t->need_ones) {
+		t->ones = o;
+		o = align_up(o + tc * 4, SP_ALIGN);
+	}
+	t->consts = o;
+	for (i = 0; i < s->nuops; i++)
+		if (s->u[i].kind == U_CONST) {
+			t->off[0][s->nin + i] = t->off[1][s->nin + i] = o;
+			o += 4;
+		}
+	o = align_up(o, SP_ALIGN);
+	for (p = 0; p < 2; p++) {
+		for (v = skip; v < t->nv; v++) {
+			if (v >= s->nin && s->u[v - s->nin].kind == U_CONST)
+				continue;
+			if (t->direct && v == last)
+				continue;
+			t->off[p][v] = o;
+			o = align_up(o + nelem(t->cls[v], tr, tc) * dsize(t->dt[v]), SP_ALIGN);
+		}
+		for (v = 0; v < t->nv; v++) {
+			if (!t->conv[v])
+				continue;
+			t->coff[p][v] = o;
+			o = align_up(o + nelem(t->cls[v], tr, tc) * 4, SP_ALIGN);
+		}
+		for (i = 0; i < s->nuops; i++) {
+			if (!t->expand[i])
+				continue;
+			t->eoff[p][i] = o;
+			o = align_up(o + nelem(t->cls[s->nin + i], tr, tc) * 4, SP_ALIGN);
+		}
+		t->stage[p] = o;
+		o = align_up(o + nelem(t->out_cls, tr, tc) * dsize(t->out_dt), SP_ALIGN);
+		if (t->direct)
+			t->off[p][last] = t->stage[p];
+	}
+	t->end = o;
+	return o;
+}
+
+void texpr_prologue(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned int core)
+{
+	struct pb_vec v;
+	unsigned int i;
+
+	memset(&v, 0, sizeof(v));
+	v.func = SPYRE_VF_FILL;
+	v.dtype = v.dtype_out = SPYRE_DT_FP32;
+	v.rows = 1;
+	if (t->need_ones) {
+		v.cols = t->tc;
+		v.d = t->ones;
+		v.d_stride = t->tc;
+		v.imm0 = 1.0f;
+		pb_vec(p, core, &v);
+	}
+	for (i = 0; i < s->nuops; i++) {
+		if (s->u[i].kind != U_CONST)
+			continue;
+		v.cols = 1;
+		v.d = t->off[0][s->nin + i];
+		v.d_stride = 1;
+		v.imm0 = s->u[i].imm0;
+		pb_vec(p, core, &v);
+	}
+}
+
+/* Operand view of value @v in parity @par (its fp32 copy when converted). */
+struct opnd {
+	uint32_t off;
+	uint8_t dt, cls;
+};
+
+static struct opnd get(const struct texpr *t, unsigned int v, unsigned int par)
+{
+	struct opnd o = { t->off[par][v], t->dt[v], t->cls[v] };
+
+	if (t->conv[v]) {
+		o.off = t->coff[par][v];
+		o.dt = SPYRE_DT_FP32;
+	}
+	return o;
+}
+
+/* Stride (elements) of a value of class @cls read as a source. */
+static uint32_t src_stride(uint8_t cls, uint32_t tc)
+{
+	switch (cls) {
+	case CL_FULL:
+		return tc;
+	case CL_COL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t dst_stride(uint8_t cls, uint32_t tc)
+{
+	return cls == CL_FULL || cls == CL_ROW ? tc : 1;
+}
+
+/* dst (class @rc) = broadcast of @a (class a.cls) to rc, as fp32/@dt_out. */
+static void expand(const struct texpr *t, struct pb *p, unsigned int core, struct opnd a,
+		   uint8_t rc, uint32_t dst, uint8_t dt_out, uint32_t trr, uint32_t tcc)
+{
+	struct pb_vec v;
+
+	memset(&v, 0, sizeof(v));
+	v.rows = rc & 2 ? trr : 1;
+	v.cols = rc & 1 ? tcc : 1;
+	v.d = dst;
+	v.d_stride = dst_stride(rc, t->tc);
+	v.dtype_out = dt_out;
+	if ((rc & 1) && !(a.cls & 1)) {
+		/* ones-row x per-row value */
+		v.func = SPYRE_VF_MUL;
+		v.flags = SPYRE_VEC_SRC1_COL;
+		v.dtype = SPYRE_DT_FP32;
+		v.s0 = t->ones;
+		v.s0_stride = 0;
+		v.s1 = a.off;
+		v.s1_stride = a.cls & 2 ? 1 : 0;
+	} else {
+		v.func = SPYRE_VF_COPY;
+		v.dtype = a.dt;
+		v.s0 = a.off;
+		v.s0_stride = src_stride(a.cls, t->tc);
+		if (a.cls == CL_SCAL || (a.cls == CL_COL && !(rc & 2)))
+			v.s0_stride = 0;
+	}
+	pb_vec(p, core, &v);
+}
+
+void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned int core,
+		unsigned int par, uint32_t trr, uint32_t tcc)
+{
+	unsigned int nin = s->nin, i, v, last = t->nv - 1;
+	struct pb_vec x;
+
+	/* fp32 copies of the inputs that need them */
+	for (v = 0; v < nin; v++) {
+		if (!t->conv[v])
+			continue;
+		memset(&x, 0, sizeof(x));
+		x.func = SPYRE_VF_COPY;
+		x.dtype = t->dt[v];
+		x.dtype_out = SPYRE_DT_FP32;
+		x.rows = t->cls[v] & 2 ? trr : 1;
+		x.cols = t->cls[v] & 1 ? tcc : 1;
+		x.s0 = t->off[par][v];
+		x.s0_stride = x.d_stride = dst_stride(t->cls[v], t->tc);
+		x.d = t->coff[par][v];
+		pb_vec(p, core, &x);
+	}
+	for (i = 0; i < s->nuops; i++) {
+		const struct uop *u = &s->u[i];
+		uint8_t rc;
+		struct opnd a, b;
+
+		v = nin + i;
+		if (u->kind == U_CONST)
+			continue;
+		rc = t->cls[v];
+		memset(&x, 0, sizeof(x));
+		x.func = u->func;
+		x.imm0 = u->imm0;
+		x.imm1 = u->imm1;
+		x.d = t->off[par][v];
+		x.dtype_out = (t->direct && v == last) ? t->out_dt : SPYRE_DT_FP32;
+		a = get(t, (unsigned int)u->a, par);
+		x.rows = (rc | a.cls) & 2 ? trr : 1;
+		x.cols = a.cls & 1 ? tcc : 1;
+		if (is_bin(u->func)) {
+			b = get(t, (unsigned int)u->b, par);
+			x.cols = rc & 1 ? tcc : 1;
+			if (t->swap[i]) {
+				struct opnd tmp = a;
+
+				a = b;
+				b = tmp;
+			}
+			if (t->expand[i]) {
+				expand(t, p, core, a, rc, t->eoff[par][i], SPYRE_DT_FP32, trr, tcc);
+				a.off = t->eoff[par][i];
+				a.cls = rc;
+				a.dt = SPYRE_DT_FP32;
+			}
+			x.s1 = b.off;
+			if ((rc & 1) && !(b.cls & 1)) {
+				x.flags = SPYRE_VEC_SRC1_COL;
+				x.s1_stride = b.cls & 2 ? 1 : 0;
+			} else {
+				x.s1_stride = src_stride(b.cls, t->tc);
+				if (b.cls == CL_COL && !(rc & 2))
+					x.s1_stride = 0;
+			}
+		}
+		x.dtype = a.dt;
+		x.s0 = a.off;
+		x.s0_stride = src_stride(a.cls, t->tc);
+		if (a.cls == CL_SCAL || (a.cls == CL_COL && !(x.rows > 1)))
+			x.s0_stride = 0;
+		x.d_stride = dst_stride(rc, t->tc);
+		pb_vec(p, core, &x);
+		/* an fp32 copy of this result is never needed: results are fp32 */
+	}
+	if (t->final_expand)
+		expand(t, p, core, get(t, last, par), t->out_cls, t->stage[par], t->out_dt, trr, tcc);
+}
+
+uint32_t texpr_result(const struct texpr *t, unsigned int par)
+{
+	return t->stage[par];
+}
