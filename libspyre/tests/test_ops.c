@@ -186,3 +186,603 @@ TEST(ops_binary_broadcast)
 	}
 	tctx_close(&c);
 }
+
+/* C = A x B (+bias), A [b, M, K], B [K, N] or w [N, K] (linear). */
+static void matmul_case(struct tctx *c, enum spyre_dtype dt, int64_t nb, int64_t m, int64_t n,
+			int64_t k, bool linear, bool bias)
+{
+	int64_t sa[3] = { nb, m, k }, sb[2] = { linear ? n : k, linear ? k : n }, so[3] = { nb, m, n };
+	int64_t i, j, p, b, no = nb * m * n;
+	double *a = calloc(nb * m * k + 1, 8), *w = calloc(n * k + 1, 8), *bi = calloc(n + 1, 8);
+	double *y = calloc(no + 1, 8), *r = calloc(no + 1, 8), *mag = calloc(no + 1, 8);
+	struct dtensor da, dw, db, dy;
+	int64_t one = n;
+
+	OK(dt_new(c, &da, dt, 3, sa));
+	OK(dt_new(c, &dw, dt, 2, sb));
+	OK(dt_new(c, &db, dt, 1, &one));
+	OK(dt_new(c, &dy, dt, 3, so));
+	rnd_fill(a, nb * m * k, -1, 1, 3, dt);
+	rnd_fill(w, n * k, -1, 1, 4, dt);
+	rnd_fill(bi, n, -1, 1, 5, dt);
+	OK(dt_write(c, &da, a));
+	OK(dt_write(c, &dw, w));
+	OK(dt_write(c, &db, bi));
+	if (linear)
+		OK(spyre_op_linear(c->ops, c->s, &da.t, &dw.t, bias ? &db.t : NULL, &dy.t));
+	else
+		OK(spyre_op_matmul(c->ops, c->s, &da.t, &dw.t, &dy.t));
+	OK(dt_read(c, &dy, y));
+	for (b = 0; b < nb; b++)
+		for (i = 0; i < m; i++)
+			for (j = 0; j < n; j++) {
+				double s = bias ? bi[j] : 0, sm = bias ? fabs(bi[j]) : 0;
+
+				for (p = 0; p < k; p++) {
+					double av = a[(b * m + i) * k + p];
+					double wv = linear ? w[j * k + p] : w[p * n + j];
+
+					s += av * wv;
+					sm += fabs(av * wv);
+				}
+				r[(b * m + i) * n + j] = s;
+				mag[(b * m + i) * n + j] = sm + fabs(s);
+			}
+	CHECK(compare("matmul", y, r, mag, no, dt, 1) < 0, "%s [%lld,%lld,%lld]x%lld %s%s",
+	      spyre_dtype_name(dt), (long long)nb, (long long)m, (long long)k, (long long)n,
+	      linear ? "linear" : "matmul", bias ? "+bias" : "");
+	dt_free(&da);
+	dt_free(&dw);
+	dt_free(&db);
+	dt_free(&dy);
+	free(a);
+	free(w);
+	free(bi);
+	free(y);
+	free(r);
+	free(mag);
+}
+
+TEST(ops_matmul)
+{
+	struct tctx c;
+	unsigned int d;
+
+	OK(tctx_open(dev, &c));
+	for (d = 0; d < 3; d++) {
+		matmul_case(&c, fdt[d], 1, 1, 1, 1, false, false);
+		matmul_case(&c, fdt[d], 1, 67, 129, 300, false, false);	/* several K chunks */
+		matmul_case(&c, fdt[d], 3, 33, 65, 17, false, false);	/* batched, odd */
+		matmul_case(&c, fdt[d], 1, 5, 300, 64, true, true);	/* linear + bias */
+		matmul_case(&c, fdt[d], 2, 130, 70, 40, true, false);
+	}
+	matmul_case(&c, SPYRE_FLOAT16, 1, 300, 520, 260, true, true);	/* many tiles */
+	tctx_close(&c);
+}
+
+TEST(ops_matmul_empty_k)
+{
+	/* K = 0: the product is all zeros (plus nothing) */
+	int64_t sa[2] = { 3, 0 }, sb[2] = { 0, 5 }, so[2] = { 3, 5 };
+	struct dtensor da, db, dy;
+	double y[15], r[15] = { 0 };
+	struct tctx c;
+	int i;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &da, SPYRE_FLOAT32, 2, sa));
+	OK(dt_new(&c, &db, SPYRE_FLOAT32, 2, sb));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 2, so));
+	for (i = 0; i < 15; i++)
+		y[i] = 7;
+	OK(dt_write(&c, &dy, y));
+	OK(spyre_op_matmul(c.ops, c.s, &da.t, &db.t, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	CHECK(compare("matmul k=0", y, r, NULL, 15, SPYRE_FLOAT32, 1) < 0, "zeros");
+	dt_free(&da);
+	dt_free(&db);
+	dt_free(&dy);
+	tctx_close(&c);
+}
+
+/* Reductions and row ops over dim @dim of a [d0, d1, d2] tensor. */
+TEST(ops_reduce_softmax)
+{
+	static const int64_t sx[3] = { 3, 5, 70 };
+	int64_t n = numel(3, sx), i, o, q, r;
+	double *x = calloc(n, 8), *y = calloc(n, 8), *ref = calloc(n, 8);
+	struct dtensor dx, dy;
+	struct tctx c;
+	unsigned int d, op;
+	int dim, keep;
+
+	OK(tctx_open(dev, &c));
+	for (d = 0; d < 3; d++) {
+		enum spyre_dtype dt = fdt[d];
+
+		OK(dt_new(&c, &dx, dt, 3, sx));
+		rnd_fill(x, n, -3, 3, 7 + d, dt);
+		OK(dt_write(&c, &dx, x));
+		for (dim = 0; dim < 3; dim++) {
+			int64_t inner = 1, len = sx[dim], outer = 1, os[3];
+			unsigned int ond;
+
+			for (i = dim + 1; i < 3; i++)
+				inner *= sx[i];
+			for (i = 0; i < dim; i++)
+				outer *= sx[i];
+			for (keep = 0; keep < 2; keep++) {
+				ond = 0;
+				for (i = 0; i < 3; i++)
+					if (i != dim)
+						os[ond++] = sx[i];
+					else if (keep)
+						os[ond++] = 1;
+				OK(dt_new(&c, &dy, dt, ond, os));
+				for (op = 0; op < SPYRE_RED_COUNT; op++) {
+					OK(spyre_op_reduce(c.ops, c.s, op, &dx.t, dim, keep, &dy.t));
+					OK(dt_read(&c, &dy, y));
+					for (o = 0; o < outer; o++)
+						for (q = 0; q < inner; q++) {
+							double s = 0, mx = -INFINITY, mn = INFINITY;
+
+							for (r = 0; r < len; r++) {
+								double v = x[(o * len + r) * inner + q];
+
+								s += v;
+								mx = v > mx ? v : mx;
+								mn = v < mn ? v : mn;
+							}
+							ref[o * inner + q] = round_to(dt,
+								op == SPYRE_RED_SUM ? s :
+								op == SPYRE_RED_MEAN ? s / len :
+								op == SPYRE_RED_MAX ? mx : mn);
+						}
+					CHECK(compare("reduce", y, ref, NULL, outer * inner, dt,
+						      op < 2 ? len : 1) < 0,
+					      "op %u dim %d keep %d %s", op, dim, keep,
+					      spyre_dtype_name(dt));
+				}
+				dt_free(&dy);
+			}
+			/* softmax and log_softmax over the same dim */
+			OK(dt_new(&c, &dy, dt, 3, sx));
+			for (op = 0; op < 2; op++) {
+				if (op)
+					OK(spyre_op_log_softmax(c.ops, c.s, &dx.t, dim, &dy.t));
+				else
+					OK(spyre_op_softmax(c.ops, c.s, &dx.t, dim, &dy.t));
+				OK(dt_read(&c, &dy, y));
+				for (o = 0; o < outer; o++)
+					for (q = 0; q < inner; q++) {
+						double mx = -INFINITY, s = 0;
+
+						for (r = 0; r < len; r++)
+							mx = fmax(mx, x[(o * len + r) * inner + q]);
+						for (r = 0; r < len; r++)
+							s += exp(x[(o * len + r) * inner + q] - mx);
+						for (r = 0; r < len; r++) {
+							int64_t e = (o * len + r) * inner + q;
+							double v = x[e] - mx;
+
+							ref[e] = round_to(dt, op ? v - log(s) : exp(v) / s);
+						}
+					}
+				CHECK(compare("softmax", y, ref, NULL, n, dt, 2) < 0,
+				      "%s dim %d %s", op ? "log_softmax" : "softmax", dim,
+				      spyre_dtype_name(dt));
+			}
+			dt_free(&dy);
+		}
+		dt_free(&dx);
+	}
+	tctx_close(&c);
+	free(x);
+	free(y);
+	free(ref);
+}
+
+TEST(ops_softmax_inf_nan)
+{
+	/* rows: with -inf (weight 0), with NaN (NaN row), all -inf (NaN row) */
+	static const int64_t sx[2] = { 3, 4 };
+	double x[12] = { 1, -INFINITY, 2, 0, 1, NAN, 0, 0,
+			 -INFINITY, -INFINITY, -INFINITY, -INFINITY }, y[12], r[12];
+	struct dtensor dx, dy;
+	struct tctx c;
+	double s;
+	int i;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 2, sx));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 2, sx));
+	OK(dt_write(&c, &dx, x));
+	OK(spyre_op_softmax(c.ops, c.s, &dx.t, 1, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	s = exp(1 - 2) + exp(0) + exp(0 - 2);
+	r[0] = exp(-1) / s;
+	r[1] = 0;
+	r[2] = 1 / s;
+	r[3] = exp(-2) / s;
+	for (i = 4; i < 12; i++)
+		r[i] = NAN;
+	CHECK(compare("softmax inf/nan", y, r, NULL, 12, SPYRE_FLOAT32, 1) < 0, "rows");
+	dt_free(&dx);
+	dt_free(&dy);
+	tctx_close(&c);
+}
+
+TEST(ops_norms)
+{
+	static const int64_t sx[2] = { 37, 200 };
+	int64_t n = numel(2, sx), C = sx[1], i, j;
+	double *x = calloc(n, 8), *y = calloc(n, 8), *r = calloc(n, 8), w[200], b[200];
+	struct dtensor dx, dy, dw, db;
+	struct tctx c;
+	unsigned int d;
+
+	OK(tctx_open(dev, &c));
+	for (d = 0; d < 3; d++) {
+		enum spyre_dtype dt = fdt[d];
+
+		OK(dt_new(&c, &dx, dt, 2, sx));
+		OK(dt_new(&c, &dy, dt, 2, sx));
+		OK(dt_new(&c, &dw, dt, 1, &C));
+		OK(dt_new(&c, &db, dt, 1, &C));
+		rnd_fill(x, n, -2, 3, 11, dt);
+		rnd_fill(w, C, 0.5, 1.5, 12, dt);
+		rnd_fill(b, C, -1, 1, 13, dt);
+		OK(dt_write(&c, &dx, x));
+		OK(dt_write(&c, &dw, w));
+		OK(dt_write(&c, &db, b));
+		OK(spyre_op_layer_norm(c.ops, c.s, &dx.t, &dw.t, &db.t, 1e-5, &dy.t));
+		OK(dt_read(&c, &dy, y));
+		for (i = 0; i < sx[0]; i++) {
+			double mu = 0, var = 0;
+
+			for (j = 0; j < C; j++)
+				mu += x[i * C + j] / C;
+			for (j = 0; j < C; j++)
+				var += (x[i * C + j] - mu) * (x[i * C + j] - mu) / C;
+			for (j = 0; j < C; j++)
+				r[i * C + j] = round_to(dt, (x[i * C + j] - mu) / sqrt(var + 1e-5) *
+							    w[j] + b[j]);
+		}
+		CHECK(compare("layer_norm", y, r, NULL, n, dt, 4) < 0, "%s", spyre_dtype_name(dt));
+		OK(spyre_op_rms_norm(c.ops, c.s, &dx.t, &dw.t, 1e-6, &dy.t));
+		OK(dt_read(&c, &dy, y));
+		for (i = 0; i < sx[0]; i++) {
+			double ms = 0;
+
+			for (j = 0; j < C; j++)
+				ms += x[i * C + j] * x[i * C + j] / C;
+			for (j = 0; j < C; j++)
+				r[i * C + j] = round_to(dt, x[i * C + j] / sqrt(ms + 1e-6) * w[j]);
+		}
+		CHECK(compare("rms_norm", y, r, NULL, n, dt, 4) < 0, "%s", spyre_dtype_name(dt));
+		dt_free(&dx);
+		dt_free(&dy);
+		dt_free(&dw);
+		dt_free(&db);
+	}
+	tctx_close(&c);
+	free(x);
+	free(y);
+	free(r);
+}
+
+TEST(ops_copy_strided_cast)
+{
+	/* a [4, 6, 70] tensor; copies of permuted/sliced/expanded views, and casts */
+	static const int64_t sx[3] = { 4, 6, 70 };
+	int64_t n = numel(3, sx), i, a, b, e;
+	double *x = calloc(n, 8), *y = calloc(n * 4, 8), *r = calloc(n * 4, 8);
+	struct dtensor dx, dy;
+	struct spyre_tensor v;
+	struct tctx c;
+	unsigned int d, d2;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 3, sx));
+	rnd_fill(x, n, -100, 100, 21, SPYRE_FLOAT32);
+	OK(dt_write(&c, &dx, x));
+	/* transpose(0, 2): [70, 6, 4] view */
+	{
+		int64_t so[3] = { 70, 6, 4 };
+
+		v = dx.t;
+		v.shape[0] = 70;
+		v.shape[2] = 4;
+		v.strides[0] = 1;
+		v.strides[2] = 6 * 70;
+		OK(dt_new(&c, &dy, SPYRE_FLOAT32, 3, so));
+		OK(spyre_op_copy(c.ops, c.s, &v, &dy.t));
+		OK(dt_read(&c, &dy, y));
+		for (e = 0; e < 70; e++)
+			for (b = 0; b < 6; b++)
+				for (a = 0; a < 4; a++)
+					r[(e * 6 + b) * 4 + a] = x[(a * 6 + b) * 70 + e];
+		CHECK(compare("transpose copy", y, r, NULL, n, SPYRE_FLOAT32, 0) < 0, "exact");
+		dt_free(&dy);
+	}
+	/* slice [1:3, :, 5:69] with an offset, then expand a [1, 70] row to [6, 70] */
+	{
+		int64_t so[3] = { 2, 6, 64 }, se[2] = { 6, 70 };
+
+		v = dx.t;
+		v.shape[0] = 2;
+		v.shape[2] = 64;
+		v.buf.offset += (uint64_t)(1 * 6 * 70 + 5) * 4;
+		v.buf.size -= (uint64_t)(1 * 6 * 70 + 5) * 4;
+		OK(dt_new(&c, &dy, SPYRE_FLOAT32, 3, so));
+		OK(spyre_op_copy(c.ops, c.s, &v, &dy.t));
+		OK(dt_read(&c, &dy, y));
+		for (a = 0; a < 2; a++)
+			for (b = 0; b < 6; b++)
+				for (e = 0; e < 64; e++)
+					r[(a * 6 + b) * 64 + e] = x[((a + 1) * 6 + b) * 70 + e + 5];
+		CHECK(compare("slice copy", y, r, NULL, 2 * 6 * 64, SPYRE_FLOAT32, 0) < 0, "exact");
+		dt_free(&dy);
+		v = dx.t;
+		v.ndim = 2;
+		v.shape[0] = 6;
+		v.shape[1] = 70;
+		v.strides[0] = 0;
+		v.strides[1] = 1;
+		OK(dt_new(&c, &dy, SPYRE_FLOAT32, 2, se));
+		OK(spyre_op_copy(c.ops, c.s, &v, &dy.t));
+		OK(dt_read(&c, &dy, y));
+		for (b = 0; b < 6; b++)
+			for (e = 0; e < 70; e++)
+				r[b * 70 + e] = x[e];
+		CHECK(compare("expand copy", y, r, NULL, 6 * 70, SPYRE_FLOAT32, 0) < 0, "exact");
+		dt_free(&dy);
+	}
+	/* casts between every pair of card dtypes (values in int8 range) */
+	{
+		static const enum spyre_dtype all[] = { SPYRE_FLOAT32, SPYRE_FLOAT16,
+							SPYRE_BFLOAT16, SPYRE_INT8, SPYRE_INT32 };
+		struct dtensor ds, dd;
+
+		for (d = 0; d < 5; d++) {
+			OK(dt_new(&c, &ds, all[d], 3, sx));
+			rnd_fill(x, n, -120, 120, 22, all[d]);
+			for (i = 0; i < n; i++)
+				x[i] = round_to(all[d], x[i]);
+			OK(dt_write(&c, &ds, x));
+			for (d2 = 0; d2 < 5; d2++) {
+				OK(dt_new(&c, &dd, all[d2], 3, sx));
+				OK(spyre_op_copy(c.ops, c.s, &ds.t, &dd.t));
+				OK(dt_read(&c, &dd, y));
+				for (i = 0; i < n; i++)
+					r[i] = round_to(all[d2], x[i]);
+				CHECK(compare("cast", y, r, NULL, n, SPYRE_FLOAT32, 0) < 0,
+				      "%s -> %s", spyre_dtype_name(all[d]), spyre_dtype_name(all[d2]));
+				dt_free(&dd);
+			}
+			dt_free(&ds);
+		}
+	}
+	dt_free(&dx);
+	tctx_close(&c);
+	free(x);
+	free(y);
+	free(r);
+}
+
+TEST(ops_edge_shapes)
+{
+	struct spyre_ops_stats st0, st1;
+	struct spyre_device_stats ds0, ds1;
+	struct dtensor dx, dy;
+	struct tctx c;
+	int64_t zero[2] = { 0, 5 }, one[1] = { 1 }, big[1] = { (1 << 21) + 3 }, i;
+	double v = 2.5, y1, *x, *y;
+
+	OK(tctx_open(dev, &c));
+	/* 0-sized: validated, nothing launched */
+	OK(dt_new(&c, &dx, SPYRE_FLOAT16, 2, zero));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT16, 2, zero));
+	OK(spyre_ops_get_stats(c.ops, &st0));
+	OK(spyre_device_get_stats(dev, &ds0));
+	OK(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &dx.t, &dy.t));
+	OK(spyre_op_binary(c.ops, c.s, SPYRE_BIN_ADD, &dx.t, &dy.t, &dy.t));
+	OK(spyre_ops_get_stats(c.ops, &st1));
+	OK(spyre_device_get_stats(dev, &ds1));
+	CHECK(st1.launches == st0.launches && ds1.submits == ds0.submits, "no launch");
+	dt_free(&dx);
+	dt_free(&dy);
+	/* one element */
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 1, one));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 1, one));
+	OK(dt_write(&c, &dx, &v));
+	OK(spyre_op_unary(c.ops, c.s, SPYRE_UN_SQUARE, &dx.t, &dy.t));
+	OK(dt_read(&c, &dy, &y1));
+	CHECK(y1 == 6.25, "1 element: %g", y1);
+	dt_free(&dx);
+	dt_free(&dy);
+	/* 2^21 + 3 fp32: several tiles per core, an odd tail */
+	x = calloc(big[0], 8);
+	y = calloc(big[0], 8);
+	ASSERT(x && y, "alloc");
+	rnd_fill(x, big[0], -10, 10, 31, SPYRE_FLOAT32);
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 1, big));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 1, big));
+	OK(dt_write(&c, &dx, x));
+	OK(spyre_op_binary_scalar(c.ops, c.s, SPYRE_BIN_SUB, &dx.t, 1.5, 1, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < big[0]; i++)
+		x[i] = round_to(SPYRE_FLOAT32, 1.5 - x[i]);
+	CHECK(compare("big rsub", y, x, NULL, big[0], SPYRE_FLOAT32, 1) < 0, "2^21+3");
+	dt_free(&dx);
+	dt_free(&dy);
+	free(x);
+	free(y);
+	tctx_close(&c);
+}
+
+TEST(ops_scalar_clamp_fill)
+{
+	static const int64_t sx[2] = { 9, 33 };
+	int64_t n = numel(2, sx), i;
+	double x[297], y[297], r[297];
+	struct dtensor dx, dy;
+	struct tctx c;
+	unsigned int op;
+	int rev;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT16, 2, sx));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT16, 2, sx));
+	rnd_fill(x, n, 0.5, 4, 41, SPYRE_FLOAT16);
+	OK(dt_write(&c, &dx, x));
+	for (op = 0; op < SPYRE_BIN_COUNT; op++)
+		for (rev = 0; rev < 2; rev++) {
+			OK(spyre_op_binary_scalar(c.ops, c.s, op, &dx.t, 1.75, rev, &dy.t));
+			OK(dt_read(&c, &dy, y));
+			for (i = 0; i < n; i++)
+				r[i] = round_to(SPYRE_FLOAT16, rev ? ref_binary(op, 1.75, x[i]) :
+								 ref_binary(op, x[i], 1.75));
+			CHECK(compare("scalar", y, r, NULL, n, SPYRE_FLOAT16, 1) < 0, "op %u rev %d",
+			      op, rev);
+		}
+	OK(spyre_op_clamp(c.ops, c.s, &dx.t, 1.0, 2.0, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < n; i++)
+		r[i] = x[i] < 1 ? 1 : x[i] > 2 ? 2 : x[i];
+	CHECK(compare("clamp", y, r, NULL, n, SPYRE_FLOAT16, 0) < 0, "clamp");
+	OK(spyre_op_fill(c.ops, c.s, -3.25, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < n; i++)
+		r[i] = -3.25;
+	CHECK(compare("fill", y, r, NULL, n, SPYRE_FLOAT16, 0) < 0, "fill");
+	dt_free(&dx);
+	dt_free(&dy);
+	tctx_close(&c);
+}
+
+TEST(ops_embedding)
+{
+	int64_t sw[2] = { 50, 24 }, si[2] = { 3, 7 }, so[3] = { 3, 7, 24 }, i, j;
+	double w[50 * 24], idx[21], y[3 * 7 * 24], r[3 * 7 * 24];
+	struct dtensor dw, di, dy;
+	struct tctx c;
+	int t;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dw, SPYRE_FLOAT16, 2, sw));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT16, 3, so));
+	rnd_fill(w, 50 * 24, -2, 2, 51, SPYRE_FLOAT16);
+	OK(dt_write(&c, &dw, w));
+	for (i = 0; i < 21; i++)
+		idx[i] = (double)((i * 17 + 3) % 50);
+	idx[0] = 0;
+	idx[1] = 49;
+	for (t = 0; t < 2; t++) {
+		OK(dt_new(&c, &di, t ? SPYRE_INT64 : SPYRE_INT32, 2, si));
+		OK(dt_write(&c, &di, idx));
+		OK(spyre_op_embedding(c.ops, c.s, &dw.t, &di.t, &dy.t));
+		OK(dt_read(&c, &dy, y));
+		for (i = 0; i < 21; i++)
+			for (j = 0; j < 24; j++)
+				r[i * 24 + j] = w[(int64_t)idx[i] * 24 + j];
+		CHECK(compare("embedding", y, r, NULL, 21 * 24, SPYRE_FLOAT16, 0) < 0, "%s",
+		      t ? "int64" : "int32");
+		dt_free(&di);
+	}
+	dt_free(&dw);
+	dt_free(&dy);
+	tctx_close(&c);
+}
+
+TEST(ops_cache)
+{
+	int64_t s1[1] = { 100 }, s2[1] = { 200 }, s3[1] = { 300 };
+	struct dtensor a1, a2, a3;
+	struct spyre_ops_stats st;
+	spyre_ops *ops;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(spyre_ops_create(dev, 2, &ops));
+	OK(dt_new(&c, &a1, SPYRE_FLOAT32, 1, s1));
+	OK(dt_new(&c, &a2, SPYRE_FLOAT32, 1, s2));
+	OK(dt_new(&c, &a3, SPYRE_FLOAT32, 1, s3));
+	OK(spyre_op_unary(ops, c.s, SPYRE_UN_RELU, &a1.t, &a1.t));
+	OK(spyre_op_unary(ops, c.s, SPYRE_UN_RELU, &a1.t, &a1.t));
+	OK(spyre_ops_get_stats(ops, &st));
+	CHECK(st.misses == 1 && st.hits == 1 && st.entries == 1, "hit %llu miss %llu",
+	      (unsigned long long)st.hits, (unsigned long long)st.misses);
+	CHECK(st.programs_built == 1, "one program built: %llu",
+	      (unsigned long long)st.programs_built);
+	OK(spyre_op_unary(ops, c.s, SPYRE_UN_RELU, &a2.t, &a2.t));
+	OK(spyre_op_unary(ops, c.s, SPYRE_UN_RELU, &a3.t, &a3.t));	/* evicts a1's */
+	OK(spyre_op_unary(ops, c.s, SPYRE_UN_EXP, &a3.t, &a3.t));	/* evicts a2's */
+	OK(spyre_op_unary(ops, c.s, SPYRE_UN_RELU, &a1.t, &a1.t));	/* miss again */
+	OK(spyre_ops_get_stats(ops, &st));
+	CHECK(st.misses == 5 && st.hits == 1 && st.evictions == 3 && st.entries == 2 &&
+	      st.capacity == 2 && st.launches == 6, "miss %llu evict %llu entries %llu",
+	      (unsigned long long)st.misses, (unsigned long long)st.evictions,
+	      (unsigned long long)st.entries);
+	OK(spyre_stream_synchronize(c.s));
+	OK(spyre_ops_destroy(ops));
+	dt_free(&a1);
+	dt_free(&a2);
+	dt_free(&a3);
+	tctx_close(&c);
+}
+
+TEST(ops_bad_inputs)
+{
+	int64_t s1[2] = { 4, 8 }, s2[2] = { 3, 8 }, s3[2] = { 8, 4 };
+	struct spyre_device_stats d0, d1;
+	struct dtensor a, b, o, i32, w;
+	struct spyre_tensor t;
+	spyre_bo *host;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &a, SPYRE_FLOAT32, 2, s1));
+	OK(dt_new(&c, &b, SPYRE_FLOAT32, 2, s2));
+	OK(dt_new(&c, &o, SPYRE_FLOAT32, 2, s1));
+	OK(dt_new(&c, &w, SPYRE_FLOAT16, 2, s3));
+	OK(dt_new(&c, &i32, SPYRE_INT32, 2, s1));
+	OK(spyre_device_get_stats(dev, &d0));
+	FAILS_WITH(spyre_op_binary(c.ops, c.s, SPYRE_BIN_ADD, &a.t, &b.t, &o.t), -EINVAL,
+		   "do not broadcast");
+	FAILS_WITH(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &a.t, &b.t), -EINVAL, "out is");
+	FAILS_WITH(spyre_op_matmul(c.ops, c.s, &a.t, &a.t, &o.t), -EINVAL, "inner dims");
+	FAILS_WITH(spyre_op_matmul(c.ops, c.s, &a.t, &w.t, &o.t), -EINVAL, "dtypes");
+	FAILS_WITH(spyre_op_binary(c.ops, c.s, SPYRE_BIN_ADD, &i32.t, &i32.t, &i32.t),
+		   -EOPNOTSUPP, "int32 [4, 8]");
+	t = a.t;
+	t.buf.offset = 2;
+	FAILS_WITH(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &t, &o.t), -EINVAL,
+		   "not a multiple");
+	t = a.t;
+	t.shape[0] = 1000;
+	FAILS_WITH(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &t, &o.t), -EINVAL, "reach");
+	t = a.t;
+	t.dtype = (enum spyre_dtype)9;
+	FAILS_WITH(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &t, &o.t), -EINVAL,
+		   "unknown dtype");
+	t = o.t;
+	t.strides[0] = 0;
+	FAILS_WITH(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &a.t, &t), -EINVAL, "stride 0");
+	FAILS_WITH(spyre_op_reduce(c.ops, c.s, SPYRE_RED_SUM, &a.t, 5, 0, &o.t), -EINVAL,
+		   "dim 5");
+	OK(spyre_bo_create(dev, 4096, SPYRE_MEM_HOST, &host));
+	t = a.t;
+	t.buf = spyre_bo_buf(host);
+	FAILS_WITH(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &t, &o.t), -EINVAL, "host memory");
+	OK(spyre_device_get_stats(dev, &d1));
+	CHECK(d1.submits == d0.submits, "bad inputs launched %llu submits",
+	      (unsigned long long)(d1.submits - d0.submits));
+	spyre_bo_destroy(host);
+	dt_free(&a);
+	dt_free(&b);
+	dt_free(&o);
+	dt_free(&w);
+	dt_free(&i32);
+	tctx_close(&c);
+}
