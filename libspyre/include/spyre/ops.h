@@ -240,6 +240,14 @@ int spyre_graph_value_info(spyre_graph *g, spyre_value v, enum spyre_dtype *dt,
 
 /* Compile: the graph may be destroyed afterwards. */
 int spyre_graph_compile(spyre_graph *g, spyre_compiled **out);
+/*
+ * Compile with options: SPYRE_COMPILE_NO_FUSION keeps one kernel per op;
+ * SPYRE_COMPILE_OP_BY_OP runs like eager ops do (one recipe and SUBMIT per
+ * kernel, every intermediate in its own buffer), for comparisons.
+ */
+#define SPYRE_COMPILE_NO_FUSION 0x1u
+#define SPYRE_COMPILE_OP_BY_OP 0x2u
+int spyre_graph_compile_flags(spyre_graph *g, unsigned int flags, spyre_compiled **out);
 
 struct spyre_compiled_stats {
 	unsigned int nodes;		/* ops recorded (views excluded) */

@@ -11,9 +11,10 @@
 #include "../internal.h"
 #include "lower.h"
 
-static struct spyre_operand operand(spyre_graph *g, int st)
+static struct spyre_operand operand(spyre_graph *g, spyre_compiled *c, int st)
 {
 	const struct gstore *s = &g->st[st];
+	struct spyre_buf b;
 
 	switch (s->kind) {
 	case ST_INPUT:
@@ -23,6 +24,12 @@ static struct spyre_operand operand(spyre_graph *g, int st)
 	default:
 		if (s->io >= 0)
 			return spyre_op_arg(g->ninputs + (unsigned int)s->io);
+		if (c->ws) {
+			b.bo = c->ws;
+			b.offset = s->ws_off;
+			b.size = (s->bytes + 127) & ~127ull;
+			return spyre_op_buf(b);
+		}
 		return spyre_op_ws(s->ws_off, (s->bytes + 127) & ~127ull);
 	}
 }
@@ -45,8 +52,45 @@ static int add_progs(spyre_compiled *c, const struct kprogs *kp)
 	return 0;
 }
 
-int lowered_build(spyre_graph *g, const struct lowered *L, spyre_compiled **out,
-		  const char *call)
+static int add_step(spyre_graph *g, spyre_compiled *c, const struct lowered *L,
+		    spyre_recipe *r, unsigned int i)
+{
+	const struct lnode *ln = &L->k[c->prog_node[i]];
+	struct spyre_operand ops[16];
+	unsigned int j;
+
+	for (j = 0; j < ln->nslots; j++)
+		ops[j] = operand(g, c, ln->slot_store[j]);
+	return spyre_recipe_compute(r, 0, c->progs[i], ops, ln->nslots, spyre_op_ws(0, 0));
+}
+
+/* SPYRE_COMPILE_OP_BY_OP: a recipe per program over a private buffer. */
+static int build_per_op(spyre_graph *g, spyre_compiled *c, const struct lowered *L)
+{
+	unsigned int i, n, nargs = L->ninputs + L->noutputs;
+	int ret = 0;
+
+	c->per_op = calloc(c->nprogs, sizeof(*c->per_op));
+	if (!c->per_op)
+		return -ENOMEM;
+	if (L->ws)
+		ret = spyre_bo_create(c->ops->dev, L->ws, SPYRE_MEM_DEVICE, &c->ws);
+	for (i = 0; i < c->nprogs && !ret; i++) {
+		ret = spyre_recipe_create(c->ops->dev, 1, nargs, 0, &c->per_op[i]);
+		if (!ret)
+			ret = add_step(g, c, L, c->per_op[i], i);
+		if (!ret)
+			ret = spyre_recipe_finalize(c->per_op[i]);
+		if (!ret)
+			ret = spyre_recipe_submits_per_launch(c->per_op[i], &n);
+		if (!ret)
+			c->stats.submits += n;
+	}
+	return ret;
+}
+
+int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
+		  spyre_compiled **out, const char *call)
 {
 	spyre_compiled *c = calloc(1, sizeof(*c));
 	unsigned int i, j, first;
@@ -117,18 +161,13 @@ int lowered_build(spyre_graph *g, const struct lowered *L, spyre_compiled **out,
 				pn[j] = i;
 		}
 	}
-	if (!ret && c->nprogs) {
+	if (!ret && c->nprogs && (flags & SPYRE_COMPILE_OP_BY_OP)) {
+		ret = build_per_op(g, c, L);
+	} else if (!ret && c->nprogs) {
 		ret = spyre_recipe_create(c->ops->dev, 1, L->ninputs + L->noutputs, L->ws,
 					  &c->recipe);
-		for (i = 0; i < c->nprogs && !ret; i++) {
-			const struct lnode *ln = &L->k[c->prog_node[i]];
-			struct spyre_operand ops[16];
-
-			for (j = 0; j < ln->nslots; j++)
-				ops[j] = operand(g, ln->slot_store[j]);
-			ret = spyre_recipe_compute(c->recipe, 0, c->progs[i], ops, ln->nslots,
-						   spyre_op_ws(0, 0));
-		}
+		for (i = 0; i < c->nprogs && !ret; i++)
+			ret = add_step(g, c, L, c->recipe, i);
 		if (!ret)
 			ret = spyre_recipe_finalize(c->recipe);
 		if (!ret)
@@ -151,9 +190,15 @@ int spyre_compiled_destroy(spyre_compiled *c)
 		return spy_err(-EINVAL, "spyre_compiled_destroy: NULL");
 	if (c->recipe)
 		spyre_recipe_destroy(c->recipe);
+	for (i = 0; c->per_op && i < c->nprogs; i++)
+		if (c->per_op[i])
+			spyre_recipe_destroy(c->per_op[i]);
+	free(c->per_op);
 	for (i = 0; i < c->nprogs; i++)
 		spyre_program_destroy(c->progs[i]);
 	free(c->progs);
+	if (c->ws)
+		spyre_bo_destroy(c->ws);
 	free(c->prog_node);
 	free(c->io);
 	free(c);
@@ -176,7 +221,7 @@ int g_launch(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inpu
 	unsigned int i, n = ninputs + noutputs;
 	int ret;
 
-	if (!c->recipe)
+	if (!c->recipe && !c->per_op)
 		return 0;	/* no elements anywhere: nothing to run */
 	for (i = 0; i < n; i++) {
 		const struct spyre_tensor *t = i < ninputs ? &inputs[i] : &outputs[i - ninputs];
@@ -194,9 +239,17 @@ int g_launch(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inpu
 		args[i].offset = t->buf.offset;
 		args[i].size = ext;
 	}
-	ret = spyre_recipe_launch(c->recipe, &s, args, n);
-	if (ret)
-		return ret;
+	if (c->per_op) {
+		for (i = 0; i < c->nprogs; i++) {
+			ret = spyre_recipe_launch(c->per_op[i], &s, args, n);
+			if (ret)
+				return ret;
+		}
+	} else {
+		ret = spyre_recipe_launch(c->recipe, &s, args, n);
+		if (ret)
+			return ret;
+	}
 	__atomic_fetch_add(&c->ops->stats.launches, 1, __ATOMIC_RELAXED);
 	(void)call;
 	return 0;
@@ -247,7 +300,13 @@ int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_te
 
 int spyre_graph_compile(spyre_graph *g, spyre_compiled **out)
 {
+	return spyre_graph_compile_flags(g, 0, out);
+}
+
+int spyre_graph_compile_flags(spyre_graph *g, unsigned int flags, spyre_compiled **out)
+{
 	static const char *call = "spyre_graph_compile";
+	struct spyre_graph copy;
 	struct lowered L;
 	int ret;
 
@@ -255,9 +314,26 @@ int spyre_graph_compile(spyre_graph *g, spyre_compiled **out)
 		return spy_err(-EINVAL, "%s: graph or out is NULL", call);
 	if (!g->noutputs)
 		return spy_err(-EINVAL, "%s: the graph has no outputs", call);
-	ret = g_lower(g, &L, call);
-	if (!ret)
-		ret = lowered_build(g, &L, out, call);
-	lowered_free(&L);
+	if (flags & ~(SPYRE_COMPILE_NO_FUSION | SPYRE_COMPILE_OP_BY_OP))
+		return spy_err(-EINVAL, "%s: unknown flags 0x%x", call, flags);
+	/* lowering rewrites nodes (fusion): work on a copy, the graph stays reusable */
+	copy = *g;
+	copy.v = malloc((g->nv + 1) * sizeof(*g->v));
+	copy.st = malloc((g->nst + 1) * sizeof(*g->st));
+	copy.n = malloc((g->nn + 1) * sizeof(*g->n));
+	if (!copy.v || !copy.st || !copy.n) {
+		ret = spy_err(-ENOMEM, "%s: out of memory", call);
+	} else {
+		memcpy(copy.v, g->v, g->nv * sizeof(*g->v));
+		memcpy(copy.st, g->st, g->nst * sizeof(*g->st));
+		memcpy(copy.n, g->n, g->nn * sizeof(*g->n));
+		ret = g_lower(&copy, &L, flags, call);
+		if (!ret)
+			ret = lowered_build(&copy, &L, flags, out, call);
+		lowered_free(&L);
+	}
+	free(copy.v);
+	free(copy.st);
+	free(copy.n);
 	return ret;
 }

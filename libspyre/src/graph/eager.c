@@ -98,7 +98,7 @@ static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
 		return ret;	/* an empty output: nothing to run */
 	}
 	all[n++] = *out;
-	ret = g_lower(g, &L, call);
+	ret = g_lower(g, &L, 0, call);
 	if (!ret)
 		ret = lowered_key(g, &L, &key, &len);
 	if (ret) {
@@ -109,7 +109,7 @@ static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
 	pthread_mutex_lock(&ops->lock);
 	c = ops_cache_find(ops, key, len);
 	if (!c) {
-		ret = lowered_build(g, &L, &c, call);
+		ret = lowered_build(g, &L, 0, &c, call);
 		if (!ret) {
 			ret = ops_cache_insert(ops, key, len, c);
 			if (ret)

@@ -114,6 +114,8 @@ void g_shape_str(char *buf, size_t len, unsigned int ndim, const int64_t *shape)
 struct spyre_compiled {
 	spyre_ops *ops;
 	spyre_recipe *recipe;		/* NULL when the graph has no work */
+	spyre_recipe **per_op;		/* SPYRE_COMPILE_OP_BY_OP: one per program */
+	spyre_bo *ws;			/* SPYRE_COMPILE_OP_BY_OP: the intermediates */
 	spyre_program **progs;
 	unsigned int *prog_node;	/* kernel of each program */
 	unsigned int nprogs;

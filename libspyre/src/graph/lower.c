@@ -211,7 +211,7 @@ struct blk {
 	uint64_t off, size;
 };
 
-static int plan(spyre_graph *g, struct lowered *L)
+static int plan(spyre_graph *g, struct lowered *L, bool reuse)
 {
 	struct blk *live = calloc(g->nst + 1, sizeof(*live));
 	int *owner = calloc(g->nst + 1, sizeof(int));
@@ -269,7 +269,7 @@ static int plan(spyre_graph *g, struct lowered *L)
 		}
 		/* free what dies here */
 		for (k = 0, j = 0; k < nlive; k++) {
-			if (g->st[owner[k]].last_use <= (int)i)
+			if (reuse && g->st[owner[k]].last_use <= (int)i)
 				continue;
 			live[j] = live[k];
 			owner[j++] = owner[k];
@@ -387,15 +387,15 @@ static int spec_node(spyre_graph *g, struct gnode *n, struct lnode *ln)
 	return out_view(g, ln, n, &e->out);
 }
 
-int g_lower(spyre_graph *g, struct lowered *L, const char *call)
+int g_lower(spyre_graph *g, struct lowered *L, unsigned int flags, const char *call)
 {
 	unsigned int i;
 	int ret;
 
 	memset(L, 0, sizeof(*L));
-	ret = fuse(g);
+	ret = flags & SPYRE_COMPILE_NO_FUSION ? 0 : fuse(g);
 	if (!ret)
-		ret = plan(g, L);
+		ret = plan(g, L, !(flags & SPYRE_COMPILE_OP_BY_OP));
 	if (ret)
 		return ret;
 	L->k = calloc(g->nn ? g->nn : 1, sizeof(*L->k));

@@ -24,11 +24,11 @@ struct lowered {
 	uint64_t ws, inter;	/* planned workspace, sum of intermediates */
 };
 
-int g_lower(spyre_graph *g, struct lowered *L, const char *call);
+int g_lower(spyre_graph *g, struct lowered *L, unsigned int flags, const char *call);
 void lowered_free(struct lowered *L);
 int lowered_key(spyre_graph *g, const struct lowered *L, void **key, size_t *len);
 /* Programs and recipe of a lowered graph. */
-int lowered_build(spyre_graph *g, const struct lowered *L, spyre_compiled **out,
-		  const char *call);
+int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
+		  spyre_compiled **out, const char *call);
 
 #endif

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph compiler: fusion (counted in kernels and programs), the workspace
+ * plan, compiled against op-by-op results, and the acceptance decoder.
+ */
+#include <math.h>
+
+#include "decoder.h"
+#include "ops_ref.h"
+
+static int run(struct tctx *c, spyre_compiled *k, struct dtensor *in, unsigned int nin,
+	       struct dtensor *out, unsigned int nout)
+{
+	struct spyre_tensor ti[8], to[8];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < nin; i++)
+		ti[i] = in[i].t;
+	for (i = 0; i < nout; i++)
+		to[i] = out[i].t;
+	ret = spyre_compiled_run(k, c->s, ti, nin, to, nout);
+	return ret ? ret : spyre_stream_synchronize(c->s);
+}
+
+/* y = silu(x @ w^T + b) * r; z = relu(x2 * 2 + 1) - x2; n = rms_norm(u + v) */
+TEST(graph_fusion)
+{
+	int64_t sx[2] = { 40, 96 }, sw[2] = { 72, 96 }, sb[1] = { 72 }, sy[2] = { 40, 72 };
+	int64_t n = 40 * 72, i, j, p;
+	double x[40 * 96], w[72 * 96], b[72], r[40 * 72], y[40 * 72], ref[40 * 72], mag[40 * 72];
+	struct dtensor dx, dw, db, dr, dy, dz;
+	struct spyre_compiled_stats st;
+	spyre_value vx, vw, vb, vr, t, vy, vz, vu, vv;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 2, sx));
+	OK(dt_new(&c, &dw, SPYRE_FLOAT32, 2, sw));
+	OK(dt_new(&c, &db, SPYRE_FLOAT32, 1, sb));
+	OK(dt_new(&c, &dr, SPYRE_FLOAT32, 2, sy));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 2, sy));
+	rnd_fill(x, 40 * 96, -1, 1, 1, SPYRE_FLOAT32);
+	rnd_fill(w, 72 * 96, -1, 1, 2, SPYRE_FLOAT32);
+	rnd_fill(b, 72, -1, 1, 3, SPYRE_FLOAT32);
+	rnd_fill(r, n, -1, 1, 4, SPYRE_FLOAT32);
+	OK(dt_write(&c, &dx, x));
+	OK(dt_write(&c, &dw, w));
+	OK(dt_write(&c, &db, b));
+	OK(dt_write(&c, &dr, r));
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sx, &vx));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sy, &vr));
+	OK(spyre_graph_constant(g, &dw.t, &vw));
+	OK(spyre_graph_constant(g, &db.t, &vb));
+	OK(spyre_graph_linear(g, vx, vw, vb, &t));
+	OK(spyre_graph_unary(g, SPYRE_UN_SILU, t, &t));
+	OK(spyre_graph_binary(g, SPYRE_BIN_MUL, t, vr, &vy));
+	OK(spyre_graph_output(g, vy));
+	OK(spyre_graph_compile(g, &k));
+	OK(spyre_compiled_get_stats(k, &st));
+	CHECK(st.nodes == 4 && st.kernels == 1 && st.programs == 1 && st.submits == 1,
+	      "linear+bias+silu+mul: %u nodes, %u kernels, %u programs, %u submits", st.nodes,
+	      st.kernels, st.programs, st.submits);
+	CHECK(st.workspace_bytes == 0, "no intermediates left: %llu",
+	      (unsigned long long)st.workspace_bytes);
+	{
+		struct dtensor in[2] = { dx, dr };
+
+		OK(run(&c, k, in, 2, &dy, 1));
+	}
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < 40; i++)
+		for (j = 0; j < 72; j++) {
+			double s = b[j], m = fabs(b[j]);
+
+			for (p = 0; p < 96; p++) {
+				s += x[i * 96 + p] * w[j * 96 + p];
+				m += fabs(x[i * 96 + p] * w[j * 96 + p]);
+			}
+			ref[i * 72 + j] = s / (1 + exp(-s)) * r[i * 72 + j];
+			mag[i * 72 + j] = m + fabs(ref[i * 72 + j]);
+		}
+	CHECK(compare("fused linear", y, ref, mag, n, SPYRE_FLOAT32, 1) < 0, "values");
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_graph_destroy(g));
+
+	/* an elementwise chain and a residual add before rms_norm: one kernel each */
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sy, &vu));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sy, &vv));
+	OK(spyre_graph_binary_scalar(g, SPYRE_BIN_MUL, vu, 2, 0, &t));
+	OK(spyre_graph_binary_scalar(g, SPYRE_BIN_ADD, t, 1, 0, &t));
+	OK(spyre_graph_unary(g, SPYRE_UN_RELU, t, &t));
+	OK(spyre_graph_binary(g, SPYRE_BIN_SUB, t, vu, &vz));
+	OK(spyre_graph_output(g, vz));
+	OK(spyre_graph_binary(g, SPYRE_BIN_ADD, vu, vv, &t));
+	OK(spyre_graph_rms_norm(g, t, -1, 1e-6, &t));
+	OK(spyre_graph_output(g, t));
+	OK(spyre_graph_compile(g, &k));
+	OK(spyre_compiled_get_stats(k, &st));
+	CHECK(st.nodes == 6 && st.kernels == 2 && st.submits == 1, "%u nodes, %u kernels",
+	      st.nodes, st.kernels);
+	OK(dt_new(&c, &dz, SPYRE_FLOAT32, 2, sy));
+	{
+		struct dtensor in[2] = { dr, dy }, out[2] = { dz, dx };
+		int64_t sq[2] = { 40, 72 };
+
+		dt_free(&dx);
+		OK(dt_new(&c, &dx, SPYRE_FLOAT32, 2, sq));
+		out[1] = dx;
+		OK(run(&c, k, in, 2, out, 2));
+	}
+	OK(dt_read(&c, &dz, ref));
+	for (i = 0; i < n; i++)
+		mag[i] = fmax(r[i] * 2 + 1, 0) - r[i];
+	CHECK(compare("chain", ref, mag, NULL, n, SPYRE_FLOAT32, 1) < 0, "chain values");
+	OK(dt_read(&c, &dx, ref));
+	for (i = 0; i < 40; i++) {
+		double ms = 0;
+
+		for (j = 0; j < 72; j++)
+			ms += (r[i * 72 + j] + y[i * 72 + j]) * (r[i * 72 + j] + y[i * 72 + j]) / 72;
+		for (j = 0; j < 72; j++)
+			mag[i * 72 + j] = (r[i * 72 + j] + y[i * 72 + j]) / sqrt(ms + 1e-6);
+	}
+	CHECK(compare("add+rms_norm", ref, mag, NULL, n, SPYRE_FLOAT32, 4) < 0, "norm values");
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_graph_destroy(g));
+	dt_free(&dx);
+	dt_free(&dw);
+	dt_free(&db);
+	dt_free(&dr);
+	dt_free(&dy);
+	dt_free(&dz);
+	tctx_close(&c);
+}
+
+/* Matmul chain: intermediates die early, the plan reuses their space. */
+TEST(graph_planner)
+{
+	int64_t sx[2] = { 64, 64 };
+	struct spyre_compiled_stats st, st2;
+	struct dtensor dx, dw, dy, dy2;
+	spyre_value vx, vw, t;
+	spyre_compiled *k, *k2;
+	double *x = calloc(4096, 8), *y = calloc(4096, 8), *y2 = calloc(4096, 8);
+	spyre_graph *g;
+	struct tctx c;
+	int i;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 2, sx));
+	OK(dt_new(&c, &dw, SPYRE_FLOAT32, 2, sx));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 2, sx));
+	OK(dt_new(&c, &dy2, SPYRE_FLOAT32, 2, sx));
+	rnd_fill(x, 4096, -0.2, 0.2, 5, SPYRE_FLOAT32);
+	OK(dt_write(&c, &dw, x));
+	rnd_fill(x, 4096, -1, 1, 6, SPYRE_FLOAT32);
+	OK(dt_write(&c, &dx, x));
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sx, &vx));
+	OK(spyre_graph_constant(g, &dw.t, &vw));
+	t = vx;
+	for (i = 0; i < 6; i++) {
+		OK(spyre_graph_matmul(g, t, vw, &t));
+		OK(spyre_graph_softmax(g, t, -1, &t));
+	}
+	OK(spyre_graph_output(g, t));
+	OK(spyre_graph_compile(g, &k));
+	OK(spyre_graph_compile_flags(g, SPYRE_COMPILE_OP_BY_OP | SPYRE_COMPILE_NO_FUSION, &k2));
+	OK(spyre_compiled_get_stats(k, &st));
+	OK(spyre_compiled_get_stats(k2, &st2));
+	CHECK(st.kernels == 12 && st.intermediate_bytes == 11 * 64 * 64 * 4,
+	      "%u kernels, %llu intermediate bytes", st.kernels,
+	      (unsigned long long)st.intermediate_bytes);
+	CHECK(st.workspace_bytes == 2 * 64 * 64 * 4, "peak workspace %llu (two live buffers)",
+	      (unsigned long long)st.workspace_bytes);
+	CHECK(st2.submits == 12 && st.submits == 1, "op by op: %u submits", st2.submits);
+	OK(run(&c, k, &dx, 1, &dy, 1));
+	OK(run(&c, k2, &dx, 1, &dy2, 1));
+	OK(dt_read(&c, &dy, y));
+	OK(dt_read(&c, &dy2, y2));
+	CHECK(!memcmp(y, y2, 4096 * 8), "compiled and op-by-op results are identical");
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_compiled_destroy(k2));
+	OK(spyre_graph_destroy(g));
+	dt_free(&dx);
+	dt_free(&dw);
+	dt_free(&dy);
+	dt_free(&dy2);
+	tctx_close(&c);
+	free(x);
+	free(y);
+	free(y2);
+}
+
+TEST(graph_bad_inputs)
+{
+	int64_t s[2] = { 4, 4 }, s3[2] = { 3, 4 };
+	struct spyre_device_stats d0, d1;
+	struct dtensor a, b;
+	spyre_value x, y, z;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_FLOAT16, 2, s, &x));
+	FAILS_WITH(spyre_graph_compile(g, &k), -EINVAL, "no outputs");
+	FAILS_WITH(spyre_graph_unary(g, SPYRE_UN_EXP, 99, &y), -EINVAL, "not a value");
+	FAILS_WITH(spyre_graph_matmul(g, x, x, NULL), -EINVAL, "NULL");
+	OK(spyre_graph_input(g, SPYRE_FLOAT16, 2, s3, &y));
+	FAILS_WITH(spyre_graph_binary(g, SPYRE_BIN_ADD, x, y, &z), -EINVAL, "broadcast");
+	FAILS_WITH(spyre_graph_slice(g, x, 0, 2, 9, &z), -EINVAL, "outside");
+	OK(spyre_graph_unary(g, SPYRE_UN_EXP, x, &z));
+	OK(spyre_graph_output(g, z));
+	OK(spyre_graph_compile(g, &k));
+	OK(dt_new(&c, &a, SPYRE_FLOAT32, 2, s));
+	OK(dt_new(&c, &b, SPYRE_FLOAT16, 2, s));
+	OK(spyre_device_get_stats(dev, &d0));
+	{
+		struct spyre_tensor in[2] = { a.t, b.t }, out = b.t;
+
+		FAILS_WITH(spyre_compiled_run(k, c.s, in, 2, &out, 1), -EINVAL,
+			   "input 0 is float32");
+		in[0] = b.t;
+		FAILS_WITH(spyre_compiled_run(k, c.s, in, 1, &out, 1), -EINVAL, "the graph has 2");
+	}
+	OK(spyre_device_get_stats(dev, &d1));
+	CHECK(d1.submits == d0.submits, "nothing launched");
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_graph_destroy(g));
+	dt_free(&a);
+	dt_free(&b);
+	tctx_close(&c);
+}
+
+/* The acceptance model: 2-layer GPT-style decoder, fp16, one recipe. */
+static void decoder_case(spyre_device *dev, enum spyre_dtype dt, double tol)
+{
+	struct gpt_cfg cfg = { 96, 64, 4, 128, 2, 16, dt };
+	int64_t sid[1] = { 16 }, so[2] = { 16, 96 };
+	double ids_d[16], y[16 * 96], y2[16 * 96], ref[16 * 96], mx = 0, err = 0;
+	struct spyre_compiled_stats st, st2;
+	struct dtensor did, dy, dy2;
+	spyre_compiled *k, *k2;
+	spyre_value ids, logits;
+	int32_t ids_i[16];
+	spyre_graph *g;
+	struct gpt w;
+	struct tctx c;
+	int i;
+
+	OK(tctx_open(dev, &c));
+	ASSERT(gpt_make(dev, &cfg, 7, &w) == 0, "weights: %s", spyre_last_error());
+	for (i = 0; i < 16; i++) {
+		ids_i[i] = (i * 37 + 11) % 96;
+		ids_d[i] = ids_i[i];
+	}
+	OK(dt_new(&c, &did, SPYRE_INT32, 1, sid));
+	OK(dt_new(&c, &dy, dt, 2, so));
+	OK(dt_new(&c, &dy2, dt, 2, so));
+	OK(dt_write(&c, &did, ids_d));
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_INT32, 1, sid, &ids));
+	OK(gpt_build(g, &w, ids, &logits));
+	OK(spyre_graph_output(g, logits));
+	OK(spyre_graph_compile(g, &k));
+	OK(spyre_graph_compile_flags(g, SPYRE_COMPILE_OP_BY_OP | SPYRE_COMPILE_NO_FUSION, &k2));
+	OK(spyre_compiled_get_stats(k, &st));
+	OK(spyre_compiled_get_stats(k2, &st2));
+	fprintf(stderr, "  decoder %s: %u nodes, %u kernels, %u programs, %u submits; op by op "
+		"%u kernels %u submits; workspace %llu of %llu bytes\n", spyre_dtype_name(dt),
+		st.nodes, st.kernels, st.programs, st.submits, st2.kernels, st2.submits,
+		(unsigned long long)st.workspace_bytes, (unsigned long long)st.intermediate_bytes);
+	CHECK(st.submits == 1, "one recipe, one submit per forward: %u", st.submits);
+	CHECK(st.kernels < st2.kernels, "fusion removed kernels (%u vs %u)", st.kernels,
+	      st2.kernels);
+	CHECK(st.workspace_bytes < st.intermediate_bytes, "workspace reused");
+	OK(run(&c, k, &did, 1, &dy, 1));
+	OK(run(&c, k2, &did, 1, &dy2, 1));
+	OK(dt_read(&c, &dy, y));
+	OK(dt_read(&c, &dy2, y2));
+	gpt_reference(&w, ids_i, ref);
+	for (i = 0; i < 16 * 96; i++)
+		mx = fmax(mx, fabs(ref[i]));
+	for (i = 0; i < 16 * 96; i++)
+		err = fmax(err, fabs(y[i] - ref[i]));
+	fprintf(stderr, "  decoder %s: max |logit| %.4g, max error %.4g (%.3g%%)\n",
+		spyre_dtype_name(dt), mx, err, 100 * err / mx);
+	CHECK(err <= tol * mx, "decoder error %g above %g x max|logit| %g", err, tol, mx);
+	for (i = 0, err = 0; i < 16 * 96; i++)
+		err = fmax(err, fabs(y[i] - y2[i]));
+	if (dt == SPYRE_FLOAT32)
+		CHECK(err == 0, "fp32 compiled == op by op (max diff %g)", err);
+	else
+		CHECK(err <= tol * mx, "compiled vs op by op differ by %g", err);
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_compiled_destroy(k2));
+	OK(spyre_graph_destroy(g));
+	dt_free(&did);
+	dt_free(&dy);
+	dt_free(&dy2);
+	gpt_free(&w);
+	tctx_close(&c);
+}
+
+TEST(graph_decoder_fp16)
+{
+	decoder_case(dev, SPYRE_FLOAT16, 4e-3);
+}
+
+TEST(graph_decoder_fp32)
+{
+	decoder_case(dev, SPYRE_FLOAT32, 1e-5);
+}
