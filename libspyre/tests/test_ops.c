@@ -786,3 +786,97 @@ TEST(ops_bad_inputs)
 	dt_free(&i32);
 	tctx_close(&c);
 }
+
+TEST(ops_copy_many_programs)
+{
+	/* a transposed [4, 70000] view: element-wise loads, more than one program */
+	int64_t sx[2] = { 4, 70000 }, so[2] = { 70000, 4 }, i, j;
+	double *x = calloc(280000, 8), *y = calloc(280000, 8), *r = calloc(280000, 8);
+	struct spyre_ops_stats st;
+	struct dtensor dx, dy;
+	struct spyre_tensor v;
+	struct tctx c;
+
+	ASSERT(x && y && r, "alloc");
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 2, sx));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 2, so));
+	rnd_fill(x, 280000, -5, 5, 61, SPYRE_FLOAT32);
+	OK(dt_write(&c, &dx, x));
+	v = dx.t;
+	v.shape[0] = 70000;
+	v.shape[1] = 4;
+	v.strides[0] = 1;
+	v.strides[1] = 70000;
+	OK(spyre_op_copy(c.ops, c.s, &v, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < 70000; i++)
+		for (j = 0; j < 4; j++)
+			r[i * 4 + j] = x[j * 70000 + i];
+	CHECK(compare("transposed copy", y, r, NULL, 280000, SPYRE_FLOAT32, 0) < 0, "exact");
+	OK(spyre_ops_get_stats(c.ops, &st));
+	CHECK(st.programs_built >= 2, "split into %llu programs",
+	      (unsigned long long)st.programs_built);
+	dt_free(&dx);
+	dt_free(&dy);
+	tctx_close(&c);
+	free(x);
+	free(y);
+	free(r);
+}
+
+TEST(ops_cat)
+{
+	int64_t s1[2] = { 3, 5 }, s2[2] = { 3, 0 }, s3[2] = { 3, 9 }, so[2] = { 3, 14 }, i, j;
+	double a[15], b[27], y[42], r[42];
+	struct dtensor d1, d2, d3, dy;
+	struct spyre_tensor xs[3];
+	spyre_value v[3], vo;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &d1, SPYRE_FLOAT16, 2, s1));
+	OK(dt_new(&c, &d2, SPYRE_FLOAT16, 2, s2));
+	OK(dt_new(&c, &d3, SPYRE_FLOAT16, 2, s3));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT16, 2, so));
+	rnd_fill(a, 15, -3, 3, 71, SPYRE_FLOAT16);
+	rnd_fill(b, 27, -3, 3, 72, SPYRE_FLOAT16);
+	OK(dt_write(&c, &d1, a));
+	OK(dt_write(&c, &d3, b));
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 14; j++)
+			r[i * 14 + j] = j < 5 ? a[i * 5 + j] : b[i * 9 + j - 5];
+	xs[0] = d1.t;
+	xs[1] = d2.t;
+	xs[2] = d3.t;
+	OK(spyre_op_cat(c.ops, c.s, xs, 3, 1, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	CHECK(compare("eager cat", y, r, NULL, 42, SPYRE_FLOAT16, 0) < 0, "eager");
+	FAILS_WITH(spyre_op_cat(c.ops, c.s, xs, 2, 1, &dy.t), -EINVAL, "sum to 5");
+	/* graph: cat of two exp() results, then a scale: the copies fuse their producers */
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_FLOAT16, 2, s1, &v[0]));
+	OK(spyre_graph_input(g, SPYRE_FLOAT16, 2, s3, &v[1]));
+	OK(spyre_graph_unary(g, SPYRE_UN_NEG, v[0], &v[0]));
+	OK(spyre_graph_unary(g, SPYRE_UN_NEG, v[1], &v[1]));
+	OK(spyre_graph_cat(g, v, 2, -1, &vo));
+	OK(spyre_graph_binary_scalar(g, SPYRE_BIN_MUL, vo, 2, 0, &vo));
+	OK(spyre_graph_output(g, vo));
+	OK(spyre_graph_compile(g, &k));
+	xs[1] = d3.t;
+	OK(spyre_compiled_run(k, c.s, xs, 2, &dy.t, 1));
+	OK(spyre_stream_synchronize(c.s));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < 42; i++)
+		r[i] = -2 * r[i];
+	CHECK(compare("graph cat", y, r, NULL, 42, SPYRE_FLOAT16, 0) < 0, "graph");
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_graph_destroy(g));
+	dt_free(&d1);
+	dt_free(&d2);
+	dt_free(&d3);
+	dt_free(&dy);
+	tctx_close(&c);
+}

@@ -166,6 +166,9 @@ int spyre_op_layer_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tens
 			const struct spyre_tensor *out);
 int spyre_op_rms_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 		      const struct spyre_tensor *w, double eps, const struct spyre_tensor *out);
+/* Concatenate @n tensors along @dim into @out (one copy per input). */
+int spyre_op_cat(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *xs,
+		 unsigned int n, int dim, const struct spyre_tensor *out);
 /* out[..., D] = weight[idx[...], :]; idx int32 or int64. */
 int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *weight,
 		       const struct spyre_tensor *idx, const struct spyre_tensor *out);
@@ -223,6 +226,10 @@ int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
  */
 int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v,
 		     spyre_value mask, int causal, double scale, spyre_value *out);
+
+/* Concatenation of @n values along @dim (copies into slices of the result). */
+int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int dim,
+		    spyre_value *out);
 
 /* Views. */
 int spyre_graph_reshape(spyre_graph *g, spyre_value x, unsigned int ndim, const int64_t *shape,

@@ -144,7 +144,7 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		}
 		first = c->nprogs;
 		ret = add_progs(c, &kp);
-		c->ops->stats.programs_built += kp.n;
+		__atomic_fetch_add(&c->ops->stats.programs_built, kp.n, __ATOMIC_RELAXED);
 		kprogs_free(&kp);
 		if (ret)
 			break;

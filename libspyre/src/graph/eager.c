@@ -381,3 +381,48 @@ int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tenso
 		return spy_err(-EINVAL, "spyre_op_embedding: weight or indices is NULL");
 	return eager(ops, s, "spyre_op_embedding", ins, names, 2, out, f_embedding, &a);
 }
+
+int spyre_op_cat(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *xs,
+		 unsigned int n, int dim, const struct spyre_tensor *out)
+{
+	static const char *call = "spyre_op_cat";
+	int64_t at = 0, total = 0;
+	struct spyre_tensor v;
+	unsigned int i, d;
+	int ret;
+
+	if (!xs || !n || !out)
+		return spy_err(-EINVAL, "%s: inputs or out is NULL (or no inputs)", call);
+	if (dim < 0)
+		dim += (int)out->ndim;
+	if (dim < 0 || dim >= (int)out->ndim)
+		return spy_err(-EINVAL, "%s: dim out of range for %u dims", call, out->ndim);
+	for (i = 0; i < n; i++) {
+		for (d = 0; d < out->ndim; d++)
+			if (xs[i].ndim != out->ndim ||
+			    ((int)d != dim && xs[i].shape[d] != out->shape[d]))
+				return spy_err(-EINVAL, "%s: input %u does not match out outside "
+					       "dim %d", call, i, dim);
+		total += xs[i].shape[dim];
+	}
+	if (total != out->shape[dim])
+		return spy_err(-EINVAL, "%s: inputs sum to %lld along dim %d, out has %lld", call,
+			       (long long)total, dim, (long long)out->shape[dim]);
+	ret = g_check_tensor(call, "out", out);
+	for (i = 0; i < n && !ret; i++)
+		ret = g_check_tensor(call, "input", &xs[i]);
+	for (i = 0; i < n && !ret; i++) {
+		uint64_t off;
+
+		v = *out;
+		v.shape[dim] = xs[i].shape[dim];
+		off = (uint64_t)(at * out->strides[dim]) * spyre_dtype_bytes(out->dtype);
+		at += v.shape[dim];
+		if (!spyre_tensor_numel(&v))
+			continue;
+		v.buf.offset += off;
+		v.buf.size -= off;
+		ret = spyre_op_copy(ops, s, &xs[i], &v);
+	}
+	return ret;
+}

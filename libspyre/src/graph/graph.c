@@ -1422,3 +1422,90 @@ int g_fill(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t
 	n->u[0] = e.u[0];
 	return 0;
 }
+
+/* ---- cat: copies into slices of one storage ---- */
+
+int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int dim,
+		    spyre_value *out)
+{
+	static const char *call = "spyre_graph_cat";
+	int64_t shape[SPYRE_MAX_DIMS], at = 0;
+	const struct gval *x0;
+	unsigned int i, d;
+	int s, v, ret;
+
+	if (!g || !xs || !n || !out)
+		return spy_err(-EINVAL, "%s: graph, values or out is NULL (or no values)", call);
+	for (i = 0; i < n; i++) {
+		ret = check_val(g, call, xs[i], "value");
+		if (ret)
+			return ret;
+	}
+	x0 = &g->v[xs[0]];
+	ret = norm_dim(call, x0, dim, &dim);
+	if (ret)
+		return ret;
+	if (!x0->ndim || x0->dt == SPYRE_INT64)
+		return spy_err(-EINVAL, "%s: cat of scalars or int64 values", call);
+	memcpy(shape, x0->shape, sizeof(shape));
+	shape[dim] = 0;
+	for (i = 0; i < n; i++) {
+		const struct gval *x = &g->v[xs[i]];
+
+		for (d = 0; d < x0->ndim; d++)
+			if (x->ndim != x0->ndim || x->dt != x0->dt ||
+			    ((int)d != dim && x->shape[d] != x0->shape[d]))
+				return spy_err(-EINVAL, "%s: value %u does not match value 0 (dtype, "
+					       "dims, or a size outside dim %d)", call, i, dim);
+		shape[dim] += x->shape[dim];
+	}
+	s = new_store(g, ST_NODE, x0->dt, numel_of(x0->ndim, shape));
+	if (s < 0)
+		return s;
+	v = g_value(g, g->v[xs[0]].dt, g->v[xs[0]].ndim, shape, NULL, 0, s);
+	if (v < 0)
+		return v;
+	for (i = 0; i < n; i++) {
+		struct ewb e = { 0 };
+		struct gnode *nd;
+		struct gval sl = g->v[v];
+		int sv;
+
+		sl.shape[dim] = g->v[xs[i]].shape[dim];
+		sl.off = at * sl.strides[dim];
+		at += sl.shape[dim];
+		if (!sl.shape[dim])
+			continue;
+		sv = g_value(g, sl.dt, sl.ndim, sl.shape, sl.strides, sl.off, s);
+		if (sv < 0)
+			return sv;
+		ew_op(&e, SPYRE_VF_COPY, ew_in(&e, xs[i]), -1, 0, 0);
+		ew_fix(&e);
+		if (grow((void **)&g->n, &g->capn, g->nn, sizeof(*g->n)))
+			return -ENOMEM;
+		nd = &g->n[g->nn];
+		memset(nd, 0, sizeof(*nd));
+		nd->kind = NK_EW;
+		nd->name = "cat";
+		nd->out = sv;
+		nd->a = nd->b = -1;
+		nd->ndim = sl.ndim;
+		memcpy(nd->shape, sl.shape, sizeof(sl.shape));
+		nd->nin = 1;
+		nd->in[0] = xs[i];
+		nd->nuops = 1;
+		nd->u[0] = e.u[0];
+		if (g->st[s].node < 0)
+			g->st[s].node = (int)g->nn;
+		g->nn++;
+	}
+	if (g->st[s].node < 0) {
+		/* every input is empty along dim: the result has no elements */
+		int64_t sh[SPYRE_MAX_DIMS];
+
+		memcpy(sh, g->v[v].shape, sizeof(sh));
+		return g_fill(g, g->v[v].dt, g->v[v].ndim, sh, 0, out);
+	}
+	*out = v;
+	return 0;
+}

@@ -29,6 +29,7 @@ struct gstore {
 	uint64_t bytes;			/* bytes bound (inputs/consts: the whole extent) */
 	/* planning */
 	int uses, last_use;
+	bool planned;
 	uint64_t ws_off;
 };
 

@@ -115,8 +115,12 @@ static bool fuse_mm(spyre_graph *g, struct gnode *p, unsigned int pidx, struct g
 	struct uop u[K_MAX_UOPS];
 	int in[K_MAX_IN];
 
+	const struct gval *qo = &g->v[q->out];
+
 	if (p->nin + q->nin - 1 > K_MAX_IN || p->nuops + q->nuops > K_MAX_UOPS)
 		return false;
+	if (qo->off || !g_contiguous(qo) || g->st[qo->store].node != (int)(q - g->n))
+		return false;	/* Q writes part of a storage (cat) */
 	for (k = 0; k < q->nuops; k++)
 		if (uop_is_row(&q->u[k]))
 			return false;
@@ -236,6 +240,8 @@ static int plan(spyre_graph *g, struct lowered *L, bool reuse)
 			g->st[g->v[n->a].store].last_use = (int)i;
 			g->st[g->v[n->b].store].last_use = (int)i;
 		}
+		/* every writer too (cat writes one storage from several nodes) */
+		g->st[g->v[n->out].store].last_use = (int)i;
 	}
 	L->ws = 0;
 	L->inter = 0;
@@ -247,7 +253,10 @@ static int plan(spyre_graph *g, struct lowered *L, bool reuse)
 
 		if (n->dead)
 			continue;
-		if (s->io < 0 && size) {
+		if (s->last_use < (int)i)
+			s->last_use = (int)i;
+		if (s->io < 0 && size && !s->planned) {
+			s->planned = true;
 			/* first fit among the live blocks (sorted by offset) */
 			for (k = 0; k < nlive; k++) {
 				if (live[k].off - off >= size)
