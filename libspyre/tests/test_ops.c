@@ -880,3 +880,76 @@ TEST(ops_cat)
 	dt_free(&dy);
 	tctx_close(&c);
 }
+
+TEST(ops_matmul_int8)
+{
+	/* exact int32 products; dequantised per channel in a fused epilogue */
+	int64_t sa[2] = { 37, 300 }, sb[2] = { 300, 45 }, so[2] = { 37, 45 }, sn[1] = { 45 };
+	int64_t i, j, p;
+	double *a = calloc(37 * 300, 8), *b = calloc(300 * 45, 8), y[37 * 45], r[37 * 45];
+	double sc[45], mag[37 * 45];
+	struct dtensor da, db, dy, ds, df;
+	struct spyre_compiled_stats st;
+	spyre_value va, vb, vs, t;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &da, SPYRE_INT8, 2, sa));
+	OK(dt_new(&c, &db, SPYRE_INT8, 2, sb));
+	OK(dt_new(&c, &dy, SPYRE_INT32, 2, so));
+	OK(dt_new(&c, &ds, SPYRE_FLOAT32, 1, sn));
+	OK(dt_new(&c, &df, SPYRE_FLOAT32, 2, so));
+	rnd_fill(a, 37 * 300, -128, 128, 81, SPYRE_INT8);
+	rnd_fill(b, 300 * 45, -128, 128, 82, SPYRE_INT8);
+	rnd_fill(sc, 45, 0.001, 0.01, 83, SPYRE_FLOAT32);
+	for (i = 0; i < 37 * 300; i++)
+		a[i] = floor(a[i]);
+	for (i = 0; i < 300 * 45; i++)
+		b[i] = floor(b[i]);
+	OK(dt_write(&c, &da, a));
+	OK(dt_write(&c, &db, b));
+	OK(dt_write(&c, &ds, sc));
+	OK(spyre_op_matmul(c.ops, c.s, &da.t, &db.t, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < 37; i++)
+		for (j = 0; j < 45; j++) {
+			double s = 0;
+
+			for (p = 0; p < 300; p++)
+				s += a[i * 300 + p] * b[p * 45 + j];
+			r[i * 45 + j] = s;
+		}
+	CHECK(compare("int8 matmul", y, r, NULL, 37 * 45, SPYRE_INT32, 0) < 0, "exact");
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_INT8, 2, sa, &va));
+	OK(spyre_graph_constant(g, &db.t, &vb));
+	OK(spyre_graph_constant(g, &ds.t, &vs));
+	OK(spyre_graph_matmul(g, va, vb, &t));
+	OK(spyre_graph_cast(g, t, SPYRE_FLOAT32, &t));
+	OK(spyre_graph_binary(g, SPYRE_BIN_MUL, t, vs, &t));
+	OK(spyre_graph_output(g, t));
+	OK(spyre_graph_compile(g, &k));
+	OK(spyre_compiled_get_stats(k, &st));
+	CHECK(st.kernels == 1, "dequantisation fused: %u kernels", st.kernels);
+	OK(spyre_compiled_run(k, c.s, &da.t, 1, &df.t, 1));
+	OK(spyre_stream_synchronize(c.s));
+	OK(dt_read(&c, &df, y));
+	for (i = 0; i < 37; i++)
+		for (j = 0; j < 45; j++) {
+			r[i * 45 + j] *= sc[j];
+			mag[i * 45 + j] = fabs(r[i * 45 + j]) + 1e-3;
+		}
+	CHECK(compare("int8 dequant", y, r, mag, 37 * 45, SPYRE_FLOAT32, 1) < 0, "scaled");
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_graph_destroy(g));
+	dt_free(&da);
+	dt_free(&db);
+	dt_free(&dy);
+	dt_free(&ds);
+	dt_free(&df);
+	tctx_close(&c);
+	free(a);
+	free(b);
+}

@@ -735,15 +735,17 @@ static int make_mm(spyre_graph *g, const char *call, const char *name, spyre_val
 	if (A->dt != B->dt)
 		return spy_err(-EINVAL, "%s: %s of %s and %s: dtypes %s and %s differ", call, name,
 			       sa, sb, spyre_dtype_name(A->dt), spyre_dtype_name(B->dt));
-	if (!is_float(A->dt))
-		return unsupported(call, name, A, "float matmul only (int8 not lowered yet)");
+	if (!is_float(A->dt) && A->dt != SPYRE_INT8)
+		return unsupported(call, name, A, "float and int8 matmul only");
 	ret = broadcast(call, A->ndim - 2, A->shape, B->ndim - 2, B->shape, &nb, bs);
 	if (ret)
 		return ret;
 	memcpy(shape, bs, nb * sizeof(int64_t));
 	shape[nb] = A->shape[A->ndim - 2];
 	shape[nb + 1] = B->shape[B->ndim - 1];
-	ret = new_node(g, name, NK_MM, A->dt, nb + 2, shape, out);
+	/* int8 accumulates exactly into int32 (wrapping modulo 2^32, as the card) */
+	ret = new_node(g, name, NK_MM, A->dt == SPYRE_INT8 ? SPYRE_INT32 : A->dt, nb + 2, shape,
+		       out);
 	if (ret)
 		return ret;
 	n = &g->n[g->nn - 1];

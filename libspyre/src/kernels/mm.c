@@ -66,8 +66,9 @@ static void mm_products(struct mm_gen *g, struct pb *p, unsigned int c, int64_t 
 	unsigned int nb = s->nbatch, kc;
 
 	if (!s->k) {
+		uint8_t adt = s->dtype == SPYRE_DT_INT8 ? SPYRE_DT_INT32 : SPYRE_DT_FP32;
 		struct pb_vec v = { .func = SPYRE_VF_FILL, .dtype = SPYRE_DT_FP32,
-				    .dtype_out = SPYRE_DT_FP32, .rows = tmm, .cols = tnn,
+				    .dtype_out = adt, .rows = tmm, .cols = tnn,
 				    .d = g->acc[par], .d_stride = g->tn };
 
 		if (kc0 == 0)
@@ -138,7 +139,8 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 	struct pb *p;
 
 	memset(out, 0, sizeof(*out));
-	if (s->dtype != SPYRE_DT_FP32 && s->dtype != SPYRE_DT_FP16 && s->dtype != SPYRE_DT_BF16) {
+	if (s->dtype != SPYRE_DT_FP32 && s->dtype != SPYRE_DT_FP16 && s->dtype != SPYRE_DT_BF16 &&
+	    s->dtype != SPYRE_DT_INT8) {
 		snprintf(why, whylen, "matmul of this dtype is not lowered yet");
 		return -EOPNOTSUPP;
 	}

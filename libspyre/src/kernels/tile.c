@@ -47,7 +47,7 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 	}
 	for (i = 0; i < nin; i++) {
 		t->cls[i] = in_cls[i];
-		t->dt[i] = (acc0 && i == 0) ? SPYRE_DT_FP32 : s->in[i].dtype;
+		t->dt[i] = s->in[i].dtype;	/* acc0: the product's (fp32 or int32) */
 	}
 	for (i = 0; i < s->nuops; i++) {
 		const struct uop *u = &s->u[i];
@@ -105,7 +105,12 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 		snprintf(why, whylen, "expression result does not fit the output");
 		return -EOPNOTSUPP;
 	}
-	if (t->cls[last] == out_cls && s->u[s->nuops - 1].kind == U_VF && last >= nin) {
+	if (acc0 && s->nuops == 1 && s->u[0].kind == U_VF && s->u[0].func == SPYRE_VF_COPY &&
+	    s->u[0].a == 0 && t->dt[0] == t->out_dt && t->cls[0] == out_cls) {
+		/* the product is the result: stored straight from the accumulator */
+		t->passthru = true;
+		t->direct = true;
+	} else if (t->cls[last] == out_cls && s->u[s->nuops - 1].kind == U_VF && last >= nin) {
 		t->direct = true;
 	} else {
 		t->final_expand = true;
@@ -167,6 +172,10 @@ uint32_t texpr_layout(struct texpr *t, const struct ew_spec *s, uint32_t base, u
 		o = align_up(o + nelem(t->out_cls, tr, tc) * dsize(t->out_dt), SP_ALIGN);
 		if (t->direct)
 			t->off[p][last] = t->stage[p];
+	}
+	if (t->passthru) {
+		t->stage[0] = t->off[0][0];
+		t->stage[1] = t->off[1][0];
 	}
 	t->end = o;
 	return o;
@@ -272,6 +281,8 @@ void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned
 	unsigned int nin = s->nin, i, v, last = t->nv - 1;
 	struct pb_vec x;
 
+	if (t->passthru)
+		return;
 	/* fp32 copies of the inputs that need them */
 	for (v = 0; v < nin; v++) {
 		if (!t->conv[v])

@@ -28,6 +28,7 @@ struct texpr {
 	bool need_ones, whole;
 	uint8_t out_cls, out_dt;
 	bool direct;			/* last uop writes the staging buffer itself */
+	bool passthru;			/* matmul result stored as it is */
 	bool final_expand;		/* an extra instruction fills the staging buffer */
 	/* scratchpad layout, per parity */
 	uint32_t off[2][K_MAX_IN + K_MAX_UOPS];
