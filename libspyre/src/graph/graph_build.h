@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the graph builder files (graph*.c). */
+#ifndef SPYRE_GRAPH_BUILD_H
+#define SPYRE_GRAPH_BUILD_H
+
+#include "graph.h"
+
+/* An expression under construction: operand ids < K_MAX_IN are inputs. */
+struct ewb {
+	unsigned int nin, nuops;
+	int in[K_MAX_IN];
+	struct uop u[K_MAX_UOPS];
+};
+
+int g_grow(void **p, unsigned int *cap, unsigned int n, size_t sz);
+int g_new_store(spyre_graph *g, int kind, enum spyre_dtype dt, int64_t numel);
+int64_t g_numel_of(unsigned int ndim, const int64_t *shape);
+int g_check_val(spyre_graph *g, const char *call, spyre_value v, const char *what);
+int g_check_shape(const char *call, unsigned int ndim, const int64_t *shape);
+int g_norm_dim(const char *call, const struct gval *x, int dim, int *out);
+bool g_is_float(enum spyre_dtype dt);
+int g_unsupported(const char *call, const char *op, const struct gval *x, const char *why);
+
+int g_ew_in(struct ewb *b, int value);
+int g_ew_op(struct ewb *b, unsigned int func, int a, int bb, float i0, float i1);
+int g_ew_const(struct ewb *b, float c);
+void g_ew_fix(struct ewb *b);
+int g_new_node(spyre_graph *g, const char *name, int kind, enum spyre_dtype dt,
+	       unsigned int ondim, const int64_t *oshape, spyre_value *out);
+int g_broadcast(const char *call, unsigned int na, const int64_t *a, unsigned int nb,
+		const int64_t *b, unsigned int *nout, int64_t *out);
+int g_make_ew(spyre_graph *g, const char *call, const char *name, struct ewb *b,
+	      enum spyre_dtype dt, spyre_value *out);
+int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
+	      spyre_value b, spyre_value *out);
+
+#endif

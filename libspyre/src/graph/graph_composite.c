@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Composite graph ops spelt out once: embedding (one-hot rows times the
+ * weight), scaled dot-product attention, cat.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "graph_build.h"
+
+/* The fp32 iota constant (0, 1, ... n-1) as a graph value of shape [n]. */
+static int iota_value(spyre_graph *g, int64_t n, spyre_value *out)
+{
+	struct spyre_tensor t;
+	struct spyre_buf buf;
+	int ret;
+
+	ret = ops_iota(g->ops, n, &buf);
+	if (ret)
+		return ret;
+	t = spyre_tensor_make(SPYRE_FLOAT32, 1, &n, buf);
+	return spyre_graph_constant(g, &t, out);
+}
+
+int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
+			  spyre_value *out)
+{
+	static const char *call = "spyre_graph_embedding";
+	int64_t sh[SPYRE_MAX_DIMS + 1];
+	spyre_value io, oh, ix = idx, row, col;
+	struct ewb e = { 0 };
+	const struct gval *W, *I;
+	int ret = g_check_val(g, call, weight, "weight");
+	int a, d, r1, r2, f;
+	unsigned int k;
+
+	if (!ret)
+		ret = g_check_val(g, call, idx, "indices");
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	W = &g->v[weight];
+	I = &g->v[idx];
+	if (W->ndim != 2 || !g_is_float(W->dt))
+		return spy_err(-EINVAL, "%s: weight must be a float [V, D] matrix", call);
+	if (I->dt != SPYRE_INT32 && I->dt != SPYRE_INT64)
+		return spy_err(-EINVAL, "%s: indices must be int32 or int64, not %s", call,
+			       spyre_dtype_name(I->dt));
+	if (I->ndim + 1 > SPYRE_MAX_DIMS)
+		return spy_err(-EINVAL, "%s: too many index dims", call);
+	if (I->dt == SPYRE_INT64) {
+		/* the low words of little-endian int64 (indices < 2^31) */
+		struct gval v = *I;
+
+		for (k = 0; k < v.ndim; k++)
+			v.strides[k] *= 2;
+		ix = g_value(g, SPYRE_INT32, v.ndim, v.shape, v.strides, v.off * 2, v.store);
+		if (ix < 0)
+			return ix;
+		I = &g->v[ix];
+		W = &g->v[weight];
+	}
+	/* one-hot [.., V] = relu(1 - (j - i)) * relu(1 + (j - i)) for integer j, i */
+	ret = iota_value(g, W->shape[0], &io);
+	if (ret)
+		return ret;
+	I = &g->v[ix];
+	W = &g->v[weight];
+	memcpy(sh, I->shape, I->ndim * sizeof(int64_t));
+	sh[I->ndim] = 1;
+	{
+		int64_t st[SPYRE_MAX_DIMS + 1];
+
+		memcpy(st, I->strides, I->ndim * sizeof(int64_t));
+		st[I->ndim] = 0;
+		col = g_value(g, SPYRE_INT32, I->ndim + 1, sh, st, I->off, I->store);
+		if (col < 0)
+			return col;
+	}
+	row = io;
+	a = g_ew_in(&e, row);
+	f = g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, col), -1, 0, 0);
+	d = g_ew_op(&e, SPYRE_VF_SUB, a, f, 0, 0);
+	r1 = g_ew_op(&e, SPYRE_VF_SCALE, d, -1, -1.0f, 1.0f);
+	r1 = g_ew_op(&e, SPYRE_VF_RELU, r1, -1, 0, 0);
+	r2 = g_ew_op(&e, SPYRE_VF_SCALE, d, -1, 1.0f, 1.0f);
+	r2 = g_ew_op(&e, SPYRE_VF_RELU, r2, -1, 0, 0);
+	g_ew_op(&e, SPYRE_VF_MUL, r1, r2, 0, 0);
+	ret = g_make_ew(g, call, "embedding_onehot", &e, g->v[weight].dt, &oh);
+	if (ret)
+		return ret;
+	return g_make_mm(g, call, "embedding", oh, weight, out);
+}
+
+int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v,
+		     spyre_value mask, int causal, double scale, spyre_value *out)
+{
+	static const char *call = "spyre_graph_sdpa";
+	spyre_value kt, s, p, io, row, col;
+	const struct gval *Q;
+	int64_t lq, lk, sh[2];
+	int ret = g_check_val(g, call, q, "q");
+
+	if (!ret)
+		ret = g_check_val(g, call, k, "k");
+	if (!ret)
+		ret = g_check_val(g, call, v, "v");
+	if (!ret && mask >= 0)
+		ret = g_check_val(g, call, mask, "mask");
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	Q = &g->v[q];
+	if (Q->ndim < 2 || g->v[k].ndim < 2)
+		return spy_err(-EINVAL, "%s: q and k need 2+ dims", call);
+	if (scale == 0)
+		scale = 1.0 / sqrt((double)Q->shape[Q->ndim - 1]);
+	lq = Q->shape[Q->ndim - 2];
+	lk = g->v[k].shape[g->v[k].ndim - 2];
+	ret = spyre_graph_transpose(g, k, -1, -2, &kt);
+	if (!ret)
+		ret = spyre_graph_matmul(g, q, kt, &s);
+	if (!ret)
+		ret = spyre_graph_binary_scalar(g, SPYRE_BIN_MUL, s, scale, 0, &s);
+	if (!ret && mask >= 0)
+		ret = spyre_graph_binary(g, SPYRE_BIN_ADD, s, mask, &s);
+	if (ret)
+		return ret;
+	if (causal) {
+		/* s - 3e38 * min(relu(j - i), 1): exp() of a masked score is exactly 0 */
+		struct ewb e = { 0 };
+		int x, d, m;
+
+		ret = iota_value(g, lq > lk ? lq : lk, &io);
+		if (ret)
+			return ret;
+		sh[0] = lq;
+		sh[1] = lk;
+		{
+			int64_t st[2] = { 0, 1 };
+
+			row = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
+			st[0] = 1;
+			st[1] = 0;
+			col = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
+		}
+		if (row < 0 || col < 0)
+			return -ENOMEM;
+		x = g_ew_in(&e, s);
+		d = g_ew_op(&e, SPYRE_VF_SUB, g_ew_in(&e, row), g_ew_in(&e, col), 0, 0);
+		d = g_ew_op(&e, SPYRE_VF_RELU, d, -1, 0, 0);
+		m = g_ew_op(&e, SPYRE_VF_MIN, d, g_ew_const(&e, 1.0f), 0, 0);
+		m = g_ew_op(&e, SPYRE_VF_SCALE, m, -1, -3e38f, -0.0f);
+		g_ew_op(&e, SPYRE_VF_ADD, x, m, 0, 0);
+		ret = g_make_ew(g, call, "causal_mask", &e, g->v[s].dt, &s);
+		if (ret)
+			return ret;
+	}
+	ret = spyre_graph_softmax(g, s, -1, &p);
+	if (ret)
+		return ret;
+	return spyre_graph_matmul(g, p, v, out);
+}
+
+int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int dim,
+		    spyre_value *out)
+{
+	static const char *call = "spyre_graph_cat";
+	int64_t shape[SPYRE_MAX_DIMS], at = 0;
+	const struct gval *x0;
+	unsigned int i, d;
+	int s, v, ret;
+
+	if (!g || !xs || !n || !out)
+		return spy_err(-EINVAL, "%s: graph, values or out is NULL (or no values)", call);
+	for (i = 0; i < n; i++) {
+		ret = g_check_val(g, call, xs[i], "value");
+		if (ret)
+			return ret;
+	}
+	x0 = &g->v[xs[0]];
+	ret = g_norm_dim(call, x0, dim, &dim);
+	if (ret)
+		return ret;
+	if (!x0->ndim || x0->dt == SPYRE_INT64)
+		return spy_err(-EINVAL, "%s: cat of scalars or int64 values", call);
+	memcpy(shape, x0->shape, sizeof(shape));
+	shape[dim] = 0;
+	for (i = 0; i < n; i++) {
+		const struct gval *x = &g->v[xs[i]];
+
+		for (d = 0; d < x0->ndim; d++)
+			if (x->ndim != x0->ndim || x->dt != x0->dt ||
+			    ((int)d != dim && x->shape[d] != x0->shape[d]))
+				return spy_err(-EINVAL, "%s: value %u does not match value 0 (dtype, "
+					       "dims, or a size outside dim %d)", call, i, dim);
+		shape[dim] += x->shape[dim];
+	}
+	s = g_new_store(g, ST_NODE, x0->dt, g_numel_of(x0->ndim, shape));
+	if (s < 0)
+		return s;
+	v = g_value(g, g->v[xs[0]].dt, g->v[xs[0]].ndim, shape, NULL, 0, s);
+	if (v < 0)
+		return v;
+	for (i = 0; i < n; i++) {
+		struct ewb e = { 0 };
+		struct gnode *nd;
+		struct gval sl = g->v[v];
+		int sv;
+
+		sl.shape[dim] = g->v[xs[i]].shape[dim];
+		sl.off = at * sl.strides[dim];
+		at += sl.shape[dim];
+		if (!sl.shape[dim])
+			continue;
+		sv = g_value(g, sl.dt, sl.ndim, sl.shape, sl.strides, sl.off, s);
+		if (sv < 0)
+			return sv;
+		g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, xs[i]), -1, 0, 0);
+		g_ew_fix(&e);
+		if (g_grow((void **)&g->n, &g->capn, g->nn, sizeof(*g->n)))
+			return -ENOMEM;
+		nd = &g->n[g->nn];
+		memset(nd, 0, sizeof(*nd));
+		nd->kind = NK_EW;
+		nd->name = "cat";
+		nd->out = sv;
+		nd->a = nd->b = -1;
+		nd->ndim = sl.ndim;
+		memcpy(nd->shape, sl.shape, sizeof(sl.shape));
+		nd->nin = 1;
+		nd->in[0] = xs[i];
+		nd->nuops = 1;
+		nd->u[0] = e.u[0];
+		if (g->st[s].node < 0)
+			g->st[s].node = (int)g->nn;
+		g->nn++;
+	}
+	if (g->st[s].node < 0) {
+		/* every input is empty along dim: the result has no elements */
+		int64_t sh[SPYRE_MAX_DIMS];
+
+		memcpy(sh, g->v[v].shape, sizeof(sh));
+		return g_fill(g, g->v[v].dt, g->v[v].ndim, sh, 0, out);
+	}
+	*out = v;
+	return 0;
+}

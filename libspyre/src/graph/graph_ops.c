@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph op builders: each public op becomes one node whose expression uses
+ * the card's vector functions (see kern.h), for eager and compiled use alike.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "graph_build.h"
+
+int g_ew_in(struct ewb *b, int value)
+{
+	b->in[b->nin] = value;
+	return (int)b->nin++;
+}
+
+/* Append a uop; returns its value id in the expression (inputs come first). */
+int g_ew_op(struct ewb *b, unsigned int func, int a, int bb, float i0, float i1)
+{
+	struct uop *u = &b->u[b->nuops++];
+
+	u->kind = U_VF;
+	u->func = (uint8_t)func;
+	u->a = (int8_t)a;
+	u->b = (int8_t)bb;
+	u->imm0 = i0;
+	u->imm1 = i1;
+	return (int)(K_MAX_IN + b->nuops - 1);	/* fixed up in make_ew */
+}
+
+int g_ew_const(struct ewb *b, float c)
+{
+	struct uop *u = &b->u[b->nuops++];
+
+	u->kind = U_CONST;
+	u->a = u->b = -1;
+	u->imm0 = c;
+	return (int)(K_MAX_IN + b->nuops - 1);
+}
+
+/* Operand ids: inputs 0..nin-1 stay, K_MAX_IN + i becomes nin + i. */
+void g_ew_fix(struct ewb *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nuops; i++) {
+		if (b->u[i].a >= K_MAX_IN)
+			b->u[i].a = (int8_t)(b->u[i].a - K_MAX_IN + b->nin);
+		if (b->u[i].b >= K_MAX_IN)
+			b->u[i].b = (int8_t)(b->u[i].b - K_MAX_IN + b->nin);
+	}
+}
+
+int g_new_node(spyre_graph *g, const char *name, int kind, enum spyre_dtype dt,
+		    unsigned int ondim, const int64_t *oshape, spyre_value *out)
+{
+	struct gnode *n;
+	int s, v;
+
+	if (g_grow((void **)&g->n, &g->capn, g->nn, sizeof(*g->n)))
+		return -ENOMEM;
+	s = g_new_store(g, ST_NODE, dt, g_numel_of(ondim, oshape));
+	if (s < 0)
+		return s;
+	v = g_value(g, dt, ondim, oshape, NULL, 0, s);
+	if (v < 0)
+		return v;
+	g->st[s].node = (int)g->nn;
+	n = &g->n[g->nn++];
+	memset(n, 0, sizeof(*n));
+	n->kind = kind;
+	n->name = name;
+	n->out = v;
+	n->a = n->b = -1;
+	*out = v;
+	return 0;
+}
+
+/* Broadcast shapes (NumPy); -EINVAL with a message naming both. */
+int g_broadcast(const char *call, unsigned int na, const int64_t *a, unsigned int nb,
+		     const int64_t *b, unsigned int *nout, int64_t *out)
+{
+	unsigned int n = na > nb ? na : nb, i;
+	char sa[96], sb[96];
+
+	int64_t tmp[SPYRE_MAX_DIMS];
+
+	for (i = 0; i < n; i++) {
+		int64_t x = i < n - na ? 1 : a[i - (n - na)];
+		int64_t y = i < n - nb ? 1 : b[i - (n - nb)];
+
+		if (x != y && x != 1 && y != 1) {
+			g_shape_str(sa, sizeof(sa), na, a);
+			g_shape_str(sb, sizeof(sb), nb, b);
+			return spy_err(-EINVAL, "%s: shapes %s and %s do not broadcast", call, sa,
+				       sb);
+		}
+		tmp[i] = x == 1 ? y : x;
+	}
+	memcpy(out, tmp, n * sizeof(int64_t));
+	*nout = n;
+	return 0;
+}
+
+bool g_is_float(enum spyre_dtype dt)
+{
+	return dt == SPYRE_FLOAT32 || dt == SPYRE_FLOAT16 || dt == SPYRE_BFLOAT16;
+}
+
+/* Elementwise node over the broadcast of its inputs. */
+int g_make_ew(spyre_graph *g, const char *call, const char *name, struct ewb *b,
+		   enum spyre_dtype dt, spyre_value *out)
+{
+	unsigned int nd = 0, i;
+	int64_t shape[SPYRE_MAX_DIMS];
+	struct gnode *n;
+	int ret;
+
+	for (i = 0; i < b->nin; i++) {
+		const struct gval *x = &g->v[b->in[i]];
+
+		ret = g_broadcast(call, nd, shape, x->ndim, x->shape, &nd, shape);
+		if (ret)
+			return ret;
+	}
+	g_ew_fix(b);
+	ret = g_new_node(g, name, NK_EW, dt, nd, shape, out);
+	if (ret)
+		return ret;
+	n = &g->n[g->nn - 1];
+	n->ndim = nd;
+	memcpy(n->shape, shape, sizeof(shape));
+	n->nin = b->nin;
+	memcpy(n->in, b->in, sizeof(b->in));
+	n->nuops = b->nuops;
+	memcpy(n->u, b->u, sizeof(b->u));
+	return 0;
+}
+
+static const char *const un_names[SPYRE_UN_COUNT] = {
+	"neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "relu",
+	"gelu", "gelu_tanh", "silu", "square", "sin", "cos", "erf",
+};
+
+static const char *const bin_names[SPYRE_BIN_COUNT] = {
+	"add", "sub", "mul", "div", "maximum", "minimum",
+};
+
+static const uint8_t bin_func[SPYRE_BIN_COUNT] = {
+	SPYRE_VF_ADD, SPYRE_VF_SUB, SPYRE_VF_MUL, SPYRE_VF_DIV, SPYRE_VF_MAX, SPYRE_VF_MIN,
+};
+
+int g_unsupported(const char *call, const char *op, const struct gval *x, const char *why)
+{
+	char s[96];
+
+	g_shape_str(s, sizeof(s), x->ndim, x->shape);
+	return spy_err(-EOPNOTSUPP, "%s: %s of %s %s: %s", call, op, spyre_dtype_name(x->dt), s,
+		       why);
+}
+
+/* Expression of a unary op on operand @x of @b; < 0: not expressible. */
+static int un_expr(struct ewb *b, enum spyre_unary_op op, int x)
+{
+	int t, u;
+
+	switch (op) {
+	case SPYRE_UN_NEG:
+		return g_ew_op(b, SPYRE_VF_SCALE, x, -1, -1.0f, -0.0f);
+	case SPYRE_UN_ABS:
+		t = g_ew_op(b, SPYRE_VF_SCALE, x, -1, -1.0f, -0.0f);
+		return g_ew_op(b, SPYRE_VF_MAX, x, t, 0, 0);
+	case SPYRE_UN_EXP:
+		return g_ew_op(b, SPYRE_VF_EXP, x, -1, 0, 0);
+	case SPYRE_UN_LOG:
+		return g_ew_op(b, SPYRE_VF_LOG, x, -1, 0, 0);
+	case SPYRE_UN_SQRT:
+		return g_ew_op(b, SPYRE_VF_SQRT, x, -1, 0, 0);
+	case SPYRE_UN_RSQRT:
+		return g_ew_op(b, SPYRE_VF_RSQRT, x, -1, 0, 0);
+	case SPYRE_UN_RECIPROCAL:
+		return g_ew_op(b, SPYRE_VF_RECIP, x, -1, 0, 0);
+	case SPYRE_UN_TANH:
+		return g_ew_op(b, SPYRE_VF_TANH, x, -1, 0, 0);
+	case SPYRE_UN_SIGMOID:
+		return g_ew_op(b, SPYRE_VF_SIGMOID, x, -1, 0, 0);
+	case SPYRE_UN_RELU:
+		return g_ew_op(b, SPYRE_VF_RELU, x, -1, 0, 0);
+	case SPYRE_UN_GELU:
+		return g_ew_op(b, SPYRE_VF_GELU, x, -1, 0, 0);
+	case SPYRE_UN_GELU_TANH:
+		/* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+		t = g_ew_op(b, SPYRE_VF_MUL, x, x, 0, 0);
+		t = g_ew_op(b, SPYRE_VF_MUL, t, x, 0, 0);
+		t = g_ew_op(b, SPYRE_VF_SCALE, t, -1, 0.044715f, -0.0f);
+		t = g_ew_op(b, SPYRE_VF_ADD, t, x, 0, 0);
+		t = g_ew_op(b, SPYRE_VF_SCALE, t, -1, 0.7978845608f, -0.0f);
+		t = g_ew_op(b, SPYRE_VF_TANH, t, -1, 0, 0);
+		t = g_ew_op(b, SPYRE_VF_SCALE, t, -1, 0.5f, 0.5f);
+		return g_ew_op(b, SPYRE_VF_MUL, t, x, 0, 0);
+	case SPYRE_UN_SILU:
+		return g_ew_op(b, SPYRE_VF_SILU, x, -1, 0, 0);
+	case SPYRE_UN_SQUARE:
+		return g_ew_op(b, SPYRE_VF_MUL, x, x, 0, 0);
+	default:
+		(void)u;
+		return -1;
+	}
+}
+
+int spyre_graph_unary(spyre_graph *g, enum spyre_unary_op op, spyre_value x, spyre_value *out)
+{
+	static const char *call = "spyre_graph_unary";
+	struct ewb b = { 0 };
+	int ret = g_check_val(g, call, x, "x");
+
+	if (ret)
+		return ret;
+	if (!out || (unsigned int)op >= SPYRE_UN_COUNT)
+		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
+	if (!g_is_float(g->v[x].dt))
+		return g_unsupported(call, un_names[op], &g->v[x], "float dtypes only");
+	if (un_expr(&b, op, g_ew_in(&b, x)) < 0)
+		return g_unsupported(call, un_names[op], &g->v[x],
+				   "the card has no vector function for it");
+	return g_make_ew(g, call, un_names[op], &b, g->v[x].dt, out);
+}
+
+int spyre_graph_binary(spyre_graph *g, enum spyre_binary_op op, spyre_value a, spyre_value b,
+		       spyre_value *out)
+{
+	static const char *call = "spyre_graph_binary";
+	struct ewb e = { 0 };
+	int ret = g_check_val(g, call, a, "a");
+
+	if (!ret)
+		ret = g_check_val(g, call, b, "b");
+	if (ret)
+		return ret;
+	if (!out || (unsigned int)op >= SPYRE_BIN_COUNT)
+		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
+	if (g->v[a].dt != g->v[b].dt)
+		return spy_err(-EINVAL, "%s: %s of %s and %s: cast one operand first", call,
+			       bin_names[op], spyre_dtype_name(g->v[a].dt),
+			       spyre_dtype_name(g->v[b].dt));
+	if (!g_is_float(g->v[a].dt))
+		return g_unsupported(call, bin_names[op], &g->v[a], "float dtypes only");
+	g_ew_op(&e, bin_func[op], g_ew_in(&e, a), g_ew_in(&e, b), 0, 0);
+	return g_make_ew(g, call, bin_names[op], &e, g->v[a].dt, out);
+}
+
+int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_value a,
+			      double scalar, int reverse, spyre_value *out)
+{
+	static const char *call = "spyre_graph_binary_scalar";
+	struct ewb e = { 0 };
+	int x, c, ret = g_check_val(g, call, a, "a");
+
+	if (ret)
+		return ret;
+	if (!out || (unsigned int)op >= SPYRE_BIN_COUNT)
+		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
+	if (!g_is_float(g->v[a].dt))
+		return g_unsupported(call, bin_names[op], &g->v[a], "float dtypes only");
+	x = g_ew_in(&e, a);
+	if (op == SPYRE_BIN_MUL && !reverse)
+		g_ew_op(&e, SPYRE_VF_SCALE, x, -1, (float)scalar, -0.0f);	/* exact */
+	else if (op == SPYRE_BIN_ADD)
+		g_ew_op(&e, SPYRE_VF_SCALE, x, -1, 1.0f, (float)scalar);
+	else {
+		c = g_ew_const(&e, (float)scalar);
+		if (reverse)
+			g_ew_op(&e, bin_func[op], c, x, 0, 0);
+		else
+			g_ew_op(&e, bin_func[op], x, c, 0, 0);
+	}
+	return g_make_ew(g, call, bin_names[op], &e, g->v[a].dt, out);
+}
+
+int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre_value *out)
+{
+	static const char *call = "spyre_graph_clamp";
+	struct ewb e = { 0 };
+	int i, t, ret = g_check_val(g, call, x, "x");
+
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (!g_is_float(g->v[x].dt))
+		return g_unsupported(call, "clamp", &g->v[x], "float dtypes only");
+	i = g_ew_in(&e, x);
+	t = g_ew_op(&e, SPYRE_VF_MAX, i, g_ew_const(&e, (float)lo), 0, 0);
+	g_ew_op(&e, SPYRE_VF_MIN, t, g_ew_const(&e, (float)hi), 0, 0);
+	return g_make_ew(g, call, "clamp", &e, g->v[x].dt, out);
+}
+
+static bool castable(enum spyre_dtype dt)
+{
+	return dt == SPYRE_FLOAT32 || dt == SPYRE_FLOAT16 || dt == SPYRE_BFLOAT16 ||
+	       dt == SPYRE_INT8 || dt == SPYRE_INT32;
+}
+
+int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_value *out)
+{
+	static const char *call = "spyre_graph_cast";
+	struct ewb e = { 0 };
+	int ret = g_check_val(g, call, x, "x");
+
+	if (ret)
+		return ret;
+	if (!out || !spyre_dtype_bytes(dt))
+		return spy_err(-EINVAL, "%s: bad dtype %d or out is NULL", call, (int)dt);
+	if (!castable(g->v[x].dt) || !castable(dt))
+		return g_unsupported(call, "cast", &g->v[x], "the card has no int64 conversion");
+	g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, x), -1, 0, 0);
+	return g_make_ew(g, call, "cast", &e, dt, out);
+}
+
+int spyre_graph_contiguous(spyre_graph *g, spyre_value x, spyre_value *out)
+{
+	int ret = g_check_val(g, "spyre_graph_contiguous", x, "x");
+
+	if (ret)
+		return ret;
+	if (g->v[x].dt == SPYRE_INT64)
+		return g_unsupported("spyre_graph_contiguous", "copy", &g->v[x],
+				   "the card's vector unit has no int64");
+	return spyre_graph_cast(g, x, g->v[x].dt, out);
+}
+
+int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
+		   spyre_value b, spyre_value *out)
+{
+	const struct gval *A = &g->v[a], *B = &g->v[b];
+	int64_t shape[SPYRE_MAX_DIMS], bs[SPYRE_MAX_DIMS];
+	unsigned int nb = 0;
+	char sa[96], sb[96];
+	struct gnode *n;
+	int ret;
+
+	g_shape_str(sa, sizeof(sa), A->ndim, A->shape);
+	g_shape_str(sb, sizeof(sb), B->ndim, B->shape);
+	if (A->ndim < 2 || B->ndim < 2)
+		return spy_err(-EINVAL, "%s: %s of %s and %s: operands need 2+ dims", call, name,
+			       sa, sb);
+	if (A->shape[A->ndim - 1] != B->shape[B->ndim - 2])
+		return spy_err(-EINVAL, "%s: %s of %s and %s: inner dims differ", call, name, sa,
+			       sb);
+	if (A->dt != B->dt)
+		return spy_err(-EINVAL, "%s: %s of %s and %s: dtypes %s and %s differ", call, name,
+			       sa, sb, spyre_dtype_name(A->dt), spyre_dtype_name(B->dt));
+	if (!g_is_float(A->dt) && A->dt != SPYRE_INT8)
+		return g_unsupported(call, name, A, "float and int8 matmul only");
+	ret = g_broadcast(call, A->ndim - 2, A->shape, B->ndim - 2, B->shape, &nb, bs);
+	if (ret)
+		return ret;
+	memcpy(shape, bs, nb * sizeof(int64_t));
+	shape[nb] = A->shape[A->ndim - 2];
+	shape[nb + 1] = B->shape[B->ndim - 1];
+	/* int8 accumulates exactly into int32 (wrapping modulo 2^32, as the card) */
+	ret = g_new_node(g, name, NK_MM, A->dt == SPYRE_INT8 ? SPYRE_INT32 : A->dt, nb + 2, shape,
+		       out);
+	if (ret)
+		return ret;
+	n = &g->n[g->nn - 1];
+	n->ndim = nb + 2;
+	memcpy(n->shape, shape, sizeof(shape));
+	n->a = a;
+	n->b = b;
+	n->nin = 1;
+	n->in[0] = -1;
+	n->nuops = 1;
+	n->u[0] = (struct uop){ U_VF, SPYRE_VF_COPY, 0, -1, 0, 0 };
+	return 0;
+}
+
+int spyre_graph_matmul(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out)
+{
+	static const char *call = "spyre_graph_matmul";
+	int ret = g_check_val(g, call, a, "a");
+
+	if (!ret)
+		ret = g_check_val(g, call, b, "b");
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	return g_make_mm(g, call, "matmul", a, b, out);
+}
+
+int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value bias,
+		       spyre_value *out)
+{
+	static const char *call = "spyre_graph_linear";
+	spyre_value wt, y;
+	int ret = g_check_val(g, call, x, "x");
+
+	if (!ret)
+		ret = g_check_val(g, call, w, "weight");
+	if (!ret && bias >= 0)
+		ret = g_check_val(g, call, bias, "bias");
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (g->v[w].ndim != 2)
+		return spy_err(-EINVAL, "%s: weight must be [N, K]", call);
+	ret = spyre_graph_transpose(g, w, 0, 1, &wt);
+	if (ret)
+		return ret;
+	ret = g_make_mm(g, call, "linear", x, wt, &y);
+	if (ret)
+		return ret;
+	if (bias < 0) {
+		*out = y;
+		return 0;
+	}
+	if (g->v[bias].ndim != 1 || g->v[bias].shape[0] != g->v[w].shape[0])
+		return spy_err(-EINVAL, "%s: bias must be [%lld]", call,
+			       (long long)g->v[w].shape[0]);
+	return spyre_graph_binary(g, SPYRE_BIN_ADD, y, bias, out);
+}
+
+/* ---- row ops (reduce the last iteration dim) ---- */
+
+/*
+ * A node over @x with the reduced dim @dim moved last in the iteration
+ * space. @col: the result has one value per row (reductions), stored
+ * into a value of shape @oshape.
+ */
+static int row_node(spyre_graph *g, const char *call, const char *name, struct ewb *b,
+		    spyre_value x, int dim, bool col, unsigned int ondim, const int64_t *oshape,
+		    enum spyre_dtype dt, spyre_value *out)
+{
+	const struct gval *X = &g->v[x];
+	int64_t shape[SPYRE_MAX_DIMS], osh[SPYRE_MAX_DIMS];
+	unsigned int nd = X->ndim, d, k = 0, i;
+	struct gnode *n;
+	int ret, perm[SPYRE_MAX_DIMS];
+
+	for (d = 0; d < nd; d++)
+		if ((int)d != dim)
+			perm[k++] = (int)d;
+	perm[k] = dim;
+	for (d = 0; d < nd; d++)
+		shape[d] = X->shape[perm[d]];
+	memcpy(osh, oshape, ondim * sizeof(int64_t));
+	g_ew_fix(b);
+	ret = g_new_node(g, name, NK_EW, dt, ondim, osh, out);
+	if (ret)
+		return ret;
+	n = &g->n[g->nn - 1];
+	n->ndim = nd;
+	memcpy(n->shape, shape, sizeof(shape));
+	n->nin = b->nin;
+	memcpy(n->u, b->u, sizeof(b->u));
+	n->nuops = b->nuops;
+	n->out_col = col;
+	/* inputs: views permuted like the iteration space */
+	for (i = 0; i < b->nin; i++) {
+		const struct gval *v = &g->v[b->in[i]];
+		int64_t vs[SPYRE_MAX_DIMS], vsh[SPYRE_MAX_DIMS];
+		int nv;
+
+		if (b->in[i] == x) {
+			for (d = 0; d < nd; d++) {
+				vsh[d] = v->shape[perm[d]];
+				vs[d] = v->strides[perm[d]];
+			}
+			nv = g_value(g, v->dt, nd, vsh, vs, v->off, v->store);
+			if (nv < 0)
+				return nv;
+			n = &g->n[g->nn - 1];
+			n->in[i] = nv;
+		} else {
+			n->in[i] = b->in[i];	/* weights etc.: broadcast over the last dim */
+		}
+	}
+	n->permuted = true;
+	n->rdim = dim;
+	n->keepdim = col && ondim == nd;
+	memcpy(n->perm, perm, sizeof(perm));
+	return 0;
+}
+
+int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, int dim,
+		       int keepdim, spyre_value *out)
+{
+	static const char *call = "spyre_graph_reduce";
+	static const char *const names[] = { "sum", "mean", "amax", "amin" };
+	int64_t oshape[SPYRE_MAX_DIMS];
+	unsigned int ond = 0, d;
+	struct ewb e = { 0 };
+	int i, t, ret = g_check_val(g, call, x, "x");
+	const struct gval *X;
+
+	if (ret)
+		return ret;
+	X = &g->v[x];
+	if (!out || (unsigned int)op >= SPYRE_RED_COUNT)
+		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
+	if (!X->ndim)
+		return spy_err(-EINVAL, "%s: a scalar has no dim to reduce", call);
+	ret = g_norm_dim(call, X, dim, &dim);
+	if (ret)
+		return ret;
+	if (!g_is_float(X->dt))
+		return g_unsupported(call, names[op], X, "float dtypes only");
+	if (!X->shape[dim] && (op == SPYRE_RED_MAX || op == SPYRE_RED_MIN))
+		return spy_err(-EINVAL, "%s: %s over an empty dim", call, names[op]);
+	for (d = 0; d < X->ndim; d++)
+		if ((int)d != dim)
+			oshape[ond++] = X->shape[d];
+		else if (keepdim)
+			oshape[ond++] = 1;
+	i = g_ew_in(&e, x);
+	switch (op) {
+	case SPYRE_RED_SUM:
+		g_ew_op(&e, SPYRE_VF_SUM_ROW, i, -1, 0, 0);
+		break;
+	case SPYRE_RED_MEAN:
+		t = g_ew_op(&e, SPYRE_VF_SUM_ROW, i, -1, 0, 0);
+		g_ew_op(&e, SPYRE_VF_SCALE, t, -1, X->shape[dim] ? 1.0f / (float)X->shape[dim] : NAN,
+		      -0.0f);
+		break;
+	case SPYRE_RED_MAX:
+		g_ew_op(&e, SPYRE_VF_MAX_ROW, i, -1, 0, 0);
+		break;
+	default:
+		t = g_ew_op(&e, SPYRE_VF_SCALE, i, -1, -1.0f, -0.0f);
+		t = g_ew_op(&e, SPYRE_VF_MAX_ROW, t, -1, 0, 0);
+		g_ew_op(&e, SPYRE_VF_SCALE, t, -1, -1.0f, -0.0f);
+		break;
+	}
+	return row_node(g, call, names[op], &e, x, dim, true, ond, oshape, X->dt, out);
+}
+
+static int softmax_like(spyre_graph *g, const char *call, bool lg, spyre_value x, int dim,
+			spyre_value *out)
+{
+	struct ewb e = { 0 };
+	int i, m, d, s, ret = g_check_val(g, call, x, "x");
+	const struct gval *X;
+
+	if (ret)
+		return ret;
+	X = &g->v[x];
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	ret = g_norm_dim(call, X, dim, &dim);
+	if (ret)
+		return ret;
+	if (!g_is_float(X->dt))
+		return g_unsupported(call, lg ? "log_softmax" : "softmax", X, "float dtypes only");
+	if (!X->ndim) {
+		int64_t one = 1;
+		struct gval tmp = *X;
+
+		(void)tmp;
+		ret = spyre_graph_reshape(g, x, 1, &one, &x);
+		if (ret)
+			return ret;
+		X = &g->v[x];
+		dim = 0;
+	}
+	i = g_ew_in(&e, x);
+	if (!lg) {
+		g_ew_op(&e, SPYRE_VF_SOFTMAX_ROW, i, -1, 0, 0);
+	} else {
+		/* x - max - log(sum(exp(x - max))) */
+		m = g_ew_op(&e, SPYRE_VF_MAX_ROW, i, -1, 0, 0);
+		d = g_ew_op(&e, SPYRE_VF_SUB, i, m, 0, 0);
+		s = g_ew_op(&e, SPYRE_VF_EXP, d, -1, 0, 0);
+		s = g_ew_op(&e, SPYRE_VF_SUM_ROW, s, -1, 0, 0);
+		s = g_ew_op(&e, SPYRE_VF_LOG, s, -1, 0, 0);
+		g_ew_op(&e, SPYRE_VF_SUB, d, s, 0, 0);
+	}
+	return row_node(g, call, lg ? "log_softmax" : "softmax", &e, x, dim, false, X->ndim,
+			X->shape, X->dt, out);
+}
+
+int spyre_graph_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out)
+{
+	return softmax_like(g, "spyre_graph_softmax", false, x, dim, out);
+}
+
+int spyre_graph_log_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out)
+{
+	return softmax_like(g, "spyre_graph_log_softmax", true, x, dim, out);
+}
+
+static int check_param(spyre_graph *g, const char *call, spyre_value p, const char *what,
+		       const struct gval *X)
+{
+	int ret;
+
+	if (p < 0)
+		return 0;
+	ret = g_check_val(g, call, p, what);
+	if (ret)
+		return ret;
+	if (g->v[p].ndim != 1 || g->v[p].shape[0] != X->shape[X->ndim - 1] ||
+	    g->v[p].dt != X->dt)
+		return spy_err(-EINVAL, "%s: %s must be [%lld] of %s", call, what,
+			       (long long)X->shape[X->ndim - 1], spyre_dtype_name(X->dt));
+	return 0;
+}
+
+static int norm(spyre_graph *g, const char *call, bool rms, spyre_value x, spyre_value w,
+		spyre_value b, double eps, spyre_value *out)
+{
+	struct ewb e = { 0 };
+	int i, s, t, xc, ret = g_check_val(g, call, x, "x");
+	const struct gval *X;
+	float inv;
+
+	if (ret)
+		return ret;
+	X = &g->v[x];
+	if (!out || !X->ndim)
+		return spy_err(-EINVAL, "%s: out is NULL or x is a scalar", call);
+	ret = check_param(g, call, w, "weight", X);
+	if (!ret)
+		ret = check_param(g, call, b, "bias", X);
+	if (ret)
+		return ret;
+	if (!g_is_float(X->dt))
+		return g_unsupported(call, rms ? "rms_norm" : "layer_norm", X, "float dtypes only");
+	inv = X->shape[X->ndim - 1] ? 1.0f / (float)X->shape[X->ndim - 1] : NAN;
+	i = g_ew_in(&e, x);
+	if (rms) {
+		xc = i;
+		t = g_ew_op(&e, SPYRE_VF_MUL, i, i, 0, 0);
+	} else {
+		s = g_ew_op(&e, SPYRE_VF_SUM_ROW, i, -1, 0, 0);
+		s = g_ew_op(&e, SPYRE_VF_SCALE, s, -1, inv, -0.0f);
+		xc = g_ew_op(&e, SPYRE_VF_SUB, i, s, 0, 0);
+		t = g_ew_op(&e, SPYRE_VF_MUL, xc, xc, 0, 0);
+	}
+	t = g_ew_op(&e, SPYRE_VF_SUM_ROW, t, -1, 0, 0);
+	t = g_ew_op(&e, SPYRE_VF_SCALE, t, -1, inv, (float)eps);
+	t = g_ew_op(&e, SPYRE_VF_RSQRT, t, -1, 0, 0);
+	t = g_ew_op(&e, SPYRE_VF_MUL, xc, t, 0, 0);
+	if (w >= 0)
+		t = g_ew_op(&e, SPYRE_VF_MUL, t, g_ew_in(&e, w), 0, 0);
+	if (b >= 0)
+		g_ew_op(&e, SPYRE_VF_ADD, t, g_ew_in(&e, b), 0, 0);
+	return row_node(g, call, rms ? "rms_norm" : "layer_norm", &e, x, (int)X->ndim - 1, false,
+			X->ndim, X->shape, X->dt, out);
+}
+
+int spyre_graph_layer_norm(spyre_graph *g, spyre_value x, spyre_value w, spyre_value b,
+			   double eps, spyre_value *out)
+{
+	return norm(g, "spyre_graph_layer_norm", false, x, w, b, eps, out);
+}
+
+int spyre_graph_rms_norm(spyre_graph *g, spyre_value x, spyre_value w, double eps,
+			 spyre_value *out)
+{
+	return norm(g, "spyre_graph_rms_norm", true, x, w, -1, eps, out);
+}
+
+/* A node filling a new value of @shape with @value (eager fill). */
+int g_fill(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t *shape,
+	   double value, spyre_value *out)
+{
+	struct ewb e = { 0 };
+	struct gnode *n;
+	int64_t sh[SPYRE_MAX_DIMS];
+	int ret;
+
+	memcpy(sh, shape, ndim * sizeof(int64_t));
+	g_ew_const(&e, (float)value);
+	g_ew_fix(&e);
+	ret = g_new_node(g, "fill", NK_EW, dt, ndim, sh, out);
+	if (ret)
+		return ret;
+	n = &g->n[g->nn - 1];
+	n->ndim = ndim;
+	memcpy(n->shape, sh, sizeof(sh));
+	n->nuops = 1;
+	n->u[0] = e.u[0];
+	return 0;
+}
