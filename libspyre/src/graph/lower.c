@@ -62,34 +62,35 @@ static bool perm_identity(const struct gnode *n)
 	return true;
 }
 
-/* Q absorbs ew producer P (feeding Q's input @qi). */
-static bool fuse_ew(struct gnode *q, unsigned int qi, const struct gnode *p)
+/*
+ * The expression of P followed by Q, where Q's input @qi is P's result:
+ * inputs are P's then Q's others, uops P's then Q's. Written into @dst.
+ */
+static bool merge_expr(const struct gnode *p, const struct gnode *q, unsigned int qi,
+		       struct gnode *dst)
 {
+	int qmap[K_MAX_IN + K_MAX_UOPS], in[K_MAX_IN];
+	unsigned int nin = p->nin, k, i, pn = p->nin;
 	struct uop u[K_MAX_UOPS];
-	int in[K_MAX_IN];
-	unsigned int nin = 0, k, i, pn = p->nin, pres;
-	int qmap[K_MAX_IN + K_MAX_UOPS];
 
-	if (pn + q->nin - 1 > K_MAX_IN || p->nuops + q->nuops > K_MAX_UOPS)
+	if (p->nin + q->nin - 1 > K_MAX_IN || p->nuops + q->nuops > K_MAX_UOPS)
 		return false;
-	for (k = 0; k < pn; k++)
-		in[nin++] = p->in[k];
+	memcpy(in, p->in, sizeof(in));
 	for (k = 0; k < q->nin; k++) {
 		if (k == qi)
 			continue;
 		qmap[k] = (int)nin;
 		in[nin++] = q->in[k];
 	}
-	/* new ids: inputs [0, nin), P's uops, then Q's */
+	/* P's uop ids shift by the inputs Q adds */
 	for (i = 0; i < p->nuops; i++) {
 		u[i] = p->u[i];
 		if (u[i].a >= (int)pn)
-			u[i].a = (int8_t)(u[i].a - pn + nin);
+			u[i].a = (int8_t)(u[i].a + nin - pn);
 		if (u[i].b >= (int)pn)
-			u[i].b = (int8_t)(u[i].b - pn + nin);
+			u[i].b = (int8_t)(u[i].b + nin - pn);
 	}
-	pres = nin + p->nuops - 1;
-	qmap[qi] = (int)pres;
+	qmap[qi] = (int)(nin + p->nuops - 1);
 	for (i = 0; i < q->nuops; i++)
 		qmap[q->nin + i] = (int)(nin + p->nuops + i);
 	for (i = 0; i < q->nuops; i++) {
@@ -99,10 +100,10 @@ static bool fuse_ew(struct gnode *q, unsigned int qi, const struct gnode *p)
 		if (q->u[i].b >= 0)
 			u[p->nuops + i].b = (int8_t)qmap[q->u[i].b];
 	}
-	q->nin = nin;
-	memcpy(q->in, in, sizeof(in));
-	q->nuops = p->nuops + q->nuops;
-	memcpy(q->u, u, sizeof(u));
+	dst->nin = nin;
+	memcpy(dst->in, in, sizeof(in));
+	dst->nuops = p->nuops + q->nuops;
+	memcpy(dst->u, u, sizeof(u));
 	return true;
 }
 
@@ -110,15 +111,9 @@ static bool fuse_ew(struct gnode *q, unsigned int qi, const struct gnode *p)
 static bool fuse_mm(spyre_graph *g, struct gnode *p, unsigned int pidx, struct gnode *q,
 		    unsigned int qi)
 {
-	unsigned int k, i, nin = p->nin, base;
-	int qmap[K_MAX_IN + K_MAX_UOPS];
-	struct uop u[K_MAX_UOPS];
-	int in[K_MAX_IN];
-
 	const struct gval *qo = &g->v[q->out];
+	unsigned int k;
 
-	if (p->nin + q->nin - 1 > K_MAX_IN || p->nuops + q->nuops > K_MAX_UOPS)
-		return false;
 	if (qo->off || !g_contiguous(qo) || g->st[qo->store].node != (int)(q - g->n))
 		return false;	/* Q writes part of a storage (cat) */
 	for (k = 0; k < q->nuops; k++)
@@ -130,36 +125,8 @@ static bool fuse_mm(spyre_graph *g, struct gnode *p, unsigned int pidx, struct g
 		if (k != qi && s->kind == ST_NODE && s->node >= (int)pidx)
 			return false;	/* not computed before P runs */
 	}
-	memcpy(in, p->in, sizeof(in));
-	for (k = 0; k < q->nin; k++) {
-		if (k == qi)
-			continue;
-		qmap[k] = (int)nin;
-		in[nin++] = q->in[k];
-	}
-	/* P's uop ids shift by the inputs added */
-	for (i = 0; i < p->nuops; i++) {
-		u[i] = p->u[i];
-		if (u[i].a >= (int)p->nin)
-			u[i].a = (int8_t)(u[i].a + nin - p->nin);
-		if (u[i].b >= (int)p->nin)
-			u[i].b = (int8_t)(u[i].b + nin - p->nin);
-	}
-	base = nin + p->nuops;
-	qmap[qi] = (int)(base - 1);
-	for (i = 0; i < q->nuops; i++)
-		qmap[q->nin + i] = (int)(base + i);
-	for (i = 0; i < q->nuops; i++) {
-		u[p->nuops + i] = q->u[i];
-		if (q->u[i].a >= 0)
-			u[p->nuops + i].a = (int8_t)qmap[q->u[i].a];
-		if (q->u[i].b >= 0)
-			u[p->nuops + i].b = (int8_t)qmap[q->u[i].b];
-	}
-	p->nin = nin;
-	memcpy(p->in, in, sizeof(in));
-	p->nuops += q->nuops;
-	memcpy(p->u, u, sizeof(u));
+	if (!merge_expr(p, q, qi, p))
+		return false;
 	p->out = q->out;
 	g->st[g->v[q->out].store].node = (int)pidx;
 	q->dead = true;
@@ -198,7 +165,7 @@ static int fuse(spyre_graph *g)
 					    fuse_mm(g, p, (unsigned int)s->node, q, k))
 						again = true;
 				} else if (!p->out_col && perm_identity(p) && perm_identity(q) &&
-					   fuse_ew(q, k, p)) {
+					   merge_expr(p, q, k, q)) {
 					p->dead = true;
 					again = true;
 				}
