@@ -953,3 +953,35 @@ TEST(ops_matmul_int8)
 	free(a);
 	free(b);
 }
+
+TEST(ops_pow_scalar)
+{
+	static const double ps[] = { 0, 1, 2, 3, 7, -1, -2, 0.5, -0.5, 1.5, -2.25 };
+	static const int64_t sx[1] = { 200 };
+	double x[200], y[200], r[200];
+	struct dtensor dx, dy;
+	struct tctx c;
+	unsigned int k;
+	int i;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 1, sx));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 1, sx));
+	rnd_fill(x, 200, -3, 3, 91, SPYRE_FLOAT32);
+	x[0] = 0;
+	x[1] = -0.0;
+	x[2] = INFINITY;
+	x[3] = NAN;
+	OK(dt_write(&c, &dx, x));
+	for (k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+		OK(spyre_op_pow_scalar(c.ops, c.s, &dx.t, ps[k], &dy.t));
+		OK(dt_read(&c, &dy, y));
+		for (i = 0; i < 200; i++)
+			r[i] = round_to(SPYRE_FLOAT32, pow(x[i], ps[k]));
+		r[1] = ps[k] == 0.5 ? -0.0 : r[1];	/* sqrt(-0) = -0 */
+		CHECK(compare("pow", y, r, NULL, 200, SPYRE_FLOAT32, 4) < 0, "p = %g", ps[k]);
+	}
+	dt_free(&dx);
+	dt_free(&dy);
+	tctx_close(&c);
+}

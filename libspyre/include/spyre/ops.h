@@ -134,6 +134,13 @@ int spyre_op_binary(spyre_ops *ops, spyre_stream *s, enum spyre_binary_op op,
 int spyre_op_binary_scalar(spyre_ops *ops, spyre_stream *s, enum spyre_binary_op op,
 			   const struct spyre_tensor *a, double scalar, int reverse,
 			   const struct spyre_tensor *out);
+/*
+ * out = x ** p for a scalar p: integer p (|p| <= 64) by multiplications
+ * (and a reciprocal for p < 0), 0.5 as sqrt, any other p as exp(p log x)
+ * (NaN for x < 0, as PyTorch).
+ */
+int spyre_op_pow_scalar(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, double p,
+			const struct spyre_tensor *out);
 /* out = min(max(x, lo), hi) */
 int spyre_op_clamp(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, double lo,
 		   double hi, const struct spyre_tensor *out);
@@ -201,6 +208,7 @@ int spyre_graph_binary(spyre_graph *g, enum spyre_binary_op op, spyre_value a, s
 int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_value a,
 			      double scalar, int reverse, spyre_value *out);
 int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre_value *out);
+int spyre_graph_pow_scalar(spyre_graph *g, spyre_value x, double p, spyre_value *out);
 int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_value *out);
 /* A contiguous copy of a (view) value. */
 int spyre_graph_contiguous(spyre_graph *g, spyre_value x, spyre_value *out);

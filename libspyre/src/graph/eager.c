@@ -184,6 +184,24 @@ int spyre_op_binary_scalar(spyre_ops *ops, spyre_stream *s, enum spyre_binary_op
 	return eager(ops, s, "spyre_op_binary_scalar", ins, names, 1, out, f_scalar, &a);
 }
 
+static int f_pow(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		 spyre_value *out)
+{
+	return spyre_graph_pow_scalar(g, in[0], a->d0, out);
+}
+
+int spyre_op_pow_scalar(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, double p,
+			const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .d0 = p };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_pow_scalar: x is NULL");
+	return eager(ops, s, "spyre_op_pow_scalar", ins, names, 1, out, f_pow, &a);
+}
+
 static int f_clamp(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
 		   spyre_value *out)
 {

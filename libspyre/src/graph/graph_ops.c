@@ -298,6 +298,48 @@ int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre
 	return g_make_ew(g, call, "clamp", &e, g->v[x].dt, out);
 }
 
+int spyre_graph_pow_scalar(spyre_graph *g, spyre_value x, double p, spyre_value *out)
+{
+	static const char *call = "spyre_graph_pow_scalar";
+	struct ewb e = { 0 };
+	int i, r = -1, base, ret = g_check_val(g, call, x, "x");
+	long n;
+
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (!g_is_float(g->v[x].dt))
+		return g_unsupported(call, "pow", &g->v[x], "float dtypes only");
+	i = g_ew_in(&e, x);
+	if (p == floor(p) && fabs(p) <= 64) {
+		n = labs((long)p);
+		if (!n) {
+			g_ew_const(&e, 1.0f);	/* x ** 0 is 1, NaN included */
+		} else {
+			/* square-and-multiply */
+			base = i;
+			while (n) {
+				if (n & 1)
+					r = r < 0 ? g_ew_op(&e, SPYRE_VF_COPY, base, -1, 0, 0) :
+						    g_ew_op(&e, SPYRE_VF_MUL, r, base, 0, 0);
+				n >>= 1;
+				if (n)
+					base = g_ew_op(&e, SPYRE_VF_MUL, base, base, 0, 0);
+			}
+			if (p < 0)
+				g_ew_op(&e, SPYRE_VF_RECIP, r, -1, 0, 0);
+		}
+	} else if (p == 0.5) {
+		g_ew_op(&e, SPYRE_VF_SQRT, i, -1, 0, 0);
+	} else {
+		r = g_ew_op(&e, SPYRE_VF_LOG, i, -1, 0, 0);
+		r = g_ew_op(&e, SPYRE_VF_SCALE, r, -1, (float)p, -0.0f);
+		g_ew_op(&e, SPYRE_VF_EXP, r, -1, 0, 0);
+	}
+	return g_make_ew(g, call, "pow", &e, g->v[x].dt, out);
+}
+
 static bool castable(enum spyre_dtype dt)
 {
 	return dt == SPYRE_FLOAT32 || dt == SPYRE_FLOAT16 || dt == SPYRE_BFLOAT16 ||
