@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Eager ops against the host reference (double precision). */
 #include <math.h>
+#include <pthread.h>
 
 #include "ops_ref.h"
 
@@ -984,4 +985,118 @@ TEST(ops_pow_scalar)
 	dt_free(&dx);
 	dt_free(&dy);
 	tctx_close(&c);
+}
+
+TEST(ops_scalar_and_strided_operands)
+{
+	/* 0-dim tensors; a transposed operand in a binary op */
+	int64_t s2[2] = { 33, 20 }, st[2] = { 20, 33 }, i, j;
+	double x = 1.5, y, a[660], b[660], out[660], r[660];
+	struct dtensor d0, d1, da, db, dy;
+	struct spyre_tensor bt;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &d0, SPYRE_FLOAT32, 0, NULL));
+	OK(dt_new(&c, &d1, SPYRE_FLOAT32, 0, NULL));
+	OK(dt_write(&c, &d0, &x));
+	OK(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &d0.t, &d1.t));
+	OK(dt_read(&c, &d1, &y));
+	CHECK(fabs(y - exp(1.5)) < 1e-5, "exp of a 0-dim tensor: %g", y);
+	OK(dt_new(&c, &da, SPYRE_FLOAT32, 2, s2));
+	OK(dt_new(&c, &db, SPYRE_FLOAT32, 2, st));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 2, s2));
+	rnd_fill(a, 660, -2, 2, 101, SPYRE_FLOAT32);
+	rnd_fill(b, 660, -2, 2, 102, SPYRE_FLOAT32);
+	OK(dt_write(&c, &da, a));
+	OK(dt_write(&c, &db, b));
+	bt = db.t;	/* b^T: [33, 20] with strides (1, 33) */
+	bt.shape[0] = 33;
+	bt.shape[1] = 20;
+	bt.strides[0] = 1;
+	bt.strides[1] = 33;
+	OK(spyre_op_binary(c.ops, c.s, SPYRE_BIN_SUB, &da.t, &bt, &dy.t));
+	OK(dt_read(&c, &dy, out));
+	for (i = 0; i < 33; i++)
+		for (j = 0; j < 20; j++)
+			r[i * 20 + j] = round_to(SPYRE_FLOAT32, a[i * 20 + j] - b[j * 33 + i]);
+	CHECK(compare("a - b^T", out, r, NULL, 660, SPYRE_FLOAT32, 1) < 0, "strided operand");
+	/* and the 0-dim tensor broadcast against a matrix */
+	OK(spyre_op_binary(c.ops, c.s, SPYRE_BIN_DIV, &d0.t, &da.t, &dy.t));
+	OK(dt_read(&c, &dy, out));
+	for (i = 0; i < 660; i++)
+		r[i] = round_to(SPYRE_FLOAT32, 1.5 / a[i]);
+	CHECK(compare("scalar / a", out, r, NULL, 660, SPYRE_FLOAT32, 1) < 0, "0-dim operand");
+	dt_free(&d0);
+	dt_free(&d1);
+	dt_free(&da);
+	dt_free(&db);
+	dt_free(&dy);
+	tctx_close(&c);
+}
+
+struct eager_thread {
+	spyre_device *dev;
+	spyre_ops *ops;
+	int seed, bad;
+};
+
+static void *eager_worker(void *arg)
+{
+	struct eager_thread *w = arg;
+	int64_t s[2] = { 16, 100 + 10 * (w->seed % 2) }, i;
+	double x[1760], y[1760];
+	struct dtensor dx, dy;
+	struct tctx c;
+	int k;
+
+	if (tctx_open(w->dev, &c)) {
+		w->bad = 1;
+		return NULL;
+	}
+	spyre_ops_destroy(c.ops);
+	c.ops = w->ops;	/* shared context: one cache for all threads */
+	if (dt_new(&c, &dx, SPYRE_FLOAT32, 2, s) || dt_new(&c, &dy, SPYRE_FLOAT32, 2, s)) {
+		w->bad = 1;
+		return NULL;
+	}
+	rnd_fill(x, s[0] * s[1], -1, 1, (unsigned int)w->seed, SPYRE_FLOAT32);
+	dt_write(&c, &dx, x);
+	for (k = 0; k < 20 && !w->bad; k++) {
+		if (spyre_op_binary_scalar(w->ops, c.s, SPYRE_BIN_ADD, &dx.t, k, 0, &dy.t) ||
+		    dt_read(&c, &dy, y))
+			w->bad = 1;
+		for (i = 0; i < s[0] * s[1] && !w->bad; i++)
+			if (y[i] != (float)(x[i] + k))
+				w->bad = 2;
+	}
+	dt_free(&dx);
+	dt_free(&dy);
+	c.ops = NULL;
+	tctx_close(&c);
+	return NULL;
+}
+
+TEST(ops_threads_shared_cache)
+{
+	struct eager_thread w[4];
+	struct spyre_ops_stats st;
+	pthread_t th[4];
+	spyre_ops *ops;
+	int i;
+
+	OK(spyre_ops_create(dev, 8, &ops));
+	for (i = 0; i < 4; i++) {
+		w[i] = (struct eager_thread){ dev, ops, i, 0 };
+		pthread_create(&th[i], NULL, eager_worker, &w[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(!w[i].bad, "thread %d failed (%d)", i, w[i].bad);
+	}
+	OK(spyre_ops_get_stats(ops, &st));
+	CHECK(st.launches == 80 && st.hits + st.misses == 80 && st.misses <= 40,
+	      "launches %llu hits %llu misses %llu", (unsigned long long)st.launches,
+	      (unsigned long long)st.hits, (unsigned long long)st.misses);
+	OK(spyre_ops_destroy(ops));
 }
