@@ -1100,3 +1100,47 @@ TEST(ops_threads_shared_cache)
 	      (unsigned long long)st.hits, (unsigned long long)st.misses);
 	OK(spyre_ops_destroy(ops));
 }
+
+TEST(ops_matmul_strided_operands)
+{
+	/* A^T @ B with A stored [K, M]: the library makes A contiguous first */
+	int64_t sa[2] = { 70, 30 }, sb[2] = { 70, 50 }, so[2] = { 30, 50 }, i, j, p;
+	double *a = calloc(2100, 8), *b = calloc(3500, 8), y[1500], r[1500], mag[1500];
+	struct dtensor da, db, dy;
+	struct spyre_tensor at;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &da, SPYRE_BFLOAT16, 2, sa));
+	OK(dt_new(&c, &db, SPYRE_BFLOAT16, 2, sb));
+	OK(dt_new(&c, &dy, SPYRE_BFLOAT16, 2, so));
+	rnd_fill(a, 2100, -1, 1, 111, SPYRE_BFLOAT16);
+	rnd_fill(b, 3500, -1, 1, 112, SPYRE_BFLOAT16);
+	OK(dt_write(&c, &da, a));
+	OK(dt_write(&c, &db, b));
+	at = da.t;
+	at.shape[0] = 30;
+	at.shape[1] = 70;
+	at.strides[0] = 1;
+	at.strides[1] = 30;
+	OK(spyre_op_matmul(c.ops, c.s, &at, &db.t, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < 30; i++)
+		for (j = 0; j < 50; j++) {
+			double s = 0, m = 0;
+
+			for (p = 0; p < 70; p++) {
+				s += a[p * 30 + i] * b[p * 50 + j];
+				m += fabs(a[p * 30 + i] * b[p * 50 + j]);
+			}
+			r[i * 50 + j] = s;
+			mag[i * 50 + j] = m + fabs(s);
+		}
+	CHECK(compare("A^T B", y, r, mag, 1500, SPYRE_BFLOAT16, 1) < 0, "values");
+	dt_free(&da);
+	dt_free(&db);
+	dt_free(&dy);
+	tctx_close(&c);
+	free(a);
+	free(b);
+}

@@ -400,6 +400,20 @@ int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
 	ret = g_broadcast(call, A->ndim - 2, A->shape, B->ndim - 2, B->shape, &nb, bs);
 	if (ret)
 		return ret;
+	/* the PE array takes rows: A contiguous along K, B along N or along K */
+	if (A->shape[A->ndim - 1] > 1 && A->strides[A->ndim - 1] != 1) {
+		ret = spyre_graph_contiguous(g, a, &a);
+		if (ret)
+			return ret;
+	}
+	B = &g->v[b];
+	if (B->shape[B->ndim - 1] > 1 && B->shape[B->ndim - 2] > 1 &&
+	    B->strides[B->ndim - 1] != 1 && B->strides[B->ndim - 2] != 1) {
+		ret = spyre_graph_contiguous(g, b, &b);
+		if (ret)
+			return ret;
+	}
+	A = &g->v[a];
 	memcpy(shape, bs, nb * sizeof(int64_t));
 	shape[nb] = A->shape[A->ndim - 2];
 	shape[nb + 1] = B->shape[B->ndim - 1];
