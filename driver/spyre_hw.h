@@ -34,8 +34,9 @@
 
 /* Interface version reported in SPYRE_REG_VERSION. */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		2	/* 1.1: FENCE F_SEM, SEM_* registers */
+#define SPYRE_HW_VERSION_MINOR		3	/* 1.1: FENCE F_SEM, SEM_* registers */
 						/* 1.2: SPYRE_RING_PROGRESS */
+						/* 1.3: VEC compare and select */
 
 /* --- Global registers (BAR0, 32-bit access only) ------------------------ */
 #define SPYRE_REG_ID			0x000	/* RO: SPYRE_ID_MAGIC */

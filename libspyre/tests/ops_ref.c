@@ -77,6 +77,8 @@ double round_to(enum spyre_dtype dt, double x)
 		return f;
 	case SPYRE_INT8:
 		return x > 127 ? 127 : x < -128 ? -128 : nearbyint(x);
+	case SPYRE_BOOL:
+		return x != 0;
 	case SPYRE_INT32:
 	case SPYRE_INT64:
 		return nearbyint(x);
@@ -107,7 +109,8 @@ static void put(uint8_t *p, enum spyre_dtype dt, double x)
 		p[1] = (uint8_t)(u >> 24);
 		break;
 	case SPYRE_INT8:
-		i8 = (int8_t)x;
+	case SPYRE_BOOL:
+		i8 = (int8_t)(dt == SPYRE_BOOL ? x != 0 : x);
 		memcpy(p, &i8, 1);
 		break;
 	case SPYRE_INT32:
@@ -141,6 +144,7 @@ static double get(const uint8_t *p, enum spyre_dtype dt)
 		memcpy(&f, &u, 4);
 		return f;
 	case SPYRE_INT8:
+	case SPYRE_BOOL:
 		return (int8_t)p[0];
 	case SPYRE_INT32:
 		memcpy(&i32, p, 4);

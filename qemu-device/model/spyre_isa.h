@@ -110,6 +110,14 @@ enum spyre_isa_vfunc {
 	SPYRE_VF_SOFTMAX_ROW,	/* each row: softmax over cols */
 	SPYRE_VF_SUM_ROW,	/* dst[r] = sum of row r */
 	SPYRE_VF_MAX_ROW,	/* dst[r] = max of row r */
+	/* interface 1.3: binary, 1.0 or 0.0 (NaN: false, except NE) */
+	SPYRE_VF_CMP_EQ,
+	SPYRE_VF_CMP_NE,
+	SPYRE_VF_CMP_LT,
+	SPYRE_VF_CMP_LE,
+	SPYRE_VF_CMP_GT,
+	SPYRE_VF_CMP_GE,
+	SPYRE_VF_SELECT,	/* 1.3: dst = src1 != 0 ? src0 : imm0 */
 	SPYRE_VF_COUNT,
 };
 

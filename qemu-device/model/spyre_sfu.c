@@ -72,9 +72,23 @@ static float unary(unsigned int f, float x, float i0, float i1)
 	return x;
 }
 
-static float binary(unsigned int f, float a, float b)
+static float binary(unsigned int f, float a, float b, float i0)
 {
 	switch (f) {
+	case SPYRE_VF_CMP_EQ:
+		return a == b ? 1.0f : 0.0f;
+	case SPYRE_VF_CMP_NE:
+		return a != b ? 1.0f : 0.0f;
+	case SPYRE_VF_CMP_LT:
+		return a < b ? 1.0f : 0.0f;
+	case SPYRE_VF_CMP_LE:
+		return a <= b ? 1.0f : 0.0f;
+	case SPYRE_VF_CMP_GT:
+		return a > b ? 1.0f : 0.0f;
+	case SPYRE_VF_CMP_GE:
+		return a >= b ? 1.0f : 0.0f;
+	case SPYRE_VF_SELECT:
+		return b != 0.0f ? a : i0;	/* a NaN mask selects a */
 	case SPYRE_VF_ADD:
 		return a + b;
 	case SPYRE_VF_SUB:
@@ -93,7 +107,8 @@ static float binary(unsigned int f, float a, float b)
 
 static bool is_binary(unsigned int f)
 {
-	return f >= SPYRE_VF_ADD && f <= SPYRE_VF_MIN;
+	return (f >= SPYRE_VF_ADD && f <= SPYRE_VF_MIN) ||
+	       (f >= SPYRE_VF_CMP_EQ && f <= SPYRE_VF_SELECT);
 }
 
 static bool is_reduce(unsigned int f)
@@ -176,7 +191,7 @@ uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsig
 			spyre_load_f32(y, sp + v->src1_off + (size_t)r * v->src1_stride * es,
 				       in->dtype, col ? 1 : v->cols);
 			for (i = 0; i < v->cols; i++)
-				x[i] = binary(v->func, x[i], col ? y[0] : y[i]);
+				x[i] = binary(v->func, x[i], col ? y[0] : y[i], i0);
 		} else if (v->func >= SPYRE_VF_SOFTMAX_ROW) {
 			row_func(v->func, x, v->cols);
 		} else {

@@ -251,6 +251,51 @@ TEST(prog_vec_elementwise_fp32)
 	tc_free(t);
 }
 
+/* Interface 1.3: compares give 1.0/0.0 (NaN false but for NE), SELECT keeps src0. */
+TEST(prog_vec_compare_select)
+{
+	static const uint8_t f[6] = { SPYRE_VF_CMP_EQ, SPYRE_VF_CMP_NE, SPYRE_VF_CMP_LT,
+				      SPYRE_VF_CMP_LE, SPYRE_VF_CMP_GT, SPYRE_VF_CMP_GE };
+	struct tcard *t = tc_new(NULL);
+	float *x = (float *)(t->dev + ARG0), *y = (float *)(t->dev + ARG1);
+	float *o = (float *)(t->dev + ARG2), fill = -7.5f;
+	struct spyre_insn v;
+	int i, k, bad;
+
+	CHECK_EQ(tc_rd(t, SPYRE_REG_VERSION) & 0xffff, 3);
+	for (i = 0; i < 64; i++) {
+		x[i] = (float)(i % 5);
+		y[i] = (float)(i % 3);
+	}
+	x[7] = NAN;
+	y[9] = -0.0f;
+	x[9] = 0.0f;
+	for (k = 0; k < 6; k++) {
+		v = vtmpl(f[k], SPYRE_DT_FP32, SPYRE_DT_INT8, 4, 16);
+		CHECK_EQ(vec_run(t, &v, 256, 64), 0);
+		for (i = bad = 0; i < 64; i++) {
+			bool want = k == 0 ? x[i] == y[i] : k == 1 ? x[i] != y[i] :
+				    k == 2 ? x[i] < y[i] : k == 3 ? x[i] <= y[i] :
+				    k == 4 ? x[i] > y[i] : x[i] >= y[i];
+
+			bad += ((int8_t *)o)[i] != (want ? 1 : 0);
+		}
+		CHECK_EQ(bad, 0);
+	}
+	CHECK_EQ(((int8_t *)o)[7], 0);	/* NaN >= anything is false */
+	v = vtmpl(SPYRE_VF_SELECT, SPYRE_DT_FP32, SPYRE_DT_FP32, 4, 16);
+	memcpy(&v.u.vec.imm0, &fill, 4);
+	CHECK_EQ(vec_run(t, &v, 256, 256), 0);
+	for (i = bad = 0; i < 64; i++) {
+		if (i == 7)
+			bad += y[i] != 0 ? !isnan(o[i]) : o[i] != fill;
+		else
+			bad += o[i] != (y[i] != 0 ? x[i] : fill);
+	}
+	CHECK_EQ(bad, 0);
+	tc_free(t);
+}
+
 TEST(prog_vec_rows_softmax_sum_max)
 {
 	struct tcard *t = tc_new(NULL);

@@ -45,6 +45,7 @@ enum spyre_dtype {
 	SPYRE_INT8 = 4,
 	SPYRE_INT32 = 5,
 	SPYRE_INT64 = 6,	/* indices only (embedding), values below 2^31 */
+	SPYRE_BOOL = 7,		/* one byte, 0 or 1 (comparisons, masks) */
 };
 
 /* Device layouts. */
@@ -103,12 +104,16 @@ enum spyre_unary_op {
 	SPYRE_UN_SQUARE,
 	/* ops of the list the card has no function for (yet) */
 	SPYRE_UN_SIN, SPYRE_UN_COS, SPYRE_UN_ERF,
+	SPYRE_UN_LOGICAL_NOT,	/* any dtype -> bool (card interface 1.3) */
 	SPYRE_UN_COUNT,
 };
 
 enum spyre_binary_op {
 	SPYRE_BIN_ADD, SPYRE_BIN_SUB, SPYRE_BIN_MUL, SPYRE_BIN_DIV,
 	SPYRE_BIN_MAX, SPYRE_BIN_MIN,
+	/* -> bool; need card interface 1.3 (VEC compare/select) */
+	SPYRE_BIN_EQ, SPYRE_BIN_NE, SPYRE_BIN_LT, SPYRE_BIN_LE, SPYRE_BIN_GT, SPYRE_BIN_GE,
+	SPYRE_BIN_LOGICAL_AND, SPYRE_BIN_LOGICAL_OR,
 	SPYRE_BIN_COUNT,
 };
 
@@ -176,6 +181,20 @@ int spyre_op_rms_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor
 /* Concatenate @n tensors along @dim into @out (one copy per input). */
 int spyre_op_cat(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *xs,
 		 unsigned int n, int dim, const struct spyre_tensor *out);
+/*
+ * Selection (card interface 1.3): out = cond ? a : b (cond any dtype,
+ * nonzero = true; a, b one float dtype, broadcast); masked_fill: out = mask ?
+ * value : x; tril/triu: keep j - i <= k (tril) or >= k (triu) of the last
+ * two dims, 0 elsewhere.
+ */
+int spyre_op_where(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *cond,
+		   const struct spyre_tensor *a, const struct spyre_tensor *b,
+		   const struct spyre_tensor *out);
+int spyre_op_masked_fill(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+			 const struct spyre_tensor *mask, double value,
+			 const struct spyre_tensor *out);
+int spyre_op_tril(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int64_t k,
+		  int upper, const struct spyre_tensor *out);
 /* out[..., D] = weight[idx[...], :]; idx int32 or int64. */
 int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *weight,
 		       const struct spyre_tensor *idx, const struct spyre_tensor *out);
@@ -210,6 +229,11 @@ int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_val
 int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre_value *out);
 int spyre_graph_pow_scalar(spyre_graph *g, spyre_value x, double p, spyre_value *out);
 int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_value *out);
+int spyre_graph_where(spyre_graph *g, spyre_value cond, spyre_value a, spyre_value b,
+		      spyre_value *out);
+int spyre_graph_masked_fill(spyre_graph *g, spyre_value x, spyre_value mask, double value,
+			    spyre_value *out);
+int spyre_graph_tril(spyre_graph *g, spyre_value x, int64_t k, int upper, spyre_value *out);
 /* A contiguous copy of a (view) value. */
 int spyre_graph_contiguous(spyre_graph *g, spyre_value x, spyre_value *out);
 int spyre_graph_matmul(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out);

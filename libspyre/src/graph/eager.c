@@ -444,3 +444,60 @@ int spyre_op_cat(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *xs,
 	}
 	return ret;
 }
+
+static int f_where(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		   spyre_value *out)
+{
+	(void)a;
+	return spyre_graph_where(g, in[0], in[1], in[2], out);
+}
+
+int spyre_op_where(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *cond,
+		   const struct spyre_tensor *x, const struct spyre_tensor *y,
+		   const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { cond, x, y };
+	const char *names[] = { "cond", "a", "b" };
+	struct eager_args a = { 0 };
+
+	if (!cond || !x || !y)
+		return spy_err(-EINVAL, "spyre_op_where: an operand is NULL");
+	return eager(ops, s, "spyre_op_where", ins, names, 3, out, f_where, &a);
+}
+
+static int f_masked_fill(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+			 spyre_value *out)
+{
+	return spyre_graph_masked_fill(g, in[0], in[1], a->d0, out);
+}
+
+int spyre_op_masked_fill(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+			 const struct spyre_tensor *mask, double value,
+			 const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x, mask };
+	const char *names[] = { "x", "mask" };
+	struct eager_args a = { .d0 = value };
+
+	if (!x || !mask)
+		return spy_err(-EINVAL, "spyre_op_masked_fill: x or mask is NULL");
+	return eager(ops, s, "spyre_op_masked_fill", ins, names, 2, out, f_masked_fill, &a);
+}
+
+static int f_tril(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		  spyre_value *out)
+{
+	return spyre_graph_tril(g, in[0], (int64_t)a->d0, a->i0, out);
+}
+
+int spyre_op_tril(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int64_t k,
+		  int upper, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .d0 = (double)k, .i0 = upper };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_tril: x is NULL");
+	return eager(ops, s, "spyre_op_tril", ins, names, 1, out, f_tril, &a);
+}

@@ -21,6 +21,7 @@ unsigned int spyre_dtype_bytes(enum spyre_dtype dt)
 	case SPYRE_BFLOAT16:
 		return 2;
 	case SPYRE_INT8:
+	case SPYRE_BOOL:
 		return 1;
 	case SPYRE_INT64:
 		return 8;
@@ -43,13 +44,15 @@ const char *spyre_dtype_name(enum spyre_dtype dt)
 		return "int32";
 	case SPYRE_INT64:
 		return "int64";
+	case SPYRE_BOOL:
+		return "bool";
 	}
 	return "unknown";
 }
 
 unsigned int g_isa_dtype(enum spyre_dtype dt)
 {
-	return (unsigned int)dt;	/* equal by construction, INT64 excepted */
+	return dt == SPYRE_BOOL ? SPYRE_DT_INT8 : (unsigned int)dt;	/* INT64: never */
 }
 
 struct spyre_tensor spyre_tensor_make(enum spyre_dtype dt, unsigned int ndim,

@@ -82,6 +82,7 @@ struct spyre_graph {
 struct spyre_ops {
 	spyre_device *dev;
 	unsigned int ncores;
+	uint32_t hw_version;		/* card interface: major << 16 | minor */
 	struct cache_entry *lru;	/* most recent first */
 	unsigned int entries, capacity;
 	struct spyre_ops_stats stats;

@@ -251,3 +251,47 @@ int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int d
 	*out = v;
 	return 0;
 }
+
+/* tril/triu: select x where j - i <= k (tril) or >= k (triu), else 0. */
+int spyre_graph_tril(spyre_graph *g, spyre_value x, int64_t k, int upper, spyre_value *out)
+{
+	static const char *call = "spyre_graph_tril";
+	int64_t sh[2], st[2], r, cc;
+	struct ewb e = { 0 };
+	spyre_value io, row, col;
+	int d, keep, ret = g_check_val(g, call, x, "x");
+
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (g->v[x].ndim < 2 || !g_is_float(g->v[x].dt))
+		return g_unsupported(call, upper ? "triu" : "tril", &g->v[x],
+				     "float values of 2+ dims only");
+	ret = g_need_select(g, call, upper ? "triu" : "tril", &g->v[x]);
+	if (ret)
+		return ret;
+	r = g->v[x].shape[g->v[x].ndim - 2];
+	cc = g->v[x].shape[g->v[x].ndim - 1];
+	if (fabs((double)k) > (double)(1 << 24))
+		return spy_err(-EINVAL, "%s: diagonal %lld beyond fp32 exact integers", call,
+			       (long long)k);
+	ret = iota_value(g, r > cc ? r : cc, &io);
+	if (ret)
+		return ret;
+	sh[0] = r;
+	sh[1] = cc;
+	st[0] = 0;
+	st[1] = 1;
+	row = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
+	st[0] = 1;
+	st[1] = 0;
+	col = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
+	if (row < 0 || col < 0)
+		return -ENOMEM;
+	d = g_ew_op(&e, SPYRE_VF_SUB, g_ew_in(&e, row), g_ew_in(&e, col), 0, 0);
+	keep = g_ew_op(&e, upper ? SPYRE_VF_CMP_GE : SPYRE_VF_CMP_LE, d,
+		       g_ew_const(&e, (float)k), 0, 0);
+	g_ew_op(&e, SPYRE_VF_SELECT, g_ew_in(&e, x), keep, 0.0f, 0);
+	return g_make_ew(g, call, upper ? "triu" : "tril", &e, g->v[x].dt, out);
+}

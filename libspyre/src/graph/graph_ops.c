@@ -142,16 +142,42 @@ int g_make_ew(spyre_graph *g, const char *call, const char *name, struct ewb *b,
 
 static const char *const un_names[SPYRE_UN_COUNT] = {
 	"neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "relu",
-	"gelu", "gelu_tanh", "silu", "square", "sin", "cos", "erf",
+	"gelu", "gelu_tanh", "silu", "square", "sin", "cos", "erf", "logical_not",
 };
 
 static const char *const bin_names[SPYRE_BIN_COUNT] = {
-	"add", "sub", "mul", "div", "maximum", "minimum",
+	"add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+	"logical_and", "logical_or",
 };
 
 static const uint8_t bin_func[SPYRE_BIN_COUNT] = {
 	SPYRE_VF_ADD, SPYRE_VF_SUB, SPYRE_VF_MUL, SPYRE_VF_DIV, SPYRE_VF_MAX, SPYRE_VF_MIN,
+	SPYRE_VF_CMP_EQ, SPYRE_VF_CMP_NE, SPYRE_VF_CMP_LT, SPYRE_VF_CMP_LE, SPYRE_VF_CMP_GT,
+	SPYRE_VF_CMP_GE, SPYRE_VF_MIN, SPYRE_VF_MAX,
 };
+
+static bool is_cmp(enum spyre_binary_op op)
+{
+	return op >= SPYRE_BIN_EQ;
+}
+
+/* Compare and select need card interface 1.3. */
+int g_need_select(spyre_graph *g, const char *call, const char *op, const struct gval *x)
+{
+	char why[96];
+
+	if ((g->ops->hw_version & 0xffff) >= 3 || (g->ops->hw_version >> 16) > 1)
+		return 0;
+	snprintf(why, sizeof(why), "needs card interface 1.3 (VEC compare/select), this card is "
+		 "%u.%u", g->ops->hw_version >> 16, g->ops->hw_version & 0xffff);
+	return g_unsupported(call, op, x, why);
+}
+
+/* Operand @x as a 0/1 truth value (x != 0), for logical ops. */
+static int truth(struct ewb *e, int x)
+{
+	return g_ew_op(e, SPYRE_VF_CMP_NE, x, g_ew_const(e, 0.0f), 0, 0);
+}
 
 int g_unsupported(const char *call, const char *op, const struct gval *x, const char *why)
 {
@@ -221,6 +247,15 @@ int spyre_graph_unary(spyre_graph *g, enum spyre_unary_op op, spyre_value x, spy
 		return ret;
 	if (!out || (unsigned int)op >= SPYRE_UN_COUNT)
 		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
+	if (op == SPYRE_UN_LOGICAL_NOT) {
+		ret = g->v[x].dt == SPYRE_INT64 ? g_unsupported(call, un_names[op], &g->v[x],
+								"no int64 on the card") :
+			g_need_select(g, call, un_names[op], &g->v[x]);
+		if (ret)
+			return ret;
+		g_ew_op(&b, SPYRE_VF_CMP_EQ, g_ew_in(&b, x), g_ew_const(&b, 0.0f), 0, 0);
+		return g_make_ew(g, call, un_names[op], &b, SPYRE_BOOL, out);
+	}
 	if (!g_is_float(g->v[x].dt))
 		return g_unsupported(call, un_names[op], &g->v[x], "float dtypes only");
 	if (un_expr(&b, op, g_ew_in(&b, x)) < 0)
@@ -246,10 +281,25 @@ int spyre_graph_binary(spyre_graph *g, enum spyre_binary_op op, spyre_value a, s
 		return spy_err(-EINVAL, "%s: %s of %s and %s: cast one operand first", call,
 			       bin_names[op], spyre_dtype_name(g->v[a].dt),
 			       spyre_dtype_name(g->v[b].dt));
+	if (op >= SPYRE_BIN_LOGICAL_AND) {
+		ret = g->v[a].dt == SPYRE_INT64 ? g_unsupported(call, bin_names[op], &g->v[a],
+								"no int64 on the card") :
+			g_need_select(g, call, bin_names[op], &g->v[a]);
+		if (ret)
+			return ret;
+		g_ew_op(&e, bin_func[op], truth(&e, g_ew_in(&e, a)), truth(&e, g_ew_in(&e, b)), 0,
+			0);
+		return g_make_ew(g, call, bin_names[op], &e, SPYRE_BOOL, out);
+	}
 	if (!g_is_float(g->v[a].dt))
 		return g_unsupported(call, bin_names[op], &g->v[a], "float dtypes only");
+	if (is_cmp(op)) {
+		ret = g_need_select(g, call, bin_names[op], &g->v[a]);
+		if (ret)
+			return ret;
+	}
 	g_ew_op(&e, bin_func[op], g_ew_in(&e, a), g_ew_in(&e, b), 0, 0);
-	return g_make_ew(g, call, bin_names[op], &e, g->v[a].dt, out);
+	return g_make_ew(g, call, bin_names[op], &e, is_cmp(op) ? SPYRE_BOOL : g->v[a].dt, out);
 }
 
 int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_value a,
@@ -265,6 +315,11 @@ int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_val
 		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
 	if (!g_is_float(g->v[a].dt))
 		return g_unsupported(call, bin_names[op], &g->v[a], "float dtypes only");
+	if (is_cmp(op)) {
+		ret = g_need_select(g, call, bin_names[op], &g->v[a]);
+		if (ret)
+			return ret;
+	}
 	x = g_ew_in(&e, a);
 	if (op == SPYRE_BIN_MUL && !reverse)
 		g_ew_op(&e, SPYRE_VF_SCALE, x, -1, (float)scalar, -0.0f);	/* exact */
@@ -277,7 +332,7 @@ int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_val
 		else
 			g_ew_op(&e, bin_func[op], x, c, 0, 0);
 	}
-	return g_make_ew(g, call, bin_names[op], &e, g->v[a].dt, out);
+	return g_make_ew(g, call, bin_names[op], &e, is_cmp(op) ? SPYRE_BOOL : g->v[a].dt, out);
 }
 
 int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre_value *out)
@@ -343,7 +398,7 @@ int spyre_graph_pow_scalar(spyre_graph *g, spyre_value x, double p, spyre_value 
 static bool castable(enum spyre_dtype dt)
 {
 	return dt == SPYRE_FLOAT32 || dt == SPYRE_FLOAT16 || dt == SPYRE_BFLOAT16 ||
-	       dt == SPYRE_INT8 || dt == SPYRE_INT32;
+	       dt == SPYRE_INT8 || dt == SPYRE_INT32 || dt == SPYRE_BOOL;
 }
 
 int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_value *out)
@@ -742,4 +797,60 @@ int g_fill(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t
 	n->nuops = 1;
 	n->u[0] = e.u[0];
 	return 0;
+}
+
+/* ---- selection (card interface 1.3) ---- */
+
+int spyre_graph_where(spyre_graph *g, spyre_value cond, spyre_value a, spyre_value b,
+		      spyre_value *out)
+{
+	static const char *call = "spyre_graph_where";
+	struct ewb e = { 0 };
+	int c, t1, t2, ret = g_check_val(g, call, cond, "cond");
+
+	if (!ret)
+		ret = g_check_val(g, call, a, "a");
+	if (!ret)
+		ret = g_check_val(g, call, b, "b");
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (g->v[a].dt != g->v[b].dt || !g_is_float(g->v[a].dt) || g->v[cond].dt == SPYRE_INT64)
+		return spy_err(-EINVAL, "%s: a and b must share a float dtype (%s, %s), cond not "
+			       "int64", call, spyre_dtype_name(g->v[a].dt),
+			       spyre_dtype_name(g->v[b].dt));
+	ret = g_need_select(g, call, "where", &g->v[a]);
+	if (ret)
+		return ret;
+	/* (c ? a : -0) + (c ? -0 : b): adding -0 is exact for every value */
+	c = g_ew_in(&e, cond);
+	t1 = g_ew_op(&e, SPYRE_VF_SELECT, g_ew_in(&e, a), c, -0.0f, 0);
+	t2 = g_ew_op(&e, SPYRE_VF_CMP_EQ, c, g_ew_const(&e, 0.0f), 0, 0);
+	t2 = g_ew_op(&e, SPYRE_VF_SELECT, g_ew_in(&e, b), t2, -0.0f, 0);
+	g_ew_op(&e, SPYRE_VF_ADD, t1, t2, 0, 0);
+	return g_make_ew(g, call, "where", &e, g->v[a].dt, out);
+}
+
+int spyre_graph_masked_fill(spyre_graph *g, spyre_value x, spyre_value mask, double value,
+			    spyre_value *out)
+{
+	static const char *call = "spyre_graph_masked_fill";
+	struct ewb e = { 0 };
+	int m, ret = g_check_val(g, call, x, "x");
+
+	if (!ret)
+		ret = g_check_val(g, call, mask, "mask");
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (!g_is_float(g->v[x].dt) || g->v[mask].dt == SPYRE_INT64)
+		return g_unsupported(call, "masked_fill", &g->v[x], "float x, mask not int64");
+	ret = g_need_select(g, call, "masked_fill", &g->v[x]);
+	if (ret)
+		return ret;
+	m = g_ew_op(&e, SPYRE_VF_CMP_EQ, g_ew_in(&e, mask), g_ew_const(&e, 0.0f), 0, 0);
+	g_ew_op(&e, SPYRE_VF_SELECT, g_ew_in(&e, x), m, (float)value, 0);
+	return g_make_ew(g, call, "masked_fill", &e, g->v[x].dt, out);
 }

@@ -34,6 +34,7 @@ int spyre_ops_create(spyre_device *dev, unsigned int cache_entries, spyre_ops **
 		return spy_err(-ENOMEM, "spyre_ops_create: out of memory");
 	ops->dev = dev;
 	ops->ncores = props.num_cores ? props.num_cores : 1;
+	ops->hw_version = props.hw_version;
 	if (ops->ncores > 32)
 		ops->ncores = 32;
 	ops->capacity = cache_entries ? cache_entries : 256;

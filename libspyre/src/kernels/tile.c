@@ -15,12 +15,14 @@
 
 static bool is_bin(unsigned int f)
 {
-	return f >= SPYRE_VF_ADD && f <= SPYRE_VF_MIN;
+	return (f >= SPYRE_VF_ADD && f <= SPYRE_VF_MIN) ||
+	       (f >= SPYRE_VF_CMP_EQ && f <= SPYRE_VF_SELECT);
 }
 
 static bool commutes(unsigned int f)
 {
-	return f == SPYRE_VF_ADD || f == SPYRE_VF_MUL || f == SPYRE_VF_MAX || f == SPYRE_VF_MIN;
+	return f == SPYRE_VF_ADD || f == SPYRE_VF_MUL || f == SPYRE_VF_MAX || f == SPYRE_VF_MIN ||
+	       f == SPYRE_VF_CMP_EQ || f == SPYRE_VF_CMP_NE;
 }
 
 int uop_is_row(const struct uop *u)
