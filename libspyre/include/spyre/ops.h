@@ -84,7 +84,10 @@ typedef struct spyre_ops spyre_ops;
 
 /* @cache_entries: compiled eager ops kept (LRU); 0 = default (256). */
 int spyre_ops_create(spyre_device *dev, unsigned int cache_entries, spyre_ops **out);
-/* Waits for nothing: the caller synchronises its streams first. */
+/*
+ * Frees the cache and the constants. Destroy the context's graphs and
+ * compiled graphs first; launches still in flight are waited for.
+ */
 int spyre_ops_destroy(spyre_ops *ops);
 
 struct spyre_ops_stats {
