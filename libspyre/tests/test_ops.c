@@ -1249,3 +1249,69 @@ out:
 	dt_free(&dby);
 	tctx_close(&c);
 }
+
+TEST(ops_argmax_cumsum)
+{
+	static const int64_t sx[3] = { 3, 5, 70 };
+	int64_t n = 1050, o, q, r, i;
+	double x[1050], y[1050], ref[1050], mag[1050];
+	struct dtensor dx, dy, di;
+	struct tctx c;
+	int dim;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT16, 3, sx));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT16, 3, sx));
+	for (i = 0; i < n; i++)
+		x[i] = (double)((i * 37) % 23) - 11;	/* many ties */
+	x[100] = NAN;
+	OK(dt_write(&c, &dx, x));
+	if (!has_select(dev)) {
+		FAILS_WITH(spyre_op_cumsum(c.ops, c.s, &dx.t, 0, &dy.t), -EOPNOTSUPP,
+			   "interface 1.3");
+		goto out;
+	}
+	for (dim = 0; dim < 3; dim++) {
+		int64_t inner = 1, len = sx[dim], outer = 1, os[3];
+		unsigned int ond = 0;
+
+		for (i = dim + 1; i < 3; i++)
+			inner *= sx[i];
+		for (i = 0; i < dim; i++)
+			outer *= sx[i];
+		for (i = 0; i < 3; i++)
+			if (i != dim)
+				os[ond++] = sx[i];
+		OK(dt_new(&c, &di, SPYRE_INT32, ond, os));
+		OK(spyre_op_argmax(c.ops, c.s, &dx.t, dim, 0, &di.t));
+		OK(dt_read(&c, &di, y));
+		OK(spyre_op_cumsum(c.ops, c.s, &dx.t, dim, &dy.t));
+		for (o = 0; o < outer; o++)
+			for (q = 0; q < inner; q++) {
+				double mx = x[o * len * inner + q], s = 0;
+				int64_t at = 0;
+
+				for (r = 0; r < len; r++) {
+					double v = x[(o * len + r) * inner + q];
+					int64_t e = (o * len + r) * inner + q;
+
+					if (!isnan(mx) && (isnan(v) || v > mx)) {
+						mx = v;
+						at = r;
+					}
+					s += v;
+					ref[e] = round_to(SPYRE_FLOAT16, s);
+					mag[e] = fabs(s) + r + 1;
+				}
+				CHECK(y[o * inner + q] == at, "argmax dim %d at %lld: %g, want %lld",
+				      dim, (long long)(o * inner + q), y[o * inner + q], (long long)at);
+			}
+		OK(dt_read(&c, &dy, y));
+		CHECK(compare("cumsum", y, ref, mag, n, SPYRE_FLOAT16, 1) < 0, "dim %d", dim);
+		dt_free(&di);
+	}
+out:
+	dt_free(&dx);
+	dt_free(&dy);
+	tctx_close(&c);
+}

@@ -118,6 +118,8 @@ enum spyre_isa_vfunc {
 	SPYRE_VF_CMP_GT,
 	SPYRE_VF_CMP_GE,
 	SPYRE_VF_SELECT,	/* 1.3: dst = src1 != 0 ? src0 : imm0 */
+	SPYRE_VF_ARGMAX_ROW,	/* 1.3: dst[r] = index of the first max of row r */
+	SPYRE_VF_CUMSUM_ROW,	/* 1.3: each row: running sum over cols */
 	SPYRE_VF_COUNT,
 };
 

@@ -113,7 +113,7 @@ static bool is_binary(unsigned int f)
 
 static bool is_reduce(unsigned int f)
 {
-	return f == SPYRE_VF_SUM_ROW || f == SPYRE_VF_MAX_ROW;
+	return f == SPYRE_VF_SUM_ROW || f == SPYRE_VF_MAX_ROW || f == SPYRE_VF_ARGMAX_ROW;
 }
 
 /* Largest element of a row; NaN if any element is NaN. */
@@ -155,6 +155,23 @@ static void row_func(unsigned int f, float *x, uint32_t n)
 		break;
 	case SPYRE_VF_MAX_ROW:
 		x[0] = row_max(x, n);
+		break;
+	case SPYRE_VF_ARGMAX_ROW:
+		/* first maximum; a NaN counts as the maximum (as PyTorch) */
+		mx = x[0];
+		sum = 0.0f;
+		for (i = 1; i < n && !isnan(mx); i++)
+			if (isnan(x[i]) || x[i] > mx) {
+				mx = x[i];
+				sum = (float)i;
+			}
+		x[0] = sum;
+		break;
+	case SPYRE_VF_CUMSUM_ROW:
+		for (i = 0; i < n; i++) {
+			sum += x[i];
+			x[i] = sum;
+		}
 		break;
 	}
 }

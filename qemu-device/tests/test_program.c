@@ -296,6 +296,38 @@ TEST(prog_vec_compare_select)
 	tc_free(t);
 }
 
+/* Interface 1.3 row functions: first argmax (NaN wins), running sums. */
+TEST(prog_vec_rows_argmax_cumsum)
+{
+	struct tcard *t = tc_new(NULL);
+	float *x = (float *)(t->dev + ARG0), *o = (float *)(t->dev + ARG2);
+	struct spyre_insn v;
+	int i, bad;
+	float s;
+
+	for (i = 0; i < 64; i++)
+		x[i] = (float)((i * 7) % 11);
+	x[16 + 9] = NAN;	/* row 1: NaN at 9 */
+	x[32 + 3] = 100.0f;	/* row 2: 100 at 3 and at 12 */
+	x[32 + 12] = 100.0f;
+	v = vtmpl(SPYRE_VF_ARGMAX_ROW, SPYRE_DT_FP32, SPYRE_DT_INT32, 4, 16);
+	v.u.vec.dst_stride = 1;
+	CHECK_EQ(vec_run(t, &v, 256, 16), 0);
+	CHECK_EQ(((int32_t *)o)[0], 3);	/* 21 % 11 = 10 is the first maximum */
+	CHECK_EQ(((int32_t *)o)[1], 9);
+	CHECK_EQ(((int32_t *)o)[2], 3);
+	v = vtmpl(SPYRE_VF_CUMSUM_ROW, SPYRE_DT_FP32, SPYRE_DT_FP32, 4, 16);
+	CHECK_EQ(vec_run(t, &v, 256, 256), 0);
+	for (i = bad = 0, s = 0; i < 64; i++) {
+		s = i % 16 ? s + x[i] : x[i];
+		if (i / 16 != 1)
+			bad += o[i] != s;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(isnan(o[16 + 9]) && isnan(o[31]), 1);
+	tc_free(t);
+}
+
 TEST(prog_vec_rows_softmax_sum_max)
 {
 	struct tcard *t = tc_new(NULL);

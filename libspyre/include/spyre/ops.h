@@ -173,6 +173,14 @@ int spyre_op_reduce(spyre_ops *ops, spyre_stream *s, enum spyre_reduce_op op,
 		    const struct spyre_tensor *out);
 int spyre_op_softmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
 		     const struct spyre_tensor *out);
+/*
+ * Card interface 1.3: argmax over @dim (first maximum, NaN wins; int32
+ * indices), cumsum over @dim (fp32 running sum, rounded once).
+ */
+int spyre_op_argmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
+		    int keepdim, const struct spyre_tensor *out);
+int spyre_op_cumsum(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
+		    const struct spyre_tensor *out);
 int spyre_op_log_softmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 			 int dim, const struct spyre_tensor *out);
 /* Over the last dimension; weight/bias [C] or NULL. */
@@ -246,6 +254,8 @@ int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value
 int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, int dim,
 		       int keepdim, spyre_value *out);
 int spyre_graph_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out);
+int spyre_graph_argmax(spyre_graph *g, spyre_value x, int dim, int keepdim, spyre_value *out);
+int spyre_graph_cumsum(spyre_graph *g, spyre_value x, int dim, spyre_value *out);
 int spyre_graph_log_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out);
 /* w, b: values or -1. */
 int spyre_graph_layer_norm(spyre_graph *g, spyre_value x, spyre_value w, spyre_value b,

@@ -501,3 +501,35 @@ int spyre_op_tril(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 		return spy_err(-EINVAL, "spyre_op_tril: x is NULL");
 	return eager(ops, s, "spyre_op_tril", ins, names, 1, out, f_tril, &a);
 }
+
+static int f_argmax(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	if (a->op)
+		return spyre_graph_cumsum(g, in[0], a->i0, out);
+	return spyre_graph_argmax(g, in[0], a->i0, a->i1, out);
+}
+
+int spyre_op_argmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
+		    int keepdim, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .op = 0, .i0 = dim, .i1 = keepdim };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_argmax: x is NULL");
+	return eager(ops, s, "spyre_op_argmax", ins, names, 1, out, f_argmax, &a);
+}
+
+int spyre_op_cumsum(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
+		    const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct eager_args a = { .op = 1, .i0 = dim };
+
+	if (!x)
+		return spy_err(-EINVAL, "spyre_op_cumsum: x is NULL");
+	return eager(ops, s, "spyre_op_cumsum", ins, names, 1, out, f_argmax, &a);
+}

@@ -168,7 +168,7 @@ int g_need_select(spyre_graph *g, const char *call, const char *op, const struct
 
 	if ((g->ops->hw_version & 0xffff) >= 3 || (g->ops->hw_version >> 16) > 1)
 		return 0;
-	snprintf(why, sizeof(why), "needs card interface 1.3 (VEC compare/select), this card is "
+	snprintf(why, sizeof(why), "needs card interface 1.3 (its vector functions), this card is "
 		 "%u.%u", g->ops->hw_version >> 16, g->ops->hw_version & 0xffff);
 	return g_unsupported(call, op, x, why);
 }
@@ -702,6 +702,65 @@ int spyre_graph_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out
 int spyre_graph_log_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out)
 {
 	return softmax_like(g, "spyre_graph_log_softmax", true, x, dim, out);
+}
+
+int spyre_graph_argmax(spyre_graph *g, spyre_value x, int dim, int keepdim, spyre_value *out)
+{
+	static const char *call = "spyre_graph_argmax";
+	int64_t oshape[SPYRE_MAX_DIMS], sh[SPYRE_MAX_DIMS];
+	unsigned int ond = 0, d, nd;
+	struct ewb e = { 0 };
+	int ret = g_check_val(g, call, x, "x");
+
+	if (ret)
+		return ret;
+	if (!out || !g->v[x].ndim)
+		return spy_err(-EINVAL, "%s: out is NULL or x is a scalar", call);
+	ret = g_norm_dim(call, &g->v[x], dim, &dim);
+	if (ret)
+		return ret;
+	if (!g_is_float(g->v[x].dt))
+		return g_unsupported(call, "argmax", &g->v[x], "float dtypes only");
+	if (!g->v[x].shape[dim])
+		return spy_err(-EINVAL, "%s: argmax over an empty dim", call);
+	ret = g_need_select(g, call, "argmax", &g->v[x]);
+	if (ret)
+		return ret;
+	nd = g->v[x].ndim;
+	memcpy(sh, g->v[x].shape, sizeof(sh));
+	for (d = 0; d < nd; d++)
+		if ((int)d != dim)
+			oshape[ond++] = sh[d];
+		else if (keepdim)
+			oshape[ond++] = 1;
+	g_ew_op(&e, SPYRE_VF_ARGMAX_ROW, g_ew_in(&e, x), -1, 0, 0);
+	return row_node(g, call, "argmax", &e, x, dim, true, ond, oshape, SPYRE_INT32, out);
+}
+
+int spyre_graph_cumsum(spyre_graph *g, spyre_value x, int dim, spyre_value *out)
+{
+	static const char *call = "spyre_graph_cumsum";
+	int64_t sh[SPYRE_MAX_DIMS];
+	struct ewb e = { 0 };
+	int ret = g_check_val(g, call, x, "x");
+	unsigned int nd;
+
+	if (ret)
+		return ret;
+	if (!out || !g->v[x].ndim)
+		return spy_err(-EINVAL, "%s: out is NULL or x is a scalar", call);
+	ret = g_norm_dim(call, &g->v[x], dim, &dim);
+	if (ret)
+		return ret;
+	if (!g_is_float(g->v[x].dt))
+		return g_unsupported(call, "cumsum", &g->v[x], "float dtypes only");
+	ret = g_need_select(g, call, "cumsum", &g->v[x]);
+	if (ret)
+		return ret;
+	nd = g->v[x].ndim;
+	memcpy(sh, g->v[x].shape, sizeof(sh));
+	g_ew_op(&e, SPYRE_VF_CUMSUM_ROW, g_ew_in(&e, x), -1, 0, 0);
+	return row_node(g, call, "cumsum", &e, x, dim, false, nd, sh, g->v[x].dt, out);
 }
 
 static int check_param(spyre_graph *g, const char *call, spyre_value p, const char *what,

@@ -28,7 +28,9 @@ static bool commutes(unsigned int f)
 int uop_is_row(const struct uop *u)
 {
 	return u->kind == U_VF && (u->func == SPYRE_VF_SUM_ROW || u->func == SPYRE_VF_MAX_ROW ||
-				   u->func == SPYRE_VF_SOFTMAX_ROW);
+				   u->func == SPYRE_VF_SOFTMAX_ROW ||
+				   u->func == SPYRE_VF_ARGMAX_ROW ||
+				   u->func == SPYRE_VF_CUMSUM_ROW);
 }
 
 static unsigned int dsize(unsigned int dt)
@@ -87,10 +89,11 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 				}
 			}
 			t->cls[v] = res;
-		} else if (u->func == SPYRE_VF_SUM_ROW || u->func == SPYRE_VF_MAX_ROW) {
+		} else if (u->func == SPYRE_VF_SUM_ROW || u->func == SPYRE_VF_MAX_ROW ||
+			   u->func == SPYRE_VF_ARGMAX_ROW) {
 			t->cls[v] = t->cls[a] & ~1;
 			t->whole = true;
-		} else if (u->func == SPYRE_VF_SOFTMAX_ROW) {
+		} else if (u->func == SPYRE_VF_SOFTMAX_ROW || u->func == SPYRE_VF_CUMSUM_ROW) {
 			t->cls[v] = t->cls[a];
 			t->whole = true;
 		} else if (u->func == SPYRE_VF_FILL || u->func >= SPYRE_VF_COUNT) {

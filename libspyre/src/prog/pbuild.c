@@ -196,7 +196,8 @@ void pb_vec(struct pb *p, unsigned int core, const struct pb_vec *v)
 {
 	struct pinsn *i = add(p, core, SPYRE_I_VEC, SPYRE_UNIT_SFU);
 	unsigned int es = pb_dtype_size(v->dtype), eo = pb_dtype_size(v->dtype_out);
-	int red = v->func == SPYRE_VF_SUM_ROW || v->func == SPYRE_VF_MAX_ROW;
+	int red = v->func == SPYRE_VF_SUM_ROW || v->func == SPYRE_VF_MAX_ROW ||
+		  v->func == SPYRE_VF_ARGMAX_ROW;
 	int bin = (v->func >= SPYRE_VF_ADD && v->func <= SPYRE_VF_MIN) ||
 		  (v->func >= SPYRE_VF_CMP_EQ && v->func <= SPYRE_VF_SELECT);
 	int col = v->flags & SPYRE_VEC_SRC1_COL;
