@@ -25,6 +25,27 @@ static int iota_value(spyre_graph *g, int64_t n, spyre_value *out)
 	return spyre_graph_constant(g, &t, out);
 }
 
+/*
+ * Append "j - i" over an [r, c] plane (column index minus row index, exact
+ * fp32 integers from the iota constant) to @e; returns its operand id.
+ */
+static int diag_offset(spyre_graph *g, struct ewb *e, int64_t r, int64_t c)
+{
+	int64_t sh[2] = { r, c }, st[2] = { 0, 1 };
+	spyre_value io, row, col;
+	int ret = iota_value(g, r > c ? r : c, &io);
+
+	if (ret)
+		return ret;
+	row = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
+	st[0] = 1;
+	st[1] = 0;
+	col = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
+	if (row < 0 || col < 0)
+		return -ENOMEM;
+	return g_ew_op(e, SPYRE_VF_SUB, g_ew_in(e, row), g_ew_in(e, col), 0, 0);
+}
+
 int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 			  spyre_value *out)
 {
@@ -100,9 +121,9 @@ int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v
 		     spyre_value mask, int causal, double scale, spyre_value *out)
 {
 	static const char *call = "spyre_graph_sdpa";
-	spyre_value kt, s, p, io, row, col;
+	spyre_value kt, s, p;
 	const struct gval *Q;
-	int64_t lq, lk, sh[2];
+	int64_t lq, lk;
 	int ret = g_check_val(g, call, q, "q");
 
 	if (!ret)
@@ -136,23 +157,10 @@ int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v
 		struct ewb e = { 0 };
 		int x, d, m;
 
-		ret = iota_value(g, lq > lk ? lq : lk, &io);
-		if (ret)
-			return ret;
-		sh[0] = lq;
-		sh[1] = lk;
-		{
-			int64_t st[2] = { 0, 1 };
-
-			row = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
-			st[0] = 1;
-			st[1] = 0;
-			col = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
-		}
-		if (row < 0 || col < 0)
-			return -ENOMEM;
 		x = g_ew_in(&e, s);
-		d = g_ew_op(&e, SPYRE_VF_SUB, g_ew_in(&e, row), g_ew_in(&e, col), 0, 0);
+		d = diag_offset(g, &e, lq, lk);
+		if (d < 0)
+			return d;
 		d = g_ew_op(&e, SPYRE_VF_RELU, d, -1, 0, 0);
 		m = g_ew_op(&e, SPYRE_VF_MIN, d, g_ew_const(&e, 1.0f), 0, 0);
 		m = g_ew_op(&e, SPYRE_VF_SCALE, m, -1, -3e38f, -0.0f);
@@ -256,9 +264,8 @@ int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int d
 int spyre_graph_tril(spyre_graph *g, spyre_value x, int64_t k, int upper, spyre_value *out)
 {
 	static const char *call = "spyre_graph_tril";
-	int64_t sh[2], st[2], r, cc;
 	struct ewb e = { 0 };
-	spyre_value io, row, col;
+	int64_t r, cc;
 	int d, keep, ret = g_check_val(g, call, x, "x");
 
 	if (ret)
@@ -276,20 +283,9 @@ int spyre_graph_tril(spyre_graph *g, spyre_value x, int64_t k, int upper, spyre_
 	if (fabs((double)k) > (double)(1 << 24))
 		return spy_err(-EINVAL, "%s: diagonal %lld beyond fp32 exact integers", call,
 			       (long long)k);
-	ret = iota_value(g, r > cc ? r : cc, &io);
-	if (ret)
-		return ret;
-	sh[0] = r;
-	sh[1] = cc;
-	st[0] = 0;
-	st[1] = 1;
-	row = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
-	st[0] = 1;
-	st[1] = 0;
-	col = g_value(g, SPYRE_FLOAT32, 2, sh, st, 0, g->v[io].store);
-	if (row < 0 || col < 0)
-		return -ENOMEM;
-	d = g_ew_op(&e, SPYRE_VF_SUB, g_ew_in(&e, row), g_ew_in(&e, col), 0, 0);
+	d = diag_offset(g, &e, r, cc);
+	if (d < 0)
+		return d;
 	keep = g_ew_op(&e, upper ? SPYRE_VF_CMP_GE : SPYRE_VF_CMP_LE, d,
 		       g_ew_const(&e, (float)k), 0, 0);
 	g_ew_op(&e, SPYRE_VF_SELECT, g_ew_in(&e, x), keep, 0.0f, 0);
