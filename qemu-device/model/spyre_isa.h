@@ -83,6 +83,14 @@ enum spyre_isa_dtype {
 #define SPYRE_MM_ACC			0x01 /* C += A x B (else C = A x B) */
 #define SPYRE_MM_TRANS_B		0x02 /* B is stored N x K */
 
+/*
+ * SPYRE_I_LOAD flags (interface 1.3). GATHER: row r comes from byte
+ * mem_off + idx[r] * mem_row_stride of the slot, idx[] being @rows int32
+ * values in the scratchpad at byte offset core_stride2 (core_div and
+ * core_stride must be 0); an index outside the slot fails the job.
+ */
+#define SPYRE_LOAD_GATHER		0x01
+
 /* SPYRE_I_VEC flags. */
 #define SPYRE_VEC_SRC1_COL		0x01 /* src1 holds one value per row */
 

@@ -87,7 +87,13 @@ uint32_t spyre_insn_check(const struct spyre_insn *in, unsigned int cores, uint3
 		return SPYRE_CMD_OK;
 	case SPYRE_I_LOAD:
 	case SPYRE_I_STORE:
-		if (in->flags || in->dtype || in->dtype_out || in->u.mem.rsvd ||
+		if (in->flags == SPYRE_LOAD_GATHER && in->op == SPYRE_I_LOAD &&
+		    (in->u.mem.core_div || in->u.mem.core_stride ||
+		     in->u.mem.core_stride2 % 4 ||
+		     in->u.mem.core_stride2 + 4ull * in->u.mem.rows > SPYRE_MODEL_SCRATCHPAD_BYTES))
+			return SPYRE_CMD_ERR_PROGRAM;
+		if ((in->flags && !(in->flags == SPYRE_LOAD_GATHER && in->op == SPYRE_I_LOAD)) ||
+		    in->dtype || in->dtype_out || in->u.mem.rsvd ||
 		    (in->u.mem.slot >= nslots && in->u.mem.slot != SPYRE_ISA_SLOT_WS) ||
 		    !in->u.mem.rows || !in->u.mem.row_bytes ||
 		    (uint64_t)in->u.mem.rows * in->u.mem.row_bytes > SPYRE_MODEL_SCRATCHPAD_BYTES)

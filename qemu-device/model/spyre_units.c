@@ -52,6 +52,35 @@ static bool sp_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols, s
 	return span(rows, stride * esize, cols * esize, &len) && in_range(off, len, SP_BYTES);
 }
 
+/* LOAD with GATHER: rows at indices read from the scratchpad (checked first). */
+static uint32_t lsu_gather(const struct spyre_bind *b, const struct spyre_insn_mem *mm,
+			   uint8_t *sp)
+{
+	uint64_t slot_addr, slot_len, len, off;
+	uint32_t r;
+	int32_t idx;
+
+	slot_addr = mm->slot == SPYRE_ISA_SLOT_WS ? b->ws_addr : b->slot_addr[mm->slot];
+	slot_len = mm->slot == SPYRE_ISA_SLOT_WS ? b->ws_len : b->slot_len[mm->slot];
+	if (!span(mm->rows, mm->sp_row_stride, mm->row_bytes, &len) ||
+	    !in_range(mm->sp_off, len, SP_BYTES))
+		return SPYRE_CMD_ERR_BOUNDS;
+	for (r = 0; r < mm->rows; r++) {
+		memcpy(&idx, sp + mm->core_stride2 + 4ull * r, 4);
+		if (idx < 0 || __builtin_mul_overflow((uint64_t)idx, mm->mem_row_stride, &off) ||
+		    __builtin_add_overflow(off, mm->mem_off, &off) ||
+		    !in_range(off, mm->row_bytes, slot_len))
+			return SPYRE_CMD_ERR_BOUNDS;
+	}
+	for (r = 0; r < mm->rows; r++) {
+		memcpy(&idx, sp + mm->core_stride2 + 4ull * r, 4);
+		off = mm->mem_off + (uint64_t)idx * mm->mem_row_stride;
+		memmove(sp + mm->sp_off + (uint64_t)r * mm->sp_row_stride,
+			b->devmem + slot_addr + off, mm->row_bytes);
+	}
+	return SPYRE_CMD_OK;
+}
+
 uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 			const struct spyre_insn *in, unsigned int core, unsigned int rank)
 {
@@ -63,6 +92,8 @@ uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 
 	if (!sp)
 		return SPYRE_CMD_ERR_PROGRAM;
+	if (in->flags & SPYRE_LOAD_GATHER)
+		return lsu_gather(b, mm, sp);
 	if (mm->slot == SPYRE_ISA_SLOT_WS) {
 		slot_addr = b->ws_addr;
 		slot_len = b->ws_len;
