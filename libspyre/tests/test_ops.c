@@ -1315,3 +1315,53 @@ out:
 	dt_free(&dy);
 	tctx_close(&c);
 }
+
+TEST(ops_gather_rows)
+{
+	/* 1.3 cards: LOAD GATHER; transposed index view; an index past the table */
+	int64_t sw[2] = { 1000, 300 }, si[2] = { 7, 40 }, so[3] = { 40, 7, 300 }, i, j;
+	double *w = calloc(300000, 8), idx[280], *y = calloc(84000, 8), *r = calloc(84000, 8);
+	struct dtensor dw, di, dy;
+	struct spyre_tensor it;
+	struct tctx c;
+	int ret;
+
+	ASSERT(w && y && r, "alloc");
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dw, SPYRE_BFLOAT16, 2, sw));
+	OK(dt_new(&c, &di, SPYRE_INT64, 2, si));
+	OK(dt_new(&c, &dy, SPYRE_BFLOAT16, 3, so));
+	rnd_fill(w, 300000, -4, 4, 131, SPYRE_BFLOAT16);
+	for (i = 0; i < 280; i++)
+		idx[i] = (double)((i * 389 + 5) % 1000);
+	OK(dt_write(&c, &dw, w));
+	OK(dt_write(&c, &di, idx));
+	it = di.t;	/* idx^T: [40, 7] */
+	it.shape[0] = 40;
+	it.shape[1] = 7;
+	it.strides[0] = 1;
+	it.strides[1] = 40;
+	OK(spyre_op_embedding(c.ops, c.s, &dw.t, &it, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < 280; i++) {
+		int64_t t = (i % 7) * 40 + i / 7;	/* element (i/7, i%7) of idx^T */
+
+		for (j = 0; j < 300; j++)
+			r[i * 300 + j] = w[(int64_t)idx[t] * 300 + j];
+	}
+	CHECK(compare("gather", y, r, NULL, 84000, SPYRE_BFLOAT16, 0) < 0, "rows");
+	if (has_select(dev)) {
+		idx[5] = 1000;	/* out of range: the card refuses the job */
+		OK(dt_write(&c, &di, idx));
+		OK(spyre_op_embedding(c.ops, c.s, &dw.t, &it, &dy.t));
+		ret = spyre_stream_synchronize(c.s);
+		CHECK(ret < 0, "an index past the table fails the launch (got %d)", ret);
+	}
+	dt_free(&dw);
+	dt_free(&di);
+	dt_free(&dy);
+	tctx_close(&c);
+	free(w);
+	free(y);
+	free(r);
+}

@@ -126,16 +126,21 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		struct kprogs kp;
 
 		why[0] = 0;
-		ret = ln->kind == NK_EW ?
-			      kern_ew(&ln->u.ew, c->ops->ncores, &kp, why, sizeof(why)) :
-			      kern_mm(&ln->u.mm, c->ops->ncores, &kp, why, sizeof(why));
+		ret = ln->kind == NK_EW ? kern_ew(&ln->u.ew, c->ops->ncores, &kp, why, sizeof(why)) :
+		      ln->kind == NK_MM ? kern_mm(&ln->u.mm, c->ops->ncores, &kp, why, sizeof(why)) :
+					  kern_ga(&ln->u.ga, c->ops->ncores, &kp, why, sizeof(why));
 		if (ret == -EOPNOTSUPP) {
-			char sh[96];
 			const struct ew_spec *e = ln->kind == NK_EW ? &ln->u.ew : &ln->u.mm.epi;
+			int64_t gs[2] = { ln->u.ga.nidx, ln->u.ga.d };
+			unsigned int dt = ln->kind == NK_GATHER ? ln->u.ga.dtype : e->out.dtype;
+			char sh[96];
 
-			g_shape_str(sh, sizeof(sh), e->ndim, e->shape);
+			if (ln->kind == NK_GATHER)
+				g_shape_str(sh, sizeof(sh), 2, gs);
+			else
+				g_shape_str(sh, sizeof(sh), e->ndim, e->shape);
 			ret = spy_err(-EOPNOTSUPP, "%s: %s over %s (%s): %s", call, ln->name, sh,
-				      spyre_dtype_name((enum spyre_dtype)e->out.dtype), why);
+				      spyre_dtype_name((enum spyre_dtype)dt), why);
 			break;
 		}
 		if (ret) {

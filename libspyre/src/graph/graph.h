@@ -17,7 +17,7 @@
 #include "spyre_isa.h"
 
 enum { ST_INPUT, ST_CONST, ST_NODE };
-enum { NK_EW, NK_MM };
+enum { NK_EW, NK_MM, NK_GATHER };
 
 struct gstore {
 	int kind;
@@ -55,7 +55,7 @@ struct gnode {
 	int in[K_MAX_IN];		/* values (mm: in[0] unused) */
 	unsigned int nuops;
 	struct uop u[K_MAX_UOPS];
-	int a, b;			/* mm operands, b viewed as [.., K, N] */
+	int a, b;			/* mm: b viewed as [.., K, N]; gather: table, indices */
 	/* row nodes: iteration dim d is dim perm[d] of the input; the reduced
 	 * dim rdim comes last (kept in the output with size 1 when keepdim) */
 	bool permuted, keepdim;

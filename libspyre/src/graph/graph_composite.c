@@ -46,6 +46,58 @@ static int diag_offset(spyre_graph *g, struct ewb *e, int64_t r, int64_t c)
 	return g_ew_op(e, SPYRE_VF_SUB, g_ew_in(e, row), g_ew_in(e, col), 0, 0);
 }
 
+/* Indices of uniform stride (1: int32, 2: int64 low words), else 0. */
+static int64_t index_step(const struct gval *I)
+{
+	int64_t st = 0, want = 1;
+	int d;
+
+	for (d = (int)I->ndim - 1; d >= 0; d--) {
+		if (I->shape[d] > 1) {
+			if (!st)
+				st = I->strides[d] / want;
+			if (st < 1 || I->strides[d] != st * want)
+				return 0;
+		}
+		want *= I->shape[d];
+	}
+	return st ? st : 1;
+}
+
+/* Card interface 1.3: out[..., :] = weight[idx[...], :] with LOAD GATHER. */
+static int gather_rows(spyre_graph *g, const char *call, spyre_value weight, spyre_value ix,
+		       spyre_value *out)
+{
+	int64_t sh[SPYRE_MAX_DIMS];
+	unsigned int nd;
+	struct gnode *n;
+	int ret, step = (int)index_step(&g->v[ix]);
+
+	if (step != 1 && step != 2) {
+		ret = spyre_graph_contiguous(g, ix, &ix);	/* an int32 copy */
+		if (ret)
+			return ret;
+	}
+	if (g->v[weight].shape[1] > 1 && g->v[weight].strides[1] != 1) {
+		ret = spyre_graph_contiguous(g, weight, &weight);
+		if (ret)
+			return ret;
+	}
+	nd = g->v[ix].ndim;
+	memcpy(sh, g->v[ix].shape, nd * sizeof(int64_t));
+	sh[nd] = g->v[weight].shape[1];
+	ret = g_new_node(g, "embedding", NK_GATHER, g->v[weight].dt, nd + 1, sh, out);
+	if (ret)
+		return ret;
+	(void)call;
+	n = &g->n[g->nn - 1];
+	n->ndim = nd + 1;
+	memcpy(n->shape, sh, sizeof(sh));
+	n->a = weight;
+	n->b = ix;
+	return 0;
+}
+
 int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 			  spyre_value *out)
 {
@@ -85,7 +137,9 @@ int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 		I = &g->v[ix];
 		W = &g->v[weight];
 	}
-	/* one-hot [.., V] = relu(1 - (j - i)) * relu(1 + (j - i)) for integer j, i */
+	if ((g->ops->hw_version & 0xffff) >= 3 || (g->ops->hw_version >> 16) > 1)
+		return gather_rows(g, call, weight, ix, out);
+	/* before 1.3: one-hot [.., V] = relu(1 - (j - i)) * relu(1 + (j - i)), exact */
 	ret = iota_value(g, W->shape[0], &io);
 	if (ret)
 		return ret;

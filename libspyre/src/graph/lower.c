@@ -10,6 +10,7 @@
 
 #include "../internal.h"
 #include "graph.h"
+#include "graph_build.h"
 #include "lower.h"
 
 /* ---- fusion ---- */
@@ -27,7 +28,7 @@ static void count_uses(spyre_graph *g, int *uses)
 		for (k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0)
 				uses[g->v[n->in[k]].store]++;
-		if (n->kind == NK_MM) {
+		if (n->kind != NK_EW) {
 			uses[g->v[n->a].store]++;
 			uses[g->v[n->b].store]++;
 		}
@@ -164,7 +165,8 @@ static int fuse(spyre_graph *g)
 					if (!q->out_col && !q->permuted &&
 					    fuse_mm(g, p, (unsigned int)s->node, q, k))
 						again = true;
-				} else if (!p->out_col && perm_identity(p) && perm_identity(q) &&
+				} else if (p->kind == NK_EW && !p->out_col && perm_identity(p) &&
+					   perm_identity(q) &&
 					   merge_expr(p, q, k, q)) {
 					p->dead = true;
 					again = true;
@@ -203,7 +205,7 @@ static int plan(spyre_graph *g, struct lowered *L, bool reuse)
 		for (k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0)
 				g->st[g->v[n->in[k]].store].last_use = (int)i;
-		if (n->kind == NK_MM) {
+		if (n->kind != NK_EW) {
 			g->st[g->v[n->a].store].last_use = (int)i;
 			g->st[g->v[n->b].store].last_use = (int)i;
 		}
@@ -324,6 +326,37 @@ static int out_view(spyre_graph *g, struct lnode *ln, const struct gnode *n, str
 	return 0;
 }
 
+/* Gather: table [V, D] rows, indices flattened (uniform stride), out [T, D]. */
+static int spec_gather(spyre_graph *g, struct gnode *n, struct lnode *ln)
+{
+	struct ga_spec *s = &ln->u.ga;
+	const struct gval *W = &g->v[n->a], *I = &g->v[n->b], *O = &g->v[n->out];
+	int sw = slot_of(ln, W->store), si = slot_of(ln, I->store), so = slot_of(ln, O->store);
+
+	if (sw < 0 || si < 0 || so < 0)
+		return -1;
+	memset(&ln->u, 0, sizeof(ln->u));
+	s->magic = 0x31304147;
+	s->dtype = (uint8_t)g_isa_dtype(W->dt);
+	s->d = W->shape[1];
+	s->nidx = O->shape[O->ndim - 1] ? g_numel_of(O->ndim, O->shape) / O->shape[O->ndim - 1] :
+					  g_numel_of(I->ndim, I->shape);
+	s->w.dtype = s->dtype;
+	s->w.slot = (uint8_t)sw;
+	s->w.off = W->off;
+	s->w.strides[0] = W->strides[0];
+	s->w.strides[1] = 1;
+	s->idx.dtype = SPYRE_DT_INT32;
+	s->idx.slot = (uint8_t)si;
+	s->idx.off = I->off;
+	s->idx.strides[0] = I->ndim ? I->strides[I->ndim - 1] : 1;	/* uniform (checked) */
+	s->out.dtype = s->dtype;
+	s->out.slot = (uint8_t)so;
+	s->out.off = O->off;
+	s->out.strides[0] = O->ndim >= 2 ? O->strides[O->ndim - 2] : 0;
+	return 0;
+}
+
 static int spec_node(spyre_graph *g, struct gnode *n, struct lnode *ln)
 {
 	struct ew_spec *e = n->kind == NK_EW ? &ln->u.ew : &ln->u.mm.epi;
@@ -389,7 +422,7 @@ int g_lower(spyre_graph *g, struct lowered *L, unsigned int flags, const char *c
 		ln = &L->k[L->n++];
 		ln->kind = n->kind;
 		ln->name = n->name;
-		if (spec_node(g, n, ln))
+		if (n->kind == NK_GATHER ? spec_gather(g, n, ln) : spec_node(g, n, ln))
 			return spy_err(-EOPNOTSUPP, "%s: %s: more than 16 tensors in one kernel",
 				       call, n->name);
 		/* a 0 in the spec's slot list is fine: bindings say what each slot is */

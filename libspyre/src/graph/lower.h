@@ -11,6 +11,7 @@ struct lnode {
 	union {
 		struct ew_spec ew;
 		struct mm_spec mm;
+		struct ga_spec ga;
 	} u;
 	unsigned int nslots;
 	int slot_store[16];	/* storage bound to each program slot */

@@ -69,6 +69,19 @@ struct mm_spec {
 	struct ew_spec epi;		/* epi.in[0] unused (the product); epi.out = C */
 };
 
+/*
+ * Gather ("ga"): out[t, :] = w[idx[t], :] for @nidx indices, with the
+ * card's LOAD GATHER (interface 1.3). idx: int32 at element stride
+ * idx.strides[0] (2: the low words of int64); w and out: row stride
+ * strides[0], contiguous rows. An index outside w fails the job.
+ */
+struct ga_spec {
+	uint32_t magic;			/* 'GA01' */
+	uint8_t dtype, rsvd[3];
+	int64_t nidx, d;
+	struct kview w, idx, out;
+};
+
 /* A generated kernel: programs run in order, all with @nslots slots. */
 struct kprogs {
 	unsigned int n;
@@ -85,6 +98,9 @@ void kprogs_free(struct kprogs *k);
 int kern_ew(const struct ew_spec *s, unsigned int ncores, struct kprogs *out, char *why,
 	    size_t whylen);
 int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, char *why,
+	    size_t whylen);
+
+int kern_ga(const struct ga_spec *s, unsigned int ncores, struct kprogs *out, char *why,
 	    size_t whylen);
 
 /* Row functions need whole rows in a tile. */

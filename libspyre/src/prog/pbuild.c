@@ -141,6 +141,22 @@ void pb_load(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, ui
 	mem(p, core, SPYRE_I_LOAD, slot, mem_off, rows, row_bytes, mem_stride, sp_off, sp_stride);
 }
 
+void pb_gather(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, uint32_t rows,
+	       uint32_t row_bytes, uint32_t mem_stride, uint32_t idx_sp, uint32_t sp_off,
+	       uint32_t sp_stride)
+{
+	uint32_t n = p->n;
+
+	mem(p, core, SPYRE_I_LOAD, slot, mem_off, rows, row_bytes, mem_stride, sp_off, sp_stride);
+	if (p->err || p->n != n + 1)
+		return;
+	p->v[n].in.flags = SPYRE_LOAD_GATHER;
+	p->v[n].in.u.mem.core_stride2 = idx_sp;
+	p->v[n].rd[0] = span(idx_sp, 1, 0, rows * 4);
+	if (idx_sp % 4 || p->v[n].rd[0].hi > PB_SP_BYTES)
+		p->err = -EINVAL;
+}
+
 void pb_store(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, uint32_t rows,
 	      uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride)
 {

@@ -39,6 +39,10 @@ void pb_load(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, ui
 	     uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride);
 void pb_store(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, uint32_t rows,
 	      uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride);
+/* LOAD GATHER: row r from mem_off + idx[r] * mem_stride, idx (int32) at @idx_sp. */
+void pb_gather(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, uint32_t rows,
+	       uint32_t row_bytes, uint32_t mem_stride, uint32_t idx_sp, uint32_t sp_off,
+	       uint32_t sp_stride);
 /* C (fp32/int32) (+)= A x B (B^T when @trans_b). */
 void pb_matmul(struct pb *p, unsigned int core, uint8_t dtype, int acc, int trans_b,
 	       uint32_t m, uint32_t n, uint32_t k, uint32_t a_off, uint32_t lda, uint32_t b_off,
