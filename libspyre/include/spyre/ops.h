@@ -206,7 +206,12 @@ int spyre_op_masked_fill(spyre_ops *ops, spyre_stream *s, const struct spyre_ten
 			 const struct spyre_tensor *out);
 int spyre_op_tril(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int64_t k,
 		  int upper, const struct spyre_tensor *out);
-/* out[..., D] = weight[idx[...], :]; idx int32 or int64. */
+/*
+ * out[..., D] = weight[idx[...], :]; idx int32 or int64 (below 2^31). On
+ * interface 1.3 cards a gather: an index outside [0, V) fails the launch
+ * (reported by the next synchronize); before 1.3 a one-hot product, where
+ * such an index gives a zero row.
+ */
 int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *weight,
 		       const struct spyre_tensor *idx, const struct spyre_tensor *out);
 
