@@ -258,7 +258,8 @@ void gpt_reference(const struct gpt *w, const int32_t *ids, double *logits)
 					double d = 0;
 
 					for (i = 0; i < hd; i++)
-						d += q[t * D + hh * hd + i] * k[j * D + hh * hd + i];
+						d += q[t * D + hh * hd + i] *
+						     k[j * D + hh * hd + i];
 					p[j] = d / sqrt((double)hd);
 					mx = fmax(mx, p[j]);
 				}

@@ -126,9 +126,11 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		struct kprogs kp;
 
 		why[0] = 0;
-		ret = ln->kind == NK_EW ? kern_ew(&ln->u.ew, c->ops->ncores, &kp, why, sizeof(why)) :
-		      ln->kind == NK_MM ? kern_mm(&ln->u.mm, c->ops->ncores, &kp, why, sizeof(why)) :
-					  kern_ga(&ln->u.ga, c->ops->ncores, &kp, why, sizeof(why));
+		unsigned int nc = c->ops->ncores;
+
+		ret = ln->kind == NK_EW ? kern_ew(&ln->u.ew, nc, &kp, why, sizeof(why)) :
+		      ln->kind == NK_MM ? kern_mm(&ln->u.mm, nc, &kp, why, sizeof(why)) :
+					  kern_ga(&ln->u.ga, nc, &kp, why, sizeof(why));
 		if (ret == -EOPNOTSUPP) {
 			const struct ew_spec *e = ln->kind == NK_EW ? &ln->u.ew : &ln->u.mm.epi;
 			int64_t gs[2] = { ln->u.ga.nidx, ln->u.ga.d };

@@ -22,7 +22,7 @@ enum { NK_EW, NK_MM, NK_GATHER };
 struct gstore {
 	int kind;
 	int node;			/* ST_NODE: producer */
-	int io;				/* ST_INPUT: input index; ST_NODE: output index or -1 */
+	int io;				/* input index; ST_NODE: output index or -1 */
 	struct spyre_buf buf;		/* ST_CONST */
 	enum spyre_dtype dt;
 	int64_t numel;			/* elements of the storage */

@@ -259,8 +259,9 @@ int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int d
 		for (d = 0; d < x0->ndim; d++)
 			if (x->ndim != x0->ndim || x->dt != x0->dt ||
 			    ((int)d != dim && x->shape[d] != x0->shape[d]))
-				return spy_err(-EINVAL, "%s: value %u does not match value 0 (dtype, "
-					       "dims, or a size outside dim %d)", call, i, dim);
+				return spy_err(-EINVAL, "%s: value %u does not match value 0 "
+					       "(dtype, dims, or a size outside dim %d)", call, i,
+					       dim);
 		shape[dim] += x->shape[dim];
 	}
 	s = g_new_store(g, ST_NODE, x0->dt, g_numel_of(x0->ndim, shape));

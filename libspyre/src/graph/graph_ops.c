@@ -635,8 +635,8 @@ int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, i
 		break;
 	case SPYRE_RED_MEAN:
 		t = g_ew_op(&e, SPYRE_VF_SUM_ROW, i, -1, 0, 0);
-		g_ew_op(&e, SPYRE_VF_SCALE, t, -1, X->shape[dim] ? 1.0f / (float)X->shape[dim] : NAN,
-		      -0.0f);
+		g_ew_op(&e, SPYRE_VF_SCALE, t, -1,
+			X->shape[dim] ? 1.0f / (float)X->shape[dim] : NAN, -0.0f);
 		break;
 	case SPYRE_RED_MAX:
 		g_ew_op(&e, SPYRE_VF_MAX_ROW, i, -1, 0, 0);

@@ -235,7 +235,8 @@ static int ew_emit(const struct ew_tiles *g, unsigned int ncores, uint32_t per_t
 			ew_tile(g, p, c, j * ncores + c, (unsigned int)(j & 1), 0);
 		if (j > start)
 			for (c = 0; c < ncores && (j - 1) * ncores + c < T; c++)
-				ew_tile(g, p, c, (j - 1) * ncores + c, (unsigned int)((j - 1) & 1), 1);
+				ew_tile(g, p, c, (j - 1) * ncores + c,
+					(unsigned int)((j - 1) & 1), 1);
 		if (j + 1 == rounds ||
 		    pb_count(p) + 2ull * per_tile * ncores + 2 * ncores > PB_MAX_INSNS) {
 			for (c = 0; c < ncores && j * ncores + c < T; c++)

@@ -51,7 +51,8 @@ int kern_ga(const struct ga_spec *s, unsigned int ncores, struct kprogs *out, ch
 	if (!p)
 		return -ENOMEM;
 	for (ti = 0; ti < tiles && !ret; ti++) {
-		unsigned int c = (unsigned int)(ti % ncores), par = (unsigned int)((ti / ncores) & 1);
+		unsigned int c = (unsigned int)(ti % ncores);
+		unsigned int par = (unsigned int)((ti / ncores) & 1);
 		int64_t t0 = (ti / ndc) * tt, d0 = (ti % ndc) * dc;
 		uint32_t ttt = (uint32_t)(T - t0 < tt ? T - t0 : tt);
 		uint32_t dcc = (uint32_t)(D - d0 < dc ? D - d0 : dc);
@@ -60,8 +61,9 @@ int kern_ga(const struct ga_spec *s, unsigned int ncores, struct kprogs *out, ch
 		     1, s->idx.strides[0], 0, 4, idx_off[par], 1);
 		pb_gather(p, c, s->w.slot, (uint64_t)(s->w.off + d0) * es, ttt, dcc * es,
 			  (uint32_t)(s->w.strides[0] * es), idx_off[par], row_off[par], dc * es);
-		pb_store(p, c, s->out.slot, (uint64_t)(s->out.off + t0 * s->out.strides[0] + d0) * es,
-			 ttt, dcc * es, (uint32_t)(s->out.strides[0] * es), row_off[par], dc * es);
+		pb_store(p, c, s->out.slot,
+			 (uint64_t)(s->out.off + t0 * s->out.strides[0] + d0) * es, ttt, dcc * es,
+			 (uint32_t)(s->out.strides[0] * es), row_off[par], dc * es);
 		if (ti + 1 == tiles || pb_count(p) + per_tile * ncores > PB_MAX_INSNS)
 			ret = kprogs_add(out, p);
 	}

@@ -116,7 +116,8 @@ static void mm_epi(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti, u
 		const struct kview *kv = k < e->nin ? &e->in[k] : &e->out;
 		uint32_t es = pb_dtype_size(kv->dtype);
 		uint8_t cl = k < e->nin ? g->cls[k] : g->t.out_cls;
-		int64_t sr = s->m > 1 ? kv->strides[nb] : 0, sc = s->n > 1 ? kv->strides[nb + 1] : 0;
+		int64_t sr = s->m > 1 ? kv->strides[nb] : 0;
+		int64_t sc = s->n > 1 ? kv->strides[nb + 1] : 0;
 		int64_t el = kv->off + batch_off(s, kv->strides, bi) + m0 * sr + n0 * sc;
 
 		xfer(p, c, k == e->nin, kv->slot, (uint64_t)el * es, cl & 2 ? tmm : 1,

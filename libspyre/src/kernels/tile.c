@@ -356,7 +356,8 @@ void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned
 		/* an fp32 copy of this result is never needed: results are fp32 */
 	}
 	if (t->final_expand)
-		expand(t, p, core, get(t, last, par), t->out_cls, t->stage[par], t->out_dt, trr, tcc);
+		expand(t, p, core, get(t, last, par), t->out_cls, t->stage[par], t->out_dt, trr,
+		       tcc);
 }
 
 uint32_t texpr_result(const struct texpr *t, unsigned int par)

@@ -353,7 +353,8 @@ int pb_finish(struct pb *p, unsigned int nslots, void **image, size_t *size)
 			h.num_slots = (uint16_t)nslots;
 			memcpy(img, &h, sizeof(h));
 			for (i = 0; i < n; i++)
-				memcpy(img + SPYRE_PROG_HEADER_SIZE + (size_t)i * SPYRE_PROG_INSN_SIZE,
+				memcpy(img + SPYRE_PROG_HEADER_SIZE +
+					       (size_t)i * SPYRE_PROG_INSN_SIZE,
 				       &p->v[i].in, SPYRE_PROG_INSN_SIZE);
 			*image = img;
 			*size = sz;

@@ -51,7 +51,8 @@ void pb_matmul(struct pb *p, unsigned int core, uint8_t dtype, int acc, int tran
 struct pb_vec {
 	uint8_t func, flags, dtype, dtype_out;
 	uint32_t rows, cols;
-	uint32_t s0, s0_stride, s1, s1_stride, d, d_stride;	/* offsets bytes, strides elems */
+	/* offsets in bytes, strides in elements */
+	uint32_t s0, s0_stride, s1, s1_stride, d, d_stride;
 	float imm0, imm1;
 };
 void pb_vec(struct pb *p, unsigned int core, const struct pb_vec *v);
