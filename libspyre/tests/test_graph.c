@@ -121,8 +121,11 @@ TEST(graph_fusion)
 	for (i = 0; i < 40; i++) {
 		double ms = 0;
 
-		for (j = 0; j < 72; j++)
-			ms += (r[i * 72 + j] + y[i * 72 + j]) * (r[i * 72 + j] + y[i * 72 + j]) / 72;
+		for (j = 0; j < 72; j++) {
+			double s = r[i * 72 + j] + y[i * 72 + j];
+
+			ms += s * s / 72;
+		}
 		for (j = 0; j < 72; j++)
 			mag[i * 72 + j] = (r[i * 72 + j] + y[i * 72 + j]) / sqrt(ms + 1e-6);
 	}

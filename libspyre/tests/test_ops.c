@@ -77,7 +77,8 @@ TEST(ops_unary)
 		OK(dt_new(&c, &dx, fdt[d], 2, shape));
 		OK(dt_new(&c, &dy, fdt[d], 2, shape));
 		for (op = 0; op < SPYRE_UN_SIN; op++) {
-			bool pos = op == SPYRE_UN_LOG || op == SPYRE_UN_SQRT || op == SPYRE_UN_RSQRT;
+			bool pos = op == SPYRE_UN_LOG || op == SPYRE_UN_SQRT ||
+				   op == SPYRE_UN_RSQRT;
 
 			rnd_fill(x, n, pos ? 0.05 : -4, 4, op + 10 * d, fdt[d]);
 			x[0] = 0.0;
@@ -192,7 +193,8 @@ TEST(ops_binary_broadcast)
 static void matmul_case(struct tctx *c, enum spyre_dtype dt, int64_t nb, int64_t m, int64_t n,
 			int64_t k, bool linear, bool bias)
 {
-	int64_t sa[3] = { nb, m, k }, sb[2] = { linear ? n : k, linear ? k : n }, so[3] = { nb, m, n };
+	int64_t sa[3] = { nb, m, k }, so[3] = { nb, m, n };
+	int64_t sb[2] = { linear ? n : k, linear ? k : n };
 	int64_t i, j, p, b, no = nb * m * n;
 	double *a = calloc(nb * m * k + 1, 8), *w = calloc(n * k + 1, 8), *bi = calloc(n + 1, 8);
 	double *y = calloc(no + 1, 8), *r = calloc(no + 1, 8), *mag = calloc(no + 1, 8);
@@ -252,7 +254,8 @@ TEST(ops_matmul)
 	OK(tctx_open(dev, &c));
 	for (d = 0; d < 3; d++) {
 		matmul_case(&c, fdt[d], 1, 1, 1, 1, false, false);
-		matmul_case(&c, fdt[d], 1, 67, 129, 300, false, false);	/* several K chunks */
+		/* several K chunks */
+		matmul_case(&c, fdt[d], 1, 67, 129, 300, false, false);
 		matmul_case(&c, fdt[d], 3, 33, 65, 17, false, false);	/* batched, odd */
 		matmul_case(&c, fdt[d], 1, 5, 300, 64, true, true);	/* linear + bias */
 		matmul_case(&c, fdt[d], 2, 130, 70, 40, true, false);
@@ -321,14 +324,17 @@ TEST(ops_reduce_softmax)
 						os[ond++] = 1;
 				OK(dt_new(&c, &dy, dt, ond, os));
 				for (op = 0; op < SPYRE_RED_COUNT; op++) {
-					OK(spyre_op_reduce(c.ops, c.s, op, &dx.t, dim, keep, &dy.t));
+					OK(spyre_op_reduce(c.ops, c.s, op, &dx.t, dim, keep,
+							   &dy.t));
 					OK(dt_read(&c, &dy, y));
 					for (o = 0; o < outer; o++)
 						for (q = 0; q < inner; q++) {
 							double s = 0, mx = -INFINITY, mn = INFINITY;
 
 							for (r = 0; r < len; r++) {
-								double v = x[(o * len + r) * inner + q];
+								double v;
+
+								v = x[(o * len + r) * inner + q];
 
 								s += v;
 								mx = v > mx ? v : mx;
@@ -366,7 +372,8 @@ TEST(ops_reduce_softmax)
 							int64_t e = (o * len + r) * inner + q;
 							double v = x[e] - mx;
 
-							ref[e] = round_to(dt, op ? v - log(s) : exp(v) / s);
+							ref[e] = round_to(dt, op ? v - log(s) :
+										   exp(v) / s);
 						}
 					}
 				CHECK(compare("softmax", y, ref, NULL, n, dt, 2) < 0,
@@ -558,7 +565,8 @@ TEST(ops_copy_strided_cast)
 				for (i = 0; i < n; i++)
 					r[i] = round_to(all[d2], x[i]);
 				CHECK(compare("cast", y, r, NULL, n, SPYRE_FLOAT32, 0) < 0,
-				      "%s -> %s", spyre_dtype_name(all[d]), spyre_dtype_name(all[d2]));
+				      "%s -> %s", spyre_dtype_name(all[d]),
+				      spyre_dtype_name(all[d2]));
 				dt_free(&dd);
 			}
 			dt_free(&ds);
@@ -644,8 +652,8 @@ TEST(ops_scalar_clamp_fill)
 			for (i = 0; i < n; i++)
 				r[i] = round_to(SPYRE_FLOAT16, rev ? ref_binary(op, 1.75, x[i]) :
 								 ref_binary(op, x[i], 1.75));
-			CHECK(compare("scalar", y, r, NULL, n, SPYRE_FLOAT16, 1) < 0, "op %u rev %d",
-			      op, rev);
+			CHECK(compare("scalar", y, r, NULL, n, SPYRE_FLOAT16, 1) < 0,
+			      "op %u rev %d", op, rev);
 		}
 	OK(spyre_op_clamp(c.ops, c.s, &dx.t, 1.0, 2.0, &dy.t));
 	OK(dt_read(&c, &dy, y));
@@ -1195,7 +1203,8 @@ TEST(ops_compare_select)
 			bool v = op == SPYRE_BIN_EQ ? x == z : op == SPYRE_BIN_NE ? x != z :
 				 op == SPYRE_BIN_LT ? x < z : op == SPYRE_BIN_LE ? x <= z :
 				 op == SPYRE_BIN_GT ? x > z : op == SPYRE_BIN_GE ? x >= z :
-				 op == SPYRE_BIN_LOGICAL_AND ? (x != 0 && z != 0) : (x != 0 || z != 0);
+				 op == SPYRE_BIN_LOGICAL_AND ? (x != 0 && z != 0) :
+							       (x != 0 || z != 0);
 
 			r[i] = v;
 		}
@@ -1303,8 +1312,9 @@ TEST(ops_argmax_cumsum)
 					ref[e] = round_to(SPYRE_FLOAT16, s);
 					mag[e] = fabs(s) + r + 1;
 				}
-				CHECK(y[o * inner + q] == at, "argmax dim %d at %lld: %g, want %lld",
-				      dim, (long long)(o * inner + q), y[o * inner + q], (long long)at);
+				CHECK(y[o * inner + q] == at,
+				      "argmax dim %d at %lld: %g, want %lld", dim,
+				      (long long)(o * inner + q), y[o * inner + q], (long long)at);
 			}
 		OK(dt_read(&c, &dy, y));
 		CHECK(compare("cumsum", y, ref, mag, n, SPYRE_FLOAT16, 1) < 0, "dim %d", dim);
