@@ -15,10 +15,13 @@
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
 
+#include "spyre_debugfs.h"
 #include "spyre_drv.h"
 #include "spyre_gem.h"
-#include "spyre_job.h"
+#include "spyre_queue.h"
+#include "spyre_recovery.h"
 #include "spyre_ring.h"
+#include "spyre_submit.h"
 
 /* Bound devices, so a new job timeout reaches every scheduler. */
 static DEFINE_MUTEX(spyre_devices_lock);
@@ -65,7 +68,7 @@ module_param_named(max_host_bo_mb, spyre_max_host_bo_mb, uint, 0444);
 MODULE_PARM_DESC(max_host_bo_mb,
 		 "Largest host BO in MiB, capped at half of RAM (default 1024)");
 
-static u32 spyre_max_cmds(void)
+u32 spyre_max_cmds(void)
 {
 	/* Even a submit of only full launches must fit in one ring. */
 	return min_t(u32, SPYRE_MAX_SUBMIT_CMDS,
@@ -385,6 +388,7 @@ static struct pci_driver spyre_pci_driver = {
 	.probe = spyre_probe,
 	.remove = spyre_remove,
 	.shutdown = spyre_shutdown,
+	.err_handler = &spyre_pci_err_handlers,
 };
 
 static int __init spyre_init(void)

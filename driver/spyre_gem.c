@@ -23,6 +23,7 @@
 #include <drm/drm_utils.h>
 #include <uapi/drm/spyre_accel.h>
 
+#include "spyre_drv.h"
 #include "spyre_gem.h"
 #include "spyre_job.h"
 

@@ -9,10 +9,12 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_file.h>
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
 
-#include "spyre_job.h"
+#include "spyre_drv.h"
+#include "spyre_queue.h"
 #include "spyre_ring.h"
 
 static void spyre_queue_release(struct kref *ref)

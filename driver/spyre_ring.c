@@ -15,9 +15,14 @@
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
 #include <linux/slab.h>
+#include <drm/drm_print.h>
+#include <uapi/drm/spyre_accel.h>
 
-#include "spyre_ring.h"
+#include "spyre_device.h"
 #include "spyre_job.h"
+#include "spyre_queue.h"
+#include "spyre_recovery.h"
+#include "spyre_ring.h"
 
 static const char *spyre_fence_driver_name(struct dma_fence *fence)
 {
@@ -66,7 +71,7 @@ int spyre_ring_init(struct spyre_device *sdev, struct spyre_ring *ring,
 
 	ring->sdev = sdev;
 	ring->index = index;
-	ring->engine = index == 0 ? 0 : 1;
+	ring->engine = index == 0 ? DRM_SPYRE_ENGINE_COMPUTE : DRM_SPYRE_ENGINE_DMA;
 	snprintf(ring->name, sizeof(ring->name), "spyre-ring%u", index);
 	ring->entries = 1U << spyre_ring_order;
 	spin_lock_init(&ring->lock);
@@ -109,14 +114,14 @@ void spyre_ring_fini(struct spyre_ring *ring)
 	spyre_ring_hw_reset(ring);
 	free_irq(ring->irq, ring);
 	/* Nothing can complete any more: release what is still pending. */
-	spyre_ring_fail_pending(ring, NULL, 0, -ENODEV);
+	spyre_ring_retire_pending(ring, NULL, 0, -ENODEV);
 }
 
 /*
  * The card's progress counter inside the running command (interface 1.2);
  * older cards have none: it reads as a constant.
  */
-static u32 spyre_ring_progress(struct spyre_ring *ring)
+u32 spyre_ring_progress(struct spyre_ring *ring)
 {
 	if ((ring->sdev->hw_version & 0xffff) < 2)
 		return 0;
@@ -235,6 +240,7 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	struct spyre_file *sfile = job->queue->sfile;
 	int err;
 
+	lockdep_assert_held(&ring->lock);
 	if (le64_to_cpu(rec->seqno) != job->seqno) {
 		/* The card reported the FENCE but not this record: trust nothing. */
 		job->status = SPYRE_CMD_ERR_INVALID;
@@ -242,8 +248,8 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	} else {
 		job->status = le32_to_cpu(rec->status);
 		err = spyre_errno_from_status(job->status);
-		job->engine_ns[0] = le64_to_cpu(rec->compute_ns);
-		job->engine_ns[1] = le64_to_cpu(rec->dma_ns);
+		job->engine_ns[DRM_SPYRE_ENGINE_COMPUTE] = le64_to_cpu(rec->compute_ns);
+		job->engine_ns[DRM_SPYRE_ENGINE_DMA] = le64_to_cpu(rec->dma_ns);
 	}
 	/* A job that waited for a failed job on the card fails with its error. */
 	if (!err || job->status == SPYRE_CMD_ERR_DEP)
@@ -266,8 +272,10 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 		 * later, from the scheduler's worker). A user queue holds a
 		 * reference on its file; the kernel's own queue has none.
 		 */
-		atomic64_add(job->engine_ns[0], &sfile->engine_ns[0]);
-		atomic64_add(job->engine_ns[1], &sfile->engine_ns[1]);
+		atomic64_add(job->engine_ns[DRM_SPYRE_ENGINE_COMPUTE],
+			     &sfile->engine_ns[DRM_SPYRE_ENGINE_COMPUTE]);
+		atomic64_add(job->engine_ns[DRM_SPYRE_ENGINE_DMA],
+			     &sfile->engine_ns[DRM_SPYRE_ENGINE_DMA]);
 		atomic64_inc(&sfile->jobs_done);
 	}
 	dma_fence_signal_locked(job->hw_fence);
@@ -307,13 +315,13 @@ void spyre_ring_process_completions(struct spyre_ring *ring)
 }
 
 /*
- * After a reset: finishes every job still on the ring. The guilty job gets
- * @guilty_error; jobs of its queue, if banned, get -ECANCELED; others get
- * @other_error or, when @other_error is 0, are marked to be written again
- * to the fresh ring by the scheduler's resubmission.
+ * After a reset or at removal: finishes every job still on the ring. The
+ * guilty job gets @guilty_error; jobs of its queue, if banned, get
+ * -ECANCELED; others get @other_error or, when @other_error is 0, are
+ * marked to be written again to the fresh ring (spyre_recovery.c).
  */
-void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
-			     int guilty_error, int other_error)
+void spyre_ring_retire_pending(struct spyre_ring *ring, struct spyre_job *guilty,
+			       int guilty_error, int other_error)
 {
 	struct spyre_job *job, *tmp;
 	unsigned long flags;
@@ -339,54 +347,6 @@ void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 		dma_fence_signal_locked(job->hw_fence);
 	}
 	spin_unlock_irqrestore(&ring->lock, flags);
-}
-
-/*
- * Decides at a timeout of @job, the oldest job on the ring, whether the
- * ring is stuck. A command's run time depends on the host running the
- * card, so a ring counts as stuck only once its head, its completions and
- * (cards of interface 1.2 on) its progress counter have not moved for
- * the job timeout and at least SPYRE_MIN_HANG_MS, measured from the later
- * of its last movement and the job reaching the ring. The card's engines
- * are shared by all rings, so while the rest of the card moves a ring may
- * just be waiting its turn: then it gets SPYRE_MAX_STALLS times as long.
- */
-bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job)
-{
-	struct spyre_device *sdev = ring->sdev;
-	u32 head = spyre_ring_read(ring, SPYRE_RING_HEAD);
-	u32 count = spyre_ring_progress(ring);
-	u64 done = le64_to_cpu(READ_ONCE(ring->wb->completed_seqno));
-	u64 card = atomic64_read(&sdev->completions);
-	unsigned long since, stalled, limit;
-	bool ring_moved, card_moved;
-	unsigned int i;
-
-	for (i = 0; i < sdev->num_rings; i++)
-		card += spyre_ring_read(&sdev->rings[i], SPYRE_RING_HEAD) +
-			spyre_ring_progress(&sdev->rings[i]);
-
-	ring_moved = head != ring->progress_head || done != ring->progress_seqno ||
-		     count != ring->progress_count;
-	card_moved = card != ring->progress_card;
-	ring->progress_head = head;
-	ring->progress_count = count;
-	ring->progress_seqno = done;
-	ring->progress_card = card;
-	if (ring_moved) {
-		ring->progress_time = jiffies;
-		return false;
-	}
-
-	since = time_after(job->emit_time, ring->progress_time) ? job->emit_time :
-								  ring->progress_time;
-	stalled = jiffies - since;
-	limit = msecs_to_jiffies(max(READ_ONCE(spyre_job_timeout_ms), SPYRE_MIN_HANG_MS));
-	/* The timer and the job's start are a few jiffies apart: allow for it. */
-	limit -= limit / 8;
-	if (card_moved)
-		limit *= SPYRE_MAX_STALLS;
-	return stalled >= limit;
 }
 
 /*

@@ -12,15 +12,10 @@
 #include <linux/spinlock.h>
 #include <drm/gpu_scheduler.h>
 
-#include "spyre_drv.h"
+#include "spyre_device.h"
 
 struct spyre_job;
 struct spyre_queue;
-
-/* Shortest time without progress that counts as a hang, whatever the timeout. */
-#define SPYRE_MIN_HANG_MS	1000
-/* How much longer a ring may sit still while the rest of the card works. */
-#define SPYRE_MAX_STALLS	6
 
 /**
  * struct spyre_ring - one hardware command ring and its scheduler
@@ -107,9 +102,9 @@ void spyre_ring_hw_reset(struct spyre_ring *ring);
 void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job);
 void spyre_ring_process_completions(struct spyre_ring *ring);
 void spyre_ring_reap(struct spyre_ring *ring);
-void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
-			     int guilty_error, int other_error);
-bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job);
+void spyre_ring_retire_pending(struct spyre_ring *ring, struct spyre_job *guilty,
+			       int guilty_error, int other_error);
+u32 spyre_ring_progress(struct spyre_ring *ring);
 void spyre_ring_cancel_queue(struct spyre_ring *ring, struct spyre_queue *queue);
 struct dma_fence *spyre_hw_fence_alloc(void);
 int spyre_errno_from_status(u32 status);

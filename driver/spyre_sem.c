@@ -34,6 +34,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "spyre_job.h"
+#include "spyre_queue.h"
 #include "spyre_ring.h"
 #include "spyre_sem.h"
 
@@ -329,7 +330,7 @@ bool spyre_sem_job_blocked(struct spyre_job *job)
  * jobs written again keep waiting for them. A card reset zeroes every
  * semaphore; this restores them.
  */
-void spyre_sem_release(struct spyre_ring *ring)
+void spyre_sem_release_locked(struct spyre_ring *ring)
 {
 	struct spyre_device *sdev = ring->sdev;
 	struct spyre_job *job, *prev = NULL;
@@ -337,6 +338,8 @@ void spyre_sem_release(struct spyre_ring *ring)
 	unsigned long flags;
 	u64 last, value;
 
+	/* Under the recovery lock: SEM_SELECT is not shared with anyone. */
+	lockdep_assert_held(&sdev->recovery_lock);
 	if (!spyre_sem_supported(sdev))
 		return;
 	spin_lock_irqsave(&ring->lock, flags);
@@ -360,8 +363,6 @@ void spyre_sem_release(struct spyre_ring *ring)
 	spin_unlock(&ring->sched.job_list_lock);
 
 	drm_dbg_driver(&sdev->drm, "%s: semaphore released up to %llu\n", ring->name, value);
-	/* Under the recovery lock: SEM_SELECT is not shared with anyone. */
-	lockdep_assert_held(&sdev->recovery_lock);
 	spyre_write(sdev, SPYRE_REG_SEM_SELECT, ring->index);
 	spyre_write(sdev, SPYRE_REG_SEM_VALUE_LO, lower_32_bits(value));
 	spyre_write(sdev, SPYRE_REG_SEM_VALUE_HI, upper_32_bits(value));

@@ -24,7 +24,9 @@
 
 #include "spyre_gem.h"
 #include "spyre_job.h"
+#include "spyre_queue.h"
 #include "spyre_ring.h"
+#include "spyre_submit.h"
 
 /* Size of the first version of the growable uAPI elements. */
 #define SPYRE_CMD_SIZE_V1	sizeof(struct drm_spyre_cmd)
