@@ -3,24 +3,6 @@
  * Userspace interface of the Spyre DRM accel driver (/dev/accel/accelN).
  *
  * Copyright (C) 2026 The Spyre stack authors
- *
- * Conventions shared by every ioctl:
- *
- * - All structures only grow at their end; the DRM core zero-extends a
- *   shorter structure from older userspace and truncates output for it.
- * - Every pad, reserved and flags field must be zero unless a flag is
- *   defined for it; anything else fails with -EINVAL.
- * - Memory operands are always a GEM handle of the calling file plus an
- *   offset and a size inside that buffer object (BO); the driver checks
- *   each range and turns it into card addresses itself. A handle that is
- *   not open in the calling file fails with -ENOENT.
- * - Arrays passed by pointer carry a count and a stride (the size of one
- *   element as userspace knows it), so elements can grow too: a stride
- *   smaller than the first version of the element, or above 4096, fails
- *   with -EINVAL, and bytes past the size the kernel knows must be zero
- *   (else -E2BIG).
- *
- * Documentation/accel/spyre/ walks through the interface with an example.
  */
 #ifndef _UAPI_SPYRE_ACCEL_H_
 #define _UAPI_SPYRE_ACCEL_H_
@@ -30,6 +12,29 @@
 #if defined(__cplusplus)
 extern "C" {
 #endif
+
+/**
+ * DOC: conventions
+ *
+ * Rules shared by every ioctl:
+ *
+ * - Structures only grow at their end: the DRM core zero-extends a
+ *   shorter structure from older userspace and truncates output for it.
+ * - Every pad, reserved and flags field must be zero unless a flag is
+ *   defined for it; anything else fails with -EINVAL.
+ * - Memory operands are a GEM handle of the calling file plus an offset
+ *   and a size inside that buffer object (BO); the driver checks each
+ *   range and turns it into card addresses itself. A handle that is not
+ *   open in the calling file fails with -ENOENT; a range that does not lie
+ *   inside its BO, including one whose end overflows, fails with -EINVAL.
+ * - Arrays passed by pointer carry a count and a stride (the size of one
+ *   element as userspace knows it), so elements can grow too: a stride
+ *   smaller than the first version of the element, or above 4096, fails
+ *   with -EINVAL, and bytes past the size the kernel knows must be zero
+ *   (else -E2BIG).
+ * - A SUBMIT is checked completely before anything is queued: when it
+ *   fails, nothing happened.
+ */
 
 #define DRM_SPYRE_GET_PARAM		0x00
 #define DRM_SPYRE_BO_CREATE		0x01

@@ -237,18 +237,6 @@ static int pci_address(const struct sp_dev *d, char *addr, size_t len)
 	return 0;
 }
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /*
  * Unbinding the card under an open file with work queued: the work ends,
  * the file's ioctls fail with -ENODEV, and rebinding brings a working card.
@@ -277,7 +265,7 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 	sf = sp_syncobj_export(self->d.fd, out.handle, 0);
 	ASSERT_LE(0, sf);
 
-	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/spyre/unbind", addr));
+	ASSERT_EQ(0, sp_write_file("/sys/bus/pci/drivers/spyre/unbind", addr));
 	EXPECT_EQ(0, sp_sync_file_wait(sf, 20000));
 	EXPECT_NE(0, sp_sync_file_status(sf));
 	close(sf);
@@ -286,7 +274,7 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 	EXPECT_EQ(-ENODEV, sp_submit(self->d.fd, q, NULL, 0, NULL, 0, NULL, 0));
 	sp_dev_close(&self->d);
 
-	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/spyre/bind", addr));
+	ASSERT_EQ(0, sp_write_file("/sys/bus/pci/drivers/spyre/bind", addr));
 	n = sp_find_cards(minors, SP_MAX_CARDS);
 	EXPECT_EQ(cards, n);
 	for (i = 0; i < n; i++) {

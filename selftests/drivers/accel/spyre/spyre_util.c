@@ -569,15 +569,11 @@ int sp_debugfs_path(const struct sp_dev *d, const char *name, char *path, size_t
 	return access(path, F_OK) ? -errno : 0;
 }
 
-int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t len)
+int sp_read_file(const char *path, char *buf, size_t len)
 {
-	char path[256];
 	ssize_t n, total = 0;
-	int fd, ret;
+	int fd, ret = 0;
 
-	ret = sp_debugfs_path(d, name, path, sizeof(path));
-	if (ret)
-		return ret;
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -errno;
@@ -596,22 +592,34 @@ int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t 
 	return ret;
 }
 
-int sp_debugfs_write(const struct sp_dev *d, const char *name, const char *val)
+int sp_write_file(const char *path, const char *val)
 {
-	char path[256];
-	ssize_t n;
 	int fd, ret;
 
-	ret = sp_debugfs_path(d, name, path, sizeof(path));
-	if (ret)
-		return ret;
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
-	n = write(fd, val, strlen(val));
-	ret = n < 0 ? -errno : 0;
+	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t len)
+{
+	char path[256];
+	int ret;
+
+	ret = sp_debugfs_path(d, name, path, sizeof(path));
+	return ret ?: sp_read_file(path, buf, len);
+}
+
+int sp_debugfs_write(const struct sp_dev *d, const char *name, const char *val)
+{
+	char path[256];
+	int ret;
+
+	ret = sp_debugfs_path(d, name, path, sizeof(path));
+	return ret ?: sp_write_file(path, val);
 }
 
 int sp_debugfs_u64(const struct sp_dev *d, const char *name, const char *key, uint64_t *val)

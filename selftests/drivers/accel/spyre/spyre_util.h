@@ -112,6 +112,12 @@ void sp_pattern(void *buf, size_t len, uint32_t seed);
 /* Index of the first byte that differs from the pattern, or -1. */
 ssize_t sp_pattern_check(const void *buf, size_t len, uint32_t seed);
 
+/* --- files (sysfs, debugfs, module parameters) ------------------------- */
+/* Reads at most @len - 1 bytes of @path, NUL-terminated; 0 or -errno. */
+int sp_read_file(const char *path, char *buf, size_t len);
+/* Writes @val to @path; 0 or -errno. */
+int sp_write_file(const char *path, const char *val);
+
 /* --- the driver's debugfs (root only; -ENOENT when absent) -------------- */
 int sp_debugfs_path(const struct sp_dev *d, const char *name, char *path, size_t len);
 int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t len);
