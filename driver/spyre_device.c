@@ -73,16 +73,39 @@ static irqreturn_t spyre_err_irq(int irq, void *arg)
 /*
  * Device-lifetime state is released by drmm actions after the last file
  * closed, in reverse order: the schedulers (no entity is left on them),
- * then the allocator and the workqueues.
+ * then the allocator, the workqueues and the rings' memory.
+ *
+ * Every job has finished by now (the card was quiesced at removal), but
+ * the scheduler frees finished jobs from its work items, and
+ * drm_sched_fini() cancels those: let them run first, so no job keeps its
+ * BOs, its queue or a fence past the device.
  */
 static void spyre_scheds_fini(struct drm_device *drm, void *arg)
 {
 	struct spyre_device *sdev = arg;
+	struct drm_sched_job *s_job, *tmp;
+	struct drm_gpu_scheduler *sched;
 	unsigned int i;
 
-	for (i = 0; i < sdev->num_rings; i++)
-		if (sdev->rings[i].sdev)
-			drm_sched_fini(&sdev->rings[i].sched);
+	drain_workqueue(sdev->submit_wq);
+	for (i = 0; i < sdev->num_rings; i++) {
+		if (!sdev->rings[i].sdev)
+			continue;
+		sched = &sdev->rings[i].sched;
+		drm_sched_fini(sched);
+		list_for_each_entry_safe(s_job, tmp, &sched->pending_list, list) {
+			/* An unfinished job may still be used by its fence: leave it. */
+			if (drm_WARN_ON(drm, !dma_fence_is_signaled(&s_job->s_fence->finished)))
+				continue;
+			list_del_init(&s_job->list);
+			sched->ops->free_job(s_job);
+		}
+	}
+}
+
+static void spyre_ring_set_release(struct drm_device *drm, void *set)
+{
+	spyre_ring_set_put(set);
 }
 
 static void spyre_mm_fini(struct drm_device *drm, void *arg)
@@ -215,10 +238,14 @@ int spyre_device_init(struct spyre_device *sdev)
 		return ret;
 	INIT_LIST_HEAD(&sdev->bo_list);
 	spyre_recovery_init(sdev);
-	sdev->rings = drmm_kcalloc(&sdev->drm, sdev->num_rings, sizeof(*sdev->rings),
-				   GFP_KERNEL);
-	if (!sdev->rings)
+	sdev->ring_set = spyre_ring_set_alloc(sdev->num_rings);
+	if (!sdev->ring_set)
 		return -ENOMEM;
+	sdev->rings = sdev->ring_set->rings;
+	/* Runs last; hardware fences may keep the rings' memory longer. */
+	ret = drmm_add_action_or_reset(&sdev->drm, spyre_ring_set_release, sdev->ring_set);
+	if (ret)
+		return ret;
 
 	/*
 	 * drm_sched's default queue is ordered, hence unbound: a submit

@@ -17,6 +17,7 @@
 #include "spyre_hw.h"
 
 struct spyre_ring;
+struct spyre_ring_set;
 struct spyre_queue;
 
 /**
@@ -34,6 +35,7 @@ struct spyre_queue;
  * @mem_bar: write-combined mapping of those bytes
  * @kqueue: the driver's own queue (clearing memory beyond @aperture)
  * @num_rings: rings in use (at most SPYRE_MAX_RINGS)
+ * @ring_set: the memory of the rings (reference)
  * @rings: the rings; ring 0 serves compute queues, the others DMA queues
  * @next_dma_ring: round-robin counter spreading DMA queues over rings
  * @mm_lock: protects @mm and @mem_used
@@ -73,6 +75,7 @@ struct spyre_device {
 	void __iomem *mem_bar;
 	struct spyre_queue *kqueue;
 	unsigned int num_rings;
+	struct spyre_ring_set *ring_set;
 	struct spyre_ring *rings;
 	atomic_t next_dma_ring;
 

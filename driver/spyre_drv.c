@@ -68,9 +68,12 @@ module_param_named(max_host_bo_mb, spyre_max_host_bo_mb, uint, 0444);
 MODULE_PARM_DESC(max_host_bo_mb,
 		 "Largest host BO in MiB, capped at half of RAM (default 1024)");
 
+/*
+ * Commands one SUBMIT may carry: even a submit of only full launches (and
+ * its FENCE) must fit in one ring, whatever ring_order is.
+ */
 u32 spyre_max_cmds(void)
 {
-	/* Even a submit of only full launches must fit in one ring. */
 	return min_t(u32, SPYRE_MAX_SUBMIT_CMDS,
 		     ((1U << spyre_ring_order) - 1) / SPYRE_MAX_DESCS_PER_CMD);
 }
@@ -243,6 +246,7 @@ static const struct drm_driver spyre_drm_driver = {
 	.open = spyre_open,
 	.postclose = spyre_postclose,
 	.gem_create_object = spyre_gem_create_object,
+	.gem_prime_import = spyre_gem_prime_import,
 	.gem_prime_import_sg_table = spyre_gem_prime_import_sg_table,
 	.show_fdinfo = spyre_show_fdinfo,
 	.ioctls = spyre_ioctls,

@@ -224,8 +224,13 @@ static int spyre_host_bo_build_sg(struct spyre_device *sdev, struct spyre_bo *bo
 	if (!bo->sg_count)
 		return -EINVAL;
 
+	/*
+	 * One table the card walks; for a BO of the largest size made of
+	 * single pages it is the largest allocation the page allocator
+	 * serves. Fail without a warning when memory is too fragmented.
+	 */
 	bo->sg = dma_alloc_coherent(sdev->drm.dev, (size_t)bo->sg_count * sizeof(*bo->sg),
-				    &bo->sg_dma, GFP_KERNEL);
+				    &bo->sg_dma, GFP_KERNEL | __GFP_NOWARN);
 	if (!bo->sg)
 		return -ENOMEM;
 	for_each_sgtable_dma_sg(sgt, sg, i) {
@@ -273,6 +278,18 @@ err:
 	return ERR_PTR(ret);
 }
 
+/*
+ * Imports a foreign dma-buf (or one of this driver's, which gives back the
+ * same object). Checked against the host BO size limit before attaching,
+ * so an oversized buffer costs nothing.
+ */
+struct drm_gem_object *spyre_gem_prime_import(struct drm_device *drm, struct dma_buf *dma_buf)
+{
+	if (dma_buf->size > spyre_max_host_bo_size())
+		return ERR_PTR(-E2BIG);
+	return drm_gem_prime_import(drm, dma_buf);
+}
+
 struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
 						       struct dma_buf_attachment *attach,
 						       struct sg_table *sgt)
@@ -297,6 +314,12 @@ struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
 	return obj;
 
 err:
+	/*
+	 * The sg_table belongs to the attachment, which the caller unmaps and
+	 * detaches when we fail; import_attach is not set yet, so the shmem
+	 * free would otherwise unmap and free it as if it were ours.
+	 */
+	bo->shmem.sgt = NULL;
 	drm_gem_object_put(obj);
 	return ERR_PTR(ret);
 }

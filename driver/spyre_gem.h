@@ -9,6 +9,8 @@
 
 #include <drm/drm_gem_shmem_helper.h>
 
+struct dma_buf;
+
 #include "spyre_drv.h"
 
 /**
@@ -41,6 +43,7 @@ static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)
 }
 
 struct drm_gem_object *spyre_gem_create_object(struct drm_device *drm, size_t size);
+struct drm_gem_object *spyre_gem_prime_import(struct drm_device *drm, struct dma_buf *dma_buf);
 struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
 						       struct dma_buf_attachment *attach,
 						       struct sg_table *sgt);

@@ -131,15 +131,15 @@ static struct dma_fence *spyre_run_job(struct drm_sched_job *sched_job)
 	int err, idx;
 
 	if (READ_ONCE(job->queue->banned))
-		return ERR_PTR(-ECANCELED);
+		return spyre_ring_fail_job(job->ring, job, -ECANCELED);
 	/* A job whose input failed would compute on garbage: pass the error on. */
 	err = spyre_job_dependency_error(job);
 	if (!err)
 		err = spyre_sem_prepare(job);
 	if (err)
-		return ERR_PTR(err);
+		return spyre_ring_fail_job(job->ring, job, err);
 	if (!drm_dev_enter(&sdev->drm, &idx))
-		return ERR_PTR(-ENODEV);
+		return spyre_ring_fail_job(job->ring, job, -ENODEV);
 	spyre_ring_emit(job->ring, job);
 	drm_dev_exit(idx);
 	return dma_fence_get(job->hw_fence);

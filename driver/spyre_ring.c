@@ -14,6 +14,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
@@ -34,15 +35,78 @@ static const char *spyre_fence_timeline_name(struct dma_fence *fence)
 	return "spyre-ring";
 }
 
+/* The fence holds a reference on the module (fences of user jobs). */
+#define SPYRE_HW_FENCE_MODULE_REF	DMA_FENCE_FLAG_USER_BITS
+
+/*
+ * A hardware fence can outlive its file, its card and the driver's unbind:
+ * a process may keep it in a sync_file, through the scheduler's fences
+ * whose timeline name lives in the ring. So it keeps the ring set (the
+ * memory of the rings and their schedulers) and, for user jobs, the
+ * module alive until it is released. The kernel queue's fences stay
+ * inside the driver and are gone when the card is removed.
+ */
+static void spyre_hw_fence_release(struct dma_fence *fence)
+{
+	struct spyre_ring *ring = container_of(fence->lock, struct spyre_ring, lock);
+	bool module_ref = test_bit(SPYRE_HW_FENCE_MODULE_REF, &fence->flags);
+
+	spyre_ring_set_put(ring->set);
+	dma_fence_free(fence);
+	if (module_ref)
+		module_put(THIS_MODULE);
+}
+
 static const struct dma_fence_ops spyre_hw_fence_ops = {
 	.get_driver_name = spyre_fence_driver_name,
 	.get_timeline_name = spyre_fence_timeline_name,
+	.release = spyre_hw_fence_release,
 };
 
 /* The fence is initialised when the job is first emitted. */
 struct dma_fence *spyre_hw_fence_alloc(void)
 {
 	return kzalloc(sizeof(struct dma_fence), GFP_KERNEL);
+}
+
+static void spyre_hw_fence_init_locked(struct spyre_ring *ring, struct spyre_job *job)
+{
+	lockdep_assert_held(&ring->lock);
+	dma_fence_init(job->hw_fence, &spyre_hw_fence_ops, &ring->lock, ring->fence_context,
+		       job->seqno);
+	kref_get(&ring->set->ref);
+	if (!job->queue->kernel) {
+		__module_get(THIS_MODULE);
+		set_bit(SPYRE_HW_FENCE_MODULE_REF, &job->hw_fence->flags);
+	}
+	job->emitted = true;
+}
+
+static void spyre_ring_set_free(struct kref *ref)
+{
+	struct spyre_ring_set *set = container_of(ref, struct spyre_ring_set, ref);
+
+	/* Fence readers may still look at a ring's name under RCU. */
+	kfree_rcu(set, rcu);
+}
+
+struct spyre_ring_set *spyre_ring_set_alloc(unsigned int count)
+{
+	struct spyre_ring_set *set;
+	unsigned int i;
+
+	set = kzalloc(struct_size(set, rings, count), GFP_KERNEL);
+	if (!set)
+		return NULL;
+	kref_init(&set->ref);
+	for (i = 0; i < count; i++)
+		set->rings[i].set = set;
+	return set;
+}
+
+void spyre_ring_set_put(struct spyre_ring_set *set)
+{
+	kref_put(&set->ref, spyre_ring_set_free);
 }
 
 static irqreturn_t spyre_ring_irq(int irq, void *arg)
@@ -185,11 +249,8 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 	 * complete at once.
 	 */
 	job->seqno = ++ring->seqno;
-	if (!job->emitted) {
-		dma_fence_init(job->hw_fence, &spyre_hw_fence_ops, &ring->lock,
-			       ring->fence_context, job->seqno);
-		job->emitted = true;
-	}
+	if (!job->emitted)
+		spyre_hw_fence_init_locked(ring, job);
 
 	fence_desc = job->descs + (size_t)(job->ndescs - 1) * SPYRE_DESC_SIZE;
 	fence_desc->seqno = cpu_to_le64(job->seqno);
@@ -212,6 +273,26 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 	/* writel orders the descriptor stores before the doorbell. */
 	spyre_ring_write(ring, SPYRE_RING_TAIL, ring->tail);
 	spin_unlock_irqrestore(&ring->lock, flags);
+}
+
+/*
+ * A job that will not run: its hardware fence signals at once with @error.
+ * Returned to the scheduler like the fence of a job that ran, so every
+ * job's scheduler fences hold a hardware fence, which keeps what they
+ * point to alive (spyre_hw_fence_release()).
+ */
+struct dma_fence *spyre_ring_fail_job(struct spyre_ring *ring, struct spyre_job *job, int error)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	job->seqno = ring->seqno;
+	spyre_hw_fence_init_locked(ring, job);
+	dma_fence_set_error(job->hw_fence, error);
+	dma_fence_signal_locked(job->hw_fence);
+	spin_unlock_irqrestore(&ring->lock, flags);
+	atomic64_inc(&ring->jobs_failed);
+	return dma_fence_get(job->hw_fence);
 }
 
 int spyre_errno_from_status(u32 status)

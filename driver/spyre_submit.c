@@ -448,7 +448,8 @@ static int spyre_check_submit_args(const struct drm_spyre_submit *args)
 {
 	if (args->flags || args->pad)
 		return -EINVAL;
-	if (args->cmd_count > SPYRE_MAX_SUBMIT_CMDS ||
+	/* The job must fit in the ring: DRM_SPYRE_PARAM_MAX_CMDS, not the fixed cap. */
+	if (args->cmd_count > spyre_max_cmds() ||
 	    args->in_sync_count > SPYRE_MAX_SYNCS || args->out_sync_count > SPYRE_MAX_SYNCS)
 		return -E2BIG;
 	if (args->cmd_count &&

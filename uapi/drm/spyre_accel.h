@@ -75,7 +75,9 @@ extern "C" {
  * @DRM_SPYRE_PARAM_PCI_DEVICE: PCI device ID
  * @DRM_SPYRE_PARAM_PCI_REVISION: PCI revision ID
  * @DRM_SPYRE_PARAM_NUM_SEMS: cross-ring hardware semaphores
- * @DRM_SPYRE_PARAM_MAX_CMDS: most commands one DRM_IOCTL_SPYRE_SUBMIT takes
+ * @DRM_SPYRE_PARAM_MAX_CMDS: most commands one DRM_IOCTL_SPYRE_SUBMIT takes;
+ *	at most 512, less when the rings are small (module parameter
+ *	ring_order), so that any submission fits in a ring
  * @DRM_SPYRE_PARAM_MAX_SYNCS: most in-syncs (and, separately, out-syncs)
  *	one DRM_IOCTL_SPYRE_SUBMIT takes
  * @DRM_SPYRE_PARAM_MAX_ARGS: most argument slots of one launch
@@ -129,7 +131,9 @@ struct drm_spyre_get_param {
  *	zeroes.
  * @DRM_SPYRE_PLACEMENT_HOST: system memory pinned for the card's DMA,
  *	mappable with mmap() at the offset DRM_IOCTL_SPYRE_BO_INFO returns,
- *	exportable and importable with PRIME.
+ *	exportable and importable with PRIME. An imported dma-buf is a host
+ *	BO too: one larger than DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE fails the
+ *	import with -E2BIG.
  */
 enum drm_spyre_placement {
 	DRM_SPYRE_PLACEMENT_DEVICE = 0,

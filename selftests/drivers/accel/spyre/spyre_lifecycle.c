@@ -198,43 +198,18 @@ TEST_F(life, two_cards)
 	sp_dev_close(&d1);
 }
 
-static bool spyre_is_module(void)
-{
-	return !access("/sys/module/spyre/refcnt", R_OK);
-}
-
 /* An open file pins the module: a non-blocking unload fails, all keeps working. */
 TEST_F(life, unload_busy)
 {
 	uint32_t q;
 
-	if (geteuid() || !spyre_is_module())
+	if (geteuid() || !sp_is_module())
 		SKIP(return, "needs root and spyre as a module");
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "spyre", O_NONBLOCK));
 	EXPECT_EQ(EWOULDBLOCK, errno);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA,
 				     DRM_SPYRE_PRIORITY_NORMAL, &q));
 	EXPECT_EQ(0, sp_run(self->d.fd, q, NULL, 0));
-}
-
-/* PCI address of the accel device behind @d, e.g. "0000:00:03.0". */
-static int pci_address(const struct sp_dev *d, char *addr, size_t len)
-{
-	char link[128], target[PATH_MAX];
-	const char *base;
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/sys/class/accel/accel%d/device", d->minor);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n < 0)
-		return -errno;
-	target[n] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	if (strlen(base) >= len)
-		return -ENAMETOOLONG;
-	memcpy(addr, base, strlen(base) + 1);
-	return 0;
 }
 
 /*
@@ -253,7 +228,7 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 
 	if (geteuid())
 		SKIP(return, "needs root");
-	ASSERT_EQ(0, pci_address(&self->d, addr, sizeof(addr)));
+	ASSERT_EQ(0, sp_pci_address(&self->d, addr, sizeof(addr)));
 	cards = sp_find_cards(minors, SP_MAX_CARDS);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA, DRM_SPYRE_PRIORITY_NORMAL,
 				     &q));
@@ -281,7 +256,7 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 		char a2[64];
 
 		ASSERT_EQ(0, sp_dev_open(&again, i));
-		if (!pci_address(&again, a2, sizeof(a2)) && !strcmp(a2, addr))
+		if (!sp_pci_address(&again, a2, sizeof(a2)) && !strcmp(a2, addr))
 			break;
 		sp_dev_close(&again);
 	}
@@ -290,30 +265,6 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 				     &q));
 	EXPECT_EQ(0, sp_run(again.fd, q, NULL, 0));
 	sp_dev_close(&again);
-}
-
-/*
- * Load the module again: $SPYRE_KO, else the copy the test VM installs in
- * /lib/modules/$(uname -r)/extra, else modprobe.
- */
-static int load_module(void)
-{
-	const char *ko = getenv("SPYRE_KO");
-	char path[PATH_MAX];
-	struct utsname u;
-	int fd, ret;
-
-	if (!ko) {
-		uname(&u);
-		snprintf(path, sizeof(path), "/lib/modules/%s/extra/spyre.ko", u.release);
-		ko = path;
-	}
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return system("modprobe spyre") ? -ENOENT : 0;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
 }
 
 /*
@@ -328,7 +279,7 @@ TEST_F_TIMEOUT(life, module_reload, 60)
 	uint64_t count;
 	uint32_t q;
 
-	if (geteuid() || !spyre_is_module())
+	if (geteuid() || !sp_is_module())
 		SKIP(return, "needs root and spyre as a module");
 	before = sp_find_cards(minors, SP_MAX_CARDS);
 	for (i = 0; i < before; i++) {
@@ -344,7 +295,7 @@ TEST_F_TIMEOUT(life, module_reload, 60)
 	ret = syscall(SYS_delete_module, "spyre", O_NONBLOCK);
 	ASSERT_EQ(0, ret ? -errno : 0);
 	EXPECT_EQ(0, sp_find_cards(minors, SP_MAX_CARDS));
-	ASSERT_EQ(0, load_module());
+	ASSERT_EQ(0, sp_load_module(NULL));
 	after = sp_find_cards(minors, SP_MAX_CARDS);
 	EXPECT_EQ(before, after);
 	for (i = 0; i < after; i++) {

@@ -448,4 +448,49 @@ TEST_F(recovery, idle_card_reset)
 	EXPECT_NE(0, self->map[1]);
 }
 
+/*
+ * A PCI function-level reset (sysfs "reset") under an open file with work
+ * on the rings: the driver quiesces the card before and restarts it after,
+ * so the work that was on the card completes without error, no queue is
+ * banned, and the next jobs run at once instead of hanging until the
+ * timeout. The device keeps its memory.
+ */
+TEST_F_TIMEOUT(recovery, pci_function_reset, 60)
+{
+	struct drm_spyre_sync out = { 0 };
+	struct drm_spyre_cmd c[32];
+	char addr[64], path[128];
+	uint64_t start;
+	uint32_t q;
+	int i;
+
+	ASSERT_EQ(0, sp_pci_address(&self->d, addr, sizeof(addr)));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", addr);
+	if (access(path, W_OK))
+		SKIP(return, "no PCI reset method for the card");
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &out.handle, false));
+	c[0] = sp_cmd_fill(self->dev, 0, 8, 0x600df00d);
+	ASSERT_EQ(0, sp_run(self->d.fd, q, c, 1));
+	/* a backlog that is still on the ring when the reset comes */
+	for (i = 0; i < 32; i++)
+		c[i] = sp_cmd_fill(self->dev, 8, SP_MiB - 8, i);
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, c, 32, NULL, 0, NULL, 0));
+	c[0] = sp_cmd_ts(self->host, 0);
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, c, 1, NULL, 0, &out, 1));
+
+	ASSERT_EQ(0, sp_write_file(path, "1"));
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, out.handle, 0, SP_WAIT_NS));
+	EXPECT_EQ(1, sp_fence_status(self->d.fd, out.handle, 0));
+	EXPECT_NE(0, self->map[0]);
+
+	/* the card works at once: well within the (shortened) job timeout */
+	start = sp_now_ns();
+	c[0] = sp_cmd_copy(self->dev, 0, self->host, 8, 8);
+	EXPECT_EQ(0, sp_run(self->d.fd, q, c, 1));
+	EXPECT_GT(1000ull * 1000 * 1000, sp_now_ns() - start);
+	EXPECT_EQ(0x600df00d600df00dull, self->map[1]);
+	EXPECT_LT(self->resets, reset_count(self));
+}
+
 TEST_HARNESS_MAIN
