@@ -63,6 +63,11 @@ unsigned int spyre_ring_order = 12;
 module_param_named(ring_order, spyre_ring_order, uint, 0444);
 MODULE_PARM_DESC(ring_order, "Descriptors per ring as a power of two (6..16, default 12)");
 
+unsigned int spyre_file_mem_quota_mb;
+module_param_named(file_mem_quota_mb, spyre_file_mem_quota_mb, uint, 0644);
+MODULE_PARM_DESC(file_mem_quota_mb,
+		 "Device memory one open file may hold in BOs, in MiB (0: no quota, the default); takes effect for new BOs");
+
 unsigned int spyre_max_host_bo_mb = 1024;
 module_param_named(max_host_bo_mb, spyre_max_host_bo_mb, uint, 0444);
 MODULE_PARM_DESC(max_host_bo_mb,

@@ -30,6 +30,7 @@
 extern unsigned int spyre_job_timeout_ms;
 extern unsigned int spyre_ring_order;
 extern unsigned int spyre_max_host_bo_mb;
+extern unsigned int spyre_file_mem_quota_mb;
 
 /**
  * struct spyre_file - per open file state
@@ -40,6 +41,8 @@ extern unsigned int spyre_max_host_bo_mb;
  * @engine_ns: device time used per engine (enum drm_spyre_engine)
  * @jobs_done: finished jobs
  * @drm_client_id: the DRM file's client ID, for the scheduler
+ * @dev_mem_used: bytes of device BOs the file created that still exist
+ *	(module parameter file_mem_quota_mb)
  */
 struct spyre_file {
 	struct kref ref;
@@ -48,6 +51,7 @@ struct spyre_file {
 	atomic64_t engine_ns[SPYRE_NUM_ENGINES];
 	atomic64_t jobs_done;
 	u64 drm_client_id;
+	atomic64_t dev_mem_used;
 };
 
 void spyre_file_put(struct spyre_file *sfile);

@@ -10,6 +10,8 @@
 #include <drm/drm_gem_shmem_helper.h>
 
 struct dma_buf;
+struct spyre_file;
+struct user_struct;
 
 #include "spyre_drv.h"
 
@@ -24,6 +26,10 @@ struct dma_buf;
  * @sg_dma: bus address of @sg
  * @sg_count: entries in @sg
  * @owner_pid: process that created the BO, for debugfs
+ * @pin_user: host BOs: the user whose locked memory the pages are charged
+ *	to (reference), NULL if not charged (CAP_IPC_LOCK, imports)
+ * @pinned_pages: pages charged to @pin_user
+ * @sfile: device BOs: the file whose quota the BO counts in (reference)
  */
 struct spyre_bo {
 	struct drm_gem_shmem_object shmem;
@@ -35,6 +41,9 @@ struct spyre_bo {
 	dma_addr_t sg_dma;
 	u32 sg_count;
 	pid_t owner_pid;
+	struct user_struct *pin_user;
+	unsigned long pinned_pages;
+	struct spyre_file *sfile;
 };
 
 static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)

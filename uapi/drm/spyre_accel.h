@@ -145,7 +145,11 @@ enum drm_spyre_placement {
  * @size: in, bytes; rounded up to the page size. 0 fails with -EINVAL;
  *	more than the placement can ever hold (DRM_SPYRE_PARAM_MEM_SIZE,
  *	DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE) with -E2BIG; more than is free now
- *	with -ENOMEM.
+ *	with -ENOMEM. A host BO pins its pages: they count in the creating
+ *	user's locked memory, and beyond RLIMIT_MEMLOCK (without
+ *	CAP_IPC_LOCK) the create fails with -ENOMEM. A device BO beyond the
+ *	file's device memory quota (module parameter file_mem_quota_mb, off
+ *	by default) fails with -EDQUOT.
  * @placement: in, enum drm_spyre_placement
  * @flags: in, must be zero
  * @handle: out, GEM handle of the new BO, released with DRM_IOCTL_GEM_CLOSE
