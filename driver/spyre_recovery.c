@@ -110,29 +110,38 @@ void spyre_reset_begin_locked(struct spyre_device *sdev, u32 rings, struct spyre
 void spyre_reset_done_locked(struct spyre_device *sdev, const struct spyre_recovery *rec)
 {
 	unsigned long mask = rec->rings;
+	u64 sem[SPYRE_MAX_RINGS];
 	struct spyre_ring *ring;
 	unsigned int i;
 
 	lockdep_assert_held(&sdev->recovery_lock);
-	if (rec->scope != SPYRE_RESET_NONE) {
-		for_each_set_bit(i, &mask, sdev->num_rings) {
-			ring = &sdev->rings[i];
-			spyre_ring_hw_reset(ring);
-			spyre_ring_retire_pending_locked(ring, rec->guilty, rec->guilty_error,
-							 rec->other_error);
-			spyre_ring_hw_start(ring);
-			spyre_sem_release_locked(ring);
-			if (rec->scope == SPYRE_RESET_RING)
-				atomic_inc(&ring->resets);
-		}
-		atomic_inc(&sdev->reset_count);
+	if (rec->scope == SPYRE_RESET_NONE)
+		goto restart;
+	for_each_set_bit(i, &mask, sdev->num_rings) {
+		ring = &sdev->rings[i];
+		spyre_ring_hw_reset(ring);
+		spyre_ring_retire_pending_locked(ring, rec->guilty, rec->guilty_error,
+						 rec->other_error);
+		spyre_ring_hw_start(ring);
+		sem[i] = spyre_sem_plan_release_locked(ring);
+		if (rec->scope == SPYRE_RESET_RING)
+			atomic_inc(&ring->resets);
 	}
+	atomic_inc(&sdev->reset_count);
+restart:
 	/* Every ring is up before any job waits on another ring's semaphore. */
 	for_each_set_bit(i, &mask, sdev->num_rings) {
 		ring = &sdev->rings[i];
 		spyre_ring_replay_locked(ring);
 		drm_sched_start(&ring->sched);
 	}
+	/*
+	 * drm_sched_start() finished the failed jobs' fences: only now may
+	 * the card release the jobs that waited on it for them.
+	 */
+	if (rec->scope != SPYRE_RESET_NONE)
+		for_each_set_bit(i, &mask, sdev->num_rings)
+			spyre_sem_release_locked(&sdev->rings[i], sem[i]);
 }
 
 /**
@@ -249,14 +258,17 @@ enum drm_gpu_sched_stat spyre_job_timedout(struct drm_sched_job *sched_job)
 	spyre_ring_process_completions(ring);
 	if (atomic_read(&sdev->card_reset_pending) ||
 	    (spyre_read(sdev, SPYRE_REG_STATUS) & SPYRE_STATUS_FATAL)) {
+		/*
+		 * @job stays the bad job even if it finished: drm_sched_stop()
+		 * puts it back on its list (the timeout took it off) or has the
+		 * scheduler free it.
+		 */
 		rec.rings = spyre_all_rings(sdev);
 		rec.scope = SPYRE_RESET_CARD;
 		if (!dma_fence_is_signaled(job->hw_fence)) {
 			rec.guilty = job;
 			rec.guilty_error = -ETIMEDOUT;
 			rec.ban = true;
-		} else {
-			rec.bad = NULL;
 		}
 		rec.other_error = -EIO;
 		spyre_recover_locked(sdev, &rec);
