@@ -50,6 +50,9 @@ selftests: kernel-tools
 checkpatch: kernel-tools
 	perl $(BUILD)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse \
 		-f $$(git -C $(TOP) ls-files 'driver/*.[ch]' 'uapi/*.h')
+	@# kernel-doc warnings of the uAPI (Documentation/ pulls it in) and the driver
+	cd $(TOP) && ! perl $(BUILD)/linux-src/scripts/kernel-doc -none -Wall \
+		$$(git ls-files 'driver/*.[ch]' 'uapi/*.h') 2>&1 | grep -v '^Warning: Sphinx' | grep .
 
 check: all kernel-tools
 	@$(TOP)/scripts/check

@@ -14,17 +14,30 @@
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
 
+#include "spyre_debugfs.h"
 #include "spyre_drv.h"
 #include "spyre_gem.h"
 #include "spyre_job.h"
+#include "spyre_queue.h"
+#include "spyre_recovery.h"
 #include "spyre_ring.h"
 
-static const char * const spyre_engine_names[] = { "compute", "dma" };
+static const char * const spyre_engine_names[SPYRE_NUM_ENGINES] = {
+	[DRM_SPYRE_ENGINE_COMPUTE] = "compute",
+	[DRM_SPYRE_ENGINE_DMA] = "dma",
+};
+
+/* The device of a file of the drm_debugfs_add_files() list. */
+static struct spyre_device *seq_to_spyre(struct seq_file *m)
+{
+	struct drm_debugfs_entry *entry = m->private;
+
+	return to_spyre_device(entry->dev);
+}
 
 static int spyre_bos_show(struct seq_file *m, void *unused)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct spyre_device *sdev = to_spyre_device(entry->dev);
+	struct spyre_device *sdev = seq_to_spyre(m);
 	struct spyre_bo *bo;
 
 	seq_printf(m, "%-8s %-12s %-18s %-8s %-6s %s\n",
@@ -47,16 +60,13 @@ static int spyre_bos_show(struct seq_file *m, void *unused)
 
 static int spyre_bo_count_show(struct seq_file *m, void *unused)
 {
-	struct drm_debugfs_entry *entry = m->private;
-
-	seq_printf(m, "%d\n", atomic_read(&to_spyre_device(entry->dev)->bo_count));
+	seq_printf(m, "%d\n", atomic_read(&seq_to_spyre(m)->bo_count));
 	return 0;
 }
 
 static int spyre_mem_show(struct seq_file *m, void *unused)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct spyre_device *sdev = to_spyre_device(entry->dev);
+	struct spyre_device *sdev = seq_to_spyre(m);
 	struct drm_printer p = drm_seq_file_printer(m);
 
 	seq_printf(m, "device total %llu free %llu\nhost used %lld\n", sdev->mem_size,
@@ -69,8 +79,7 @@ static int spyre_mem_show(struct seq_file *m, void *unused)
 
 static int spyre_rings_show(struct seq_file *m, void *unused)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct spyre_device *sdev = to_spyre_device(entry->dev);
+	struct spyre_device *sdev = seq_to_spyre(m);
 	unsigned int i;
 	int idx;
 
@@ -109,8 +118,7 @@ static int spyre_rings_show(struct seq_file *m, void *unused)
 /* Hardware fences not signalled yet, oldest first per ring. */
 static int spyre_fences_show(struct seq_file *m, void *unused)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct spyre_device *sdev = to_spyre_device(entry->dev);
+	struct spyre_device *sdev = seq_to_spyre(m);
 	unsigned int i;
 
 	seq_printf(m, "%-12s %-8s %-6s %-8s %-6s %-10s %s\n",
@@ -137,8 +145,7 @@ static int spyre_fences_show(struct seq_file *m, void *unused)
 
 static int spyre_queues_show(struct seq_file *m, void *unused)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct drm_device *drm = entry->dev;
+	struct drm_device *drm = &seq_to_spyre(m)->drm;
 	struct drm_file *file;
 
 	mutex_lock(&drm->filelist_mutex);
@@ -149,8 +156,8 @@ static int spyre_queues_show(struct seq_file *m, void *unused)
 
 		seq_printf(m, "client %llu: jobs done %lld, compute %lld ns, dma %lld ns\n",
 			   file->client_id, (s64)atomic64_read(&sfile->jobs_done),
-			   (s64)atomic64_read(&sfile->engine_ns[0]),
-			   (s64)atomic64_read(&sfile->engine_ns[1]));
+			   (s64)atomic64_read(&sfile->engine_ns[DRM_SPYRE_ENGINE_COMPUTE]),
+			   (s64)atomic64_read(&sfile->engine_ns[DRM_SPYRE_ENGINE_DMA]));
 		xa_lock(&sfile->queues);
 		xa_for_each(&sfile->queues, id, queue)
 			seq_printf(m, "  queue %u: %s prio %u %s submitted %lld%s\n", queue->id,

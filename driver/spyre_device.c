@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Spyre card bring-up, card-level errors and resets.
+ * Spyre card bring-up and teardown, and the card-error interrupt (resets
+ * are in spyre_recovery.c).
  *
  * Copyright (C) 2026 The Spyre stack authors
  */
@@ -11,9 +12,11 @@
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
+#include "spyre_device.h"
 #include "spyre_drv.h"
+#include "spyre_queue.h"
+#include "spyre_recovery.h"
 #include "spyre_ring.h"
-#include "spyre_job.h"
 
 #define SPYRE_RESET_TIMEOUT_US	1000000
 
@@ -38,62 +41,6 @@ int spyre_card_reset_hw(struct spyre_device *sdev)
 		drm_err(&sdev->drm, "card does not come out of reset (status %#x)\n", status);
 	spyre_write(sdev, SPYRE_REG_ERR_STATUS, spyre_read(sdev, SPYRE_REG_ERR_STATUS));
 	return ret;
-}
-
-/*
- * Full card reset with every scheduler stopped. Every job on the card fails:
- * @bad (a hung job, or NULL) with -ETIMEDOUT, the other jobs of its queue
- * with -ECANCELED, everyone else with -EIO, since device memory and engine
- * state are not trustworthy after a card-level error. Runs on reset_wq.
- */
-void spyre_card_reset(struct spyre_device *sdev, struct drm_sched_job *bad)
-{
-	struct spyre_job *guilty = bad ? to_spyre_job(bad) : NULL;
-	unsigned int i;
-	int idx;
-
-	if (!drm_dev_enter(&sdev->drm, &idx))
-		return;
-
-	drm_warn(&sdev->drm, "resetting the card\n");
-	for (i = 0; i < sdev->num_rings; i++)
-		drm_sched_stop(&sdev->rings[i].sched, bad);
-
-	atomic_set(&sdev->card_reset_pending, 0);
-	spyre_card_reset_hw(sdev);
-	if (guilty && !guilty->queue->kernel)
-		WRITE_ONCE(guilty->queue->banned, true);
-
-	for (i = 0; i < sdev->num_rings; i++) {
-		struct spyre_ring *ring = &sdev->rings[i];
-
-		spyre_ring_hw_reset(ring);
-		spyre_ring_fail_pending(ring, guilty, -ETIMEDOUT, -EIO);
-		spyre_ring_hw_start(ring);
-		spyre_sem_release(ring);
-	}
-	atomic_inc(&sdev->reset_count);
-
-	for (i = 0; i < sdev->num_rings; i++) {
-		drm_sched_resubmit_jobs(&sdev->rings[i].sched);
-		drm_sched_start(&sdev->rings[i].sched);
-	}
-	drm_dev_exit(idx);
-}
-
-static void spyre_reset_work(struct work_struct *work)
-{
-	struct spyre_device *sdev = container_of(work, struct spyre_device, reset_work);
-
-	mutex_lock(&sdev->recovery_lock);
-	spyre_card_reset(sdev, NULL);
-	mutex_unlock(&sdev->recovery_lock);
-}
-
-void spyre_schedule_card_reset(struct spyre_device *sdev)
-{
-	atomic_set(&sdev->card_reset_pending, 1);
-	queue_work(sdev->reset_wq, &sdev->reset_work);
 }
 
 static irqreturn_t spyre_err_irq(int irq, void *arg)
@@ -123,18 +70,54 @@ static irqreturn_t spyre_err_irq(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-static void spyre_device_release(struct drm_device *drm, void *arg)
+/*
+ * Device-lifetime state is released by drmm actions after the last file
+ * closed, in reverse order: the schedulers (no entity is left on them),
+ * then the allocator, the workqueues and the rings' memory.
+ *
+ * Every job has finished by now (the card was quiesced at removal), but
+ * the scheduler frees finished jobs from its work items, and
+ * drm_sched_fini() cancels those: let them run first, so no job keeps its
+ * BOs, its queue or a fence past the device.
+ */
+static void spyre_scheds_fini(struct drm_device *drm, void *arg)
 {
-	struct spyre_device *sdev = to_spyre_device(drm);
+	struct spyre_device *sdev = arg;
+	struct drm_sched_job *s_job, *tmp;
+	struct drm_gpu_scheduler *sched;
 	unsigned int i;
 
-	/* Runs after the last file closed: no entity is left on a scheduler. */
-	for (i = 0; i < sdev->num_rings; i++)
-		if (sdev->rings[i].sdev)
-			drm_sched_fini(&sdev->rings[i].sched);
+	drain_workqueue(sdev->submit_wq);
+	for (i = 0; i < sdev->num_rings; i++) {
+		if (!sdev->rings[i].sdev)
+			continue;
+		sched = &sdev->rings[i].sched;
+		drm_sched_fini(sched);
+		list_for_each_entry_safe(s_job, tmp, &sched->pending_list, list) {
+			/* An unfinished job may still be used by its fence: leave it. */
+			if (drm_WARN_ON(drm, !dma_fence_is_signaled(&s_job->s_fence->finished)))
+				continue;
+			list_del_init(&s_job->list);
+			sched->ops->free_job(s_job);
+		}
+	}
+}
+
+static void spyre_ring_set_release(struct drm_device *drm, void *set)
+{
+	spyre_ring_set_put(set);
+}
+
+static void spyre_mm_fini(struct drm_device *drm, void *arg)
+{
+	struct spyre_device *sdev = arg;
+
 	gpu_buddy_fini(&sdev->mm);
-	destroy_workqueue(sdev->reset_wq);
-	destroy_workqueue(sdev->submit_wq);
+}
+
+static void spyre_destroy_wq(struct drm_device *drm, void *wq)
+{
+	destroy_workqueue(wq);
 }
 
 static int spyre_read_config(struct spyre_device *sdev)
@@ -169,83 +152,27 @@ static int spyre_read_config(struct spyre_device *sdev)
 	return 0;
 }
 
-int spyre_device_init(struct spyre_device *sdev)
+/* Maps the part of device memory the CPU reaches through BAR2. */
+static void spyre_map_aperture(struct spyre_device *sdev)
 {
 	struct pci_dev *pdev = sdev->pdev;
-	unsigned int nvec, i, vec, err_vec;
-	int ret;
 
-	ret = spyre_read_config(sdev);
-	if (ret)
-		return ret;
-	ret = spyre_card_reset_hw(sdev);
-	if (ret)
-		return ret;
-
-	/* The CPU clears device memory it can reach through BAR2. */
 	sdev->aperture = min3(sdev->aperture, sdev->mem_size,
 			      (u64)pci_resource_len(pdev, SPYRE_BAR_MEM));
-	if (sdev->aperture) {
-		sdev->mem_bar = devm_ioremap_wc(&pdev->dev,
-						pci_resource_start(pdev, SPYRE_BAR_MEM),
-						sdev->aperture);
-		if (!sdev->mem_bar)
-			sdev->aperture = 0;
-	}
+	if (!sdev->aperture)
+		return;
+	sdev->mem_bar = devm_ioremap_wc(&pdev->dev, pci_resource_start(pdev, SPYRE_BAR_MEM),
+					sdev->aperture);
+	if (!sdev->mem_bar)
+		sdev->aperture = 0;
+}
 
-	ret = drmm_mutex_init(&sdev->drm, &sdev->mm_lock);
-	if (ret)
-		return ret;
-	ret = drmm_mutex_init(&sdev->drm, &sdev->bo_lock);
-	if (ret)
-		return ret;
-	ret = drmm_mutex_init(&sdev->drm, &sdev->recovery_lock);
-	if (ret)
-		return ret;
-	INIT_LIST_HEAD(&sdev->bo_list);
-	INIT_WORK(&sdev->reset_work, spyre_reset_work);
-	/*
-	 * drm_sched's default queue is ordered, hence unbound: a submit
-	 * would wake a worker on whichever CPU, often another one, an
-	 * inter-processor interrupt away. The scheduler does not need the
-	 * ordering (each of its work items never runs concurrently with
-	 * itself, and run_job and free_job only share locked state).
-	 */
-	sdev->submit_wq = alloc_workqueue("spyre-submit-%s", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0,
-					  pci_name(pdev));
-	if (!sdev->submit_wq)
-		return -ENOMEM;
-	sdev->reset_wq = alloc_ordered_workqueue("spyre-reset-%s", 0, pci_name(pdev));
-	if (!sdev->reset_wq) {
-		destroy_workqueue(sdev->submit_wq);
-		return -ENOMEM;
-	}
-	ret = gpu_buddy_init(&sdev->mm, sdev->mem_size, PAGE_SIZE);
-	if (ret) {
-		destroy_workqueue(sdev->reset_wq);
-		destroy_workqueue(sdev->submit_wq);
-		return ret;
-	}
-	sdev->rings = drmm_kcalloc(&sdev->drm, sdev->num_rings, sizeof(*sdev->rings),
-				   GFP_KERNEL);
-	if (!sdev->rings) {
-		gpu_buddy_fini(&sdev->mm);
-		destroy_workqueue(sdev->reset_wq);
-		destroy_workqueue(sdev->submit_wq);
-		return -ENOMEM;
-	}
-	ret = drmm_add_action_or_reset(&sdev->drm, spyre_device_release, NULL);
-	if (ret)
-		return ret;
-
-	/* One vector per ring plus the card-error vector. */
-	err_vec = spyre_read(sdev, SPYRE_REG_IRQ_ERR_VECTOR);
-	nvec = max(sdev->num_rings, err_vec) + 1;
-	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
-	if (ret < 0) {
-		drm_err(&sdev->drm, "cannot get %u MSI-X vectors: %d\n", nvec, ret);
-		return ret;
-	}
+/* Sets up every ring with its MSI-X vector, one vector per ring plus errors. */
+static int spyre_rings_init(struct spyre_device *sdev, unsigned int nvec)
+{
+	struct pci_dev *pdev = sdev->pdev;
+	unsigned int i, vec;
+	int ret;
 
 	for (i = 0; i < sdev->num_rings; i++) {
 		struct spyre_ring *ring = &sdev->rings[i];
@@ -265,16 +192,6 @@ int spyre_device_init(struct spyre_device *sdev)
 			goto err_rings;
 		}
 	}
-
-	sdev->err_irq = pci_irq_vector(pdev, err_vec);
-	ret = request_irq(sdev->err_irq, spyre_err_irq, 0, "spyre-err", sdev);
-	if (ret)
-		goto err_rings;
-	ret = spyre_kernel_queue_init(sdev);
-	if (ret) {
-		free_irq(sdev->err_irq, sdev);
-		goto err_rings;
-	}
 	return 0;
 
 err_rings:
@@ -282,6 +199,108 @@ err_rings:
 		spyre_ring_fini(&sdev->rings[i]);
 		sdev->rings[i].sdev = NULL;
 	}
+	return ret;
+}
+
+static void spyre_rings_fini(struct spyre_device *sdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdev->num_rings; i++) {
+		spyre_ring_fini(&sdev->rings[i]);
+		sdev->rings[i].sdev = NULL;
+	}
+}
+
+int spyre_device_init(struct spyre_device *sdev)
+{
+	struct pci_dev *pdev = sdev->pdev;
+	unsigned int nvec, err_vec;
+	int ret;
+
+	ret = spyre_read_config(sdev);
+	if (ret)
+		return ret;
+	ret = spyre_card_reset_hw(sdev);
+	if (ret)
+		return ret;
+	/* The CPU clears device memory it can reach through BAR2. */
+	spyre_map_aperture(sdev);
+
+	ret = drmm_mutex_init(&sdev->drm, &sdev->mm_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&sdev->drm, &sdev->bo_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&sdev->drm, &sdev->recovery_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&sdev->bo_list);
+	spyre_recovery_init(sdev);
+	sdev->ring_set = spyre_ring_set_alloc(sdev->num_rings);
+	if (!sdev->ring_set)
+		return -ENOMEM;
+	sdev->rings = sdev->ring_set->rings;
+	/* Runs last; hardware fences may keep the rings' memory longer. */
+	ret = drmm_add_action_or_reset(&sdev->drm, spyre_ring_set_release, sdev->ring_set);
+	if (ret)
+		return ret;
+
+	/*
+	 * drm_sched's default queue is ordered, hence unbound: a submit
+	 * would wake a worker on whichever CPU, often another one, an
+	 * inter-processor interrupt away. The scheduler does not need the
+	 * ordering (each of its work items never runs concurrently with
+	 * itself, and run_job and free_job only share locked state).
+	 */
+	sdev->submit_wq = alloc_workqueue("spyre-submit-%s", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0,
+					  pci_name(pdev));
+	if (!sdev->submit_wq)
+		return -ENOMEM;
+	ret = drmm_add_action_or_reset(&sdev->drm, spyre_destroy_wq, sdev->submit_wq);
+	if (ret)
+		return ret;
+	sdev->reset_wq = alloc_ordered_workqueue("spyre-reset-%s", 0, pci_name(pdev));
+	if (!sdev->reset_wq)
+		return -ENOMEM;
+	ret = drmm_add_action_or_reset(&sdev->drm, spyre_destroy_wq, sdev->reset_wq);
+	if (ret)
+		return ret;
+	ret = gpu_buddy_init(&sdev->mm, sdev->mem_size, PAGE_SIZE);
+	if (ret)
+		return ret;
+	ret = drmm_add_action_or_reset(&sdev->drm, spyre_mm_fini, sdev);
+	if (ret)
+		return ret;
+	/* Runs before the actions above: the schedulers use the queues. */
+	ret = drmm_add_action_or_reset(&sdev->drm, spyre_scheds_fini, sdev);
+	if (ret)
+		return ret;
+
+	err_vec = spyre_read(sdev, SPYRE_REG_IRQ_ERR_VECTOR);
+	nvec = max(sdev->num_rings, err_vec) + 1;
+	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
+	if (ret < 0) {
+		drm_err(&sdev->drm, "cannot get %u MSI-X vectors: %d\n", nvec, ret);
+		return ret;
+	}
+	ret = spyre_rings_init(sdev, nvec);
+	if (ret)
+		return ret;
+	sdev->err_irq = pci_irq_vector(pdev, err_vec);
+	ret = request_irq(sdev->err_irq, spyre_err_irq, 0, "spyre-err", sdev);
+	if (ret)
+		goto err_rings;
+	ret = spyre_kernel_queue_init(sdev);
+	if (ret)
+		goto err_irq;
+	return 0;
+
+err_irq:
+	free_irq(sdev->err_irq, sdev);
+err_rings:
+	spyre_rings_fini(sdev);
 	return ret;
 }
 
@@ -299,7 +318,7 @@ void spyre_device_fini(struct spyre_device *sdev)
 		drm_sched_wqueue_stop(&ring->sched);
 		spyre_ring_hw_reset(ring);
 		free_irq(ring->irq, ring);
-		spyre_ring_fail_pending(ring, NULL, 0, -ENODEV);
+		spyre_ring_retire_pending(ring, NULL, 0, -ENODEV);
 		drm_sched_wqueue_start(&ring->sched);
 	}
 	spyre_write(sdev, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);

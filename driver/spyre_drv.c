@@ -15,10 +15,13 @@
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
 
+#include "spyre_debugfs.h"
 #include "spyre_drv.h"
 #include "spyre_gem.h"
-#include "spyre_job.h"
+#include "spyre_queue.h"
+#include "spyre_recovery.h"
 #include "spyre_ring.h"
+#include "spyre_submit.h"
 
 /* Bound devices, so a new job timeout reaches every scheduler. */
 static DEFINE_MUTEX(spyre_devices_lock);
@@ -60,14 +63,22 @@ unsigned int spyre_ring_order = 12;
 module_param_named(ring_order, spyre_ring_order, uint, 0444);
 MODULE_PARM_DESC(ring_order, "Descriptors per ring as a power of two (6..16, default 12)");
 
+unsigned int spyre_file_mem_quota_mb;
+module_param_named(file_mem_quota_mb, spyre_file_mem_quota_mb, uint, 0644);
+MODULE_PARM_DESC(file_mem_quota_mb,
+		 "Device memory one open file may hold in BOs, in MiB (0: no quota, the default); takes effect for new BOs");
+
 unsigned int spyre_max_host_bo_mb = 1024;
 module_param_named(max_host_bo_mb, spyre_max_host_bo_mb, uint, 0444);
 MODULE_PARM_DESC(max_host_bo_mb,
 		 "Largest host BO in MiB, capped at half of RAM (default 1024)");
 
-static u32 spyre_max_cmds(void)
+/*
+ * Commands one SUBMIT may carry: even a submit of only full launches (and
+ * its FENCE) must fit in one ring, whatever ring_order is.
+ */
+u32 spyre_max_cmds(void)
 {
-	/* Even a submit of only full launches must fit in one ring. */
 	return min_t(u32, SPYRE_MAX_SUBMIT_CMDS,
 		     ((1U << spyre_ring_order) - 1) / SPYRE_MAX_DESCS_PER_CMD);
 }
@@ -240,6 +251,7 @@ static const struct drm_driver spyre_drm_driver = {
 	.open = spyre_open,
 	.postclose = spyre_postclose,
 	.gem_create_object = spyre_gem_create_object,
+	.gem_prime_import = spyre_gem_prime_import,
 	.gem_prime_import_sg_table = spyre_gem_prime_import_sg_table,
 	.show_fdinfo = spyre_show_fdinfo,
 	.ioctls = spyre_ioctls,
@@ -385,6 +397,7 @@ static struct pci_driver spyre_pci_driver = {
 	.probe = spyre_probe,
 	.remove = spyre_remove,
 	.shutdown = spyre_shutdown,
+	.err_handler = &spyre_pci_err_handlers,
 };
 
 static int __init spyre_init(void)

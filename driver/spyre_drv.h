@@ -1,22 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Spyre DRM accel driver: device, file and shared declarations.
+ * Spyre DRM accel driver: module parameters, limits and the open file.
  *
  * Copyright (C) 2026 The Spyre stack authors
  */
 #ifndef SPYRE_DRV_H
 #define SPYRE_DRV_H
 
-#include <linux/io.h>
-#include <linux/mutex.h>
-#include <linux/pci.h>
-#include <linux/workqueue.h>
+#include <linux/atomic.h>
+#include <linux/kref.h>
 #include <linux/xarray.h>
-#include <linux/gpu_buddy.h>
-#include <drm/drm_device.h>
-#include <drm/drm_file.h>
+#include <uapi/drm/spyre_accel.h>
 
-#include "spyre_hw.h"
+#include "spyre_device.h"
 
 #define SPYRE_DRIVER_NAME	"spyre"
 #define SPYRE_DRIVER_DESC	"Spyre AI accelerator"
@@ -28,90 +24,13 @@
 #define SPYRE_MAX_RINGS		16
 /* Descriptors one command can need: a launch with SPYRE_MAX_ARGS slots. */
 #define SPYRE_MAX_DESCS_PER_CMD	(1 + DIV_ROUND_UP(SPYRE_MAX_ARGS, SPYRE_ARGS_PER_DESC))
+/* Engines of enum drm_spyre_engine, for per-engine statistics. */
+#define SPYRE_NUM_ENGINES	(DRM_SPYRE_ENGINE_DMA + 1)
 
 extern unsigned int spyre_job_timeout_ms;
 extern unsigned int spyre_ring_order;
 extern unsigned int spyre_max_host_bo_mb;
-
-struct drm_sched_job;
-struct spyre_ring;
-struct spyre_queue;
-
-/**
- * struct spyre_device - one bound card
- * @drm: the DRM device (/dev/accel/accelN)
- * @pdev: the PCI function
- * @regs: BAR0 register mapping
- * @hw_version: SPYRE_REG_VERSION
- * @num_cores: AI cores
- * @scratchpad_kb: scratchpad per core in KiB
- * @clock_mhz: modelled core clock
- * @num_sems: cross-ring semaphores
- * @mem_size: bytes of device memory under @mm
- * @aperture: bytes of device memory the CPU reaches through BAR2
- * @mem_bar: write-combined mapping of those bytes
- * @kqueue: the driver's own queue (clearing memory beyond @aperture)
- * @num_rings: rings in use (at most SPYRE_MAX_RINGS)
- * @rings: the rings; ring 0 serves compute queues, the others DMA queues
- * @next_dma_ring: round-robin counter spreading DMA queues over rings
- * @mm_lock: protects @mm and @mem_used
- * @mm: buddy allocator over device memory
- * @mem_used: bytes of device memory allocated to BOs
- * @bo_lock: protects @bo_list
- * @bo_list: every live BO of this device, for debugfs
- * @bo_count: live BOs (debugfs "bo_count"; tests check it returns to zero)
- * @host_mem_used: bytes of host BOs created by this device
- * @submit_wq: the schedulers' queue for run_job and free_job: per-CPU and
- *	high priority, so a submit's run_job runs on the submitting CPU right
- *	away instead of waking a worker on another CPU first
- * @reset_wq: ordered queue running every recovery, timeouts included, so
- *	two recoveries never overlap
- * @recovery_lock: serialises ring resets, card resets and cancellations
- * @reset_work: full card reset outside a job timeout (error IRQ, debugfs)
- * @reset_count: ring and card resets so far
- * @card_reset_pending: a card-level error asks for a full reset
- * @completions: jobs completed on any ring, for hang detection
- * @err_irq: Linux IRQ of the card-error vector
- * @link: entry in the driver's list of bound devices
- */
-struct spyre_device {
-	struct drm_device drm;
-	struct pci_dev *pdev;
-	void __iomem *regs;
-
-	u32 hw_version;
-	u32 num_cores;
-	u32 scratchpad_kb;
-	u32 clock_mhz;
-	u32 num_sems;
-	u64 mem_size;
-
-	u64 aperture;
-	void __iomem *mem_bar;
-	struct spyre_queue *kqueue;
-	unsigned int num_rings;
-	struct spyre_ring *rings;
-	atomic_t next_dma_ring;
-
-	struct mutex mm_lock; /* protects mm, mem_used */
-	struct gpu_buddy mm;
-	u64 mem_used;
-
-	struct mutex bo_lock; /* protects bo_list */
-	struct list_head bo_list;
-	atomic_t bo_count;
-	atomic64_t host_mem_used;
-
-	struct workqueue_struct *submit_wq;
-	struct workqueue_struct *reset_wq;
-	struct mutex recovery_lock; /* see above */
-	struct work_struct reset_work;
-	atomic_t reset_count;
-	atomic_t card_reset_pending;
-	atomic64_t completions;
-	int err_irq;
-	struct list_head link;
-};
+extern unsigned int spyre_file_mem_quota_mb;
 
 /**
  * struct spyre_file - per open file state
@@ -122,42 +41,20 @@ struct spyre_device {
  * @engine_ns: device time used per engine (enum drm_spyre_engine)
  * @jobs_done: finished jobs
  * @drm_client_id: the DRM file's client ID, for the scheduler
+ * @dev_mem_used: bytes of device BOs the file created that still exist
+ *	(module parameter file_mem_quota_mb)
  */
 struct spyre_file {
 	struct kref ref;
 	struct spyre_device *sdev;
 	struct xarray queues;
-	atomic64_t engine_ns[2];
+	atomic64_t engine_ns[SPYRE_NUM_ENGINES];
 	atomic64_t jobs_done;
 	u64 drm_client_id;
+	atomic64_t dev_mem_used;
 };
 
-static inline struct spyre_device *to_spyre_device(struct drm_device *drm)
-{
-	return container_of(drm, struct spyre_device, drm);
-}
-
-static inline u32 spyre_read(struct spyre_device *sdev, u32 reg)
-{
-	return readl(sdev->regs + reg);
-}
-
-static inline void spyre_write(struct spyre_device *sdev, u32 reg, u32 val)
-{
-	writel(val, sdev->regs + reg);
-}
-
 void spyre_file_put(struct spyre_file *sfile);
-
-/* spyre_device.c */
-int spyre_device_init(struct spyre_device *sdev);
-void spyre_device_fini(struct spyre_device *sdev);
-u64 spyre_device_time_ns(struct spyre_device *sdev);
-int spyre_card_reset_hw(struct spyre_device *sdev);
-void spyre_card_reset(struct spyre_device *sdev, struct drm_sched_job *bad);
-void spyre_schedule_card_reset(struct spyre_device *sdev);
-
-/* spyre_debugfs.c */
-void spyre_debugfs_init(struct spyre_device *sdev);
+u32 spyre_max_cmds(void);
 
 #endif /* SPYRE_DRV_H */

@@ -15,6 +15,9 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/mm.h>
+#include <linux/capability.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
@@ -23,6 +26,7 @@
 #include <drm/drm_utils.h>
 #include <uapi/drm/spyre_accel.h>
 
+#include "spyre_drv.h"
 #include "spyre_gem.h"
 #include "spyre_job.h"
 
@@ -63,6 +67,70 @@ u64 spyre_max_host_bo_size(void)
 	return round_down(min(limit, half_ram), PAGE_SIZE);
 }
 
+/* --- limits --------------------------------------------------------------- */
+
+/*
+ * Host BOs pin their pages for as long as they live, like mlock(): the
+ * pages are charged to the creating user's locked memory and limited by
+ * RLIMIT_MEMLOCK, shared with io_uring, RDMA and the rest. CAP_IPC_LOCK
+ * lifts the limit (and the charge), as for mlock().
+ */
+static int spyre_pin_charge(struct spyre_bo *bo, u64 size)
+{
+	unsigned long pages = size >> PAGE_SHIFT, limit, cur, new;
+	struct user_struct *user = current_user();
+
+	if (capable(CAP_IPC_LOCK))
+		return 0;
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		new = cur + pages;
+		if (new < cur || new > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	bo->pin_user = get_uid(user);
+	bo->pinned_pages = pages;
+	return 0;
+}
+
+static void spyre_pin_uncharge(struct spyre_bo *bo)
+{
+	if (!bo->pin_user)
+		return;
+	atomic_long_sub(bo->pinned_pages, &bo->pin_user->locked_vm);
+	free_uid(bo->pin_user);
+	bo->pin_user = NULL;
+}
+
+/*
+ * Device memory one open file may hold (module parameter
+ * file_mem_quota_mb, 0 for no quota): the quota in force when a BO is
+ * created counts, BOs keep their charge until they are freed.
+ */
+static int spyre_quota_charge(struct spyre_file *sfile, struct spyre_bo *bo, u64 size)
+{
+	u64 quota = (u64)READ_ONCE(spyre_file_mem_quota_mb) << 20;
+	u64 used = atomic64_add_return(size, &sfile->dev_mem_used);
+
+	if (quota && used > quota) {
+		atomic64_sub(size, &sfile->dev_mem_used);
+		return -EDQUOT;
+	}
+	kref_get(&sfile->ref);
+	bo->sfile = sfile;
+	return 0;
+}
+
+static void spyre_quota_uncharge(struct spyre_bo *bo)
+{
+	if (!bo->sfile)
+		return;
+	atomic64_sub(bo->shmem.base.size, &bo->sfile->dev_mem_used);
+	spyre_file_put(bo->sfile);
+	bo->sfile = NULL;
+}
+
 /* --- device BOs ---------------------------------------------------------- */
 
 static void spyre_dev_bo_free(struct drm_gem_object *obj)
@@ -71,6 +139,7 @@ static void spyre_dev_bo_free(struct drm_gem_object *obj)
 	struct spyre_bo *bo = to_spyre_bo(obj);
 
 	spyre_bo_untrack(sdev, bo);
+	spyre_quota_uncharge(bo);
 	if (!list_empty(&bo->blocks)) {
 		mutex_lock(&sdev->mm_lock);
 		gpu_buddy_free_list(&sdev->mm, &bo->blocks, 0);
@@ -127,7 +196,8 @@ static int spyre_dev_mem_clear(struct spyre_device *sdev, u64 addr, u64 size)
 	return ret;
 }
 
-static struct spyre_bo *spyre_dev_bo_create(struct spyre_device *sdev, u64 size)
+static struct spyre_bo *spyre_dev_bo_create(struct spyre_device *sdev, struct spyre_file *sfile,
+					    u64 size)
 {
 	struct gpu_buddy_block *block;
 	struct spyre_bo *bo;
@@ -141,6 +211,11 @@ static struct spyre_bo *spyre_dev_bo_create(struct spyre_device *sdev, u64 size)
 	INIT_LIST_HEAD(&bo->link);
 	bo->shmem.base.funcs = &spyre_dev_bo_funcs;
 	drm_gem_private_object_init(&sdev->drm, &bo->shmem.base, size);
+	ret = spyre_quota_charge(sfile, bo, size);
+	if (ret) {
+		drm_gem_object_put(&bo->shmem.base);
+		return ERR_PTR(ret);
+	}
 
 	mutex_lock(&sdev->mm_lock);
 	ret = gpu_buddy_alloc_blocks(&sdev->mm, 0, sdev->mem_size, size, PAGE_SIZE,
@@ -175,6 +250,7 @@ static void spyre_host_bo_free(struct drm_gem_object *obj)
 	if (!list_empty(&bo->link))
 		atomic64_sub(obj->size, &sdev->host_mem_used);
 	spyre_bo_untrack(sdev, bo);
+	spyre_pin_uncharge(bo);
 	if (bo->sg)
 		dma_free_coherent(obj->dev->dev, (size_t)bo->sg_count * sizeof(*bo->sg),
 				  bo->sg, bo->sg_dma);
@@ -223,8 +299,13 @@ static int spyre_host_bo_build_sg(struct spyre_device *sdev, struct spyre_bo *bo
 	if (!bo->sg_count)
 		return -EINVAL;
 
+	/*
+	 * One table the card walks; for a BO of the largest size made of
+	 * single pages it is the largest allocation the page allocator
+	 * serves. Fail without a warning when memory is too fragmented.
+	 */
 	bo->sg = dma_alloc_coherent(sdev->drm.dev, (size_t)bo->sg_count * sizeof(*bo->sg),
-				    &bo->sg_dma, GFP_KERNEL);
+				    &bo->sg_dma, GFP_KERNEL | __GFP_NOWARN);
 	if (!bo->sg)
 		return -ENOMEM;
 	for_each_sgtable_dma_sg(sgt, sg, i) {
@@ -250,6 +331,9 @@ static struct spyre_bo *spyre_host_bo_create(struct spyre_device *sdev, u64 size
 	if (IS_ERR(shmem))
 		return ERR_CAST(shmem);
 	bo = to_spyre_bo(&shmem->base);
+	ret = spyre_pin_charge(bo, size);
+	if (ret)
+		goto err;
 
 	/* Pins the pages and maps them for the card, once for the BO's life. */
 	sgt = drm_gem_shmem_get_pages_sgt(shmem);
@@ -270,6 +354,18 @@ static struct spyre_bo *spyre_host_bo_create(struct spyre_device *sdev, u64 size
 err:
 	drm_gem_object_put(&shmem->base);
 	return ERR_PTR(ret);
+}
+
+/*
+ * Imports a foreign dma-buf (or one of this driver's, which gives back the
+ * same object). Checked against the host BO size limit before attaching,
+ * so an oversized buffer costs nothing.
+ */
+struct drm_gem_object *spyre_gem_prime_import(struct drm_device *drm, struct dma_buf *dma_buf)
+{
+	if (dma_buf->size > spyre_max_host_bo_size())
+		return ERR_PTR(-E2BIG);
+	return drm_gem_prime_import(drm, dma_buf);
 }
 
 struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
@@ -296,6 +392,12 @@ struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
 	return obj;
 
 err:
+	/*
+	 * The sg_table belongs to the attachment, which the caller unmaps and
+	 * detaches when we fail; import_attach is not set yet, so the shmem
+	 * free would otherwise unmap and free it as if it were ours.
+	 */
+	bo->shmem.sgt = NULL;
 	drm_gem_object_put(obj);
 	return ERR_PTR(ret);
 }
@@ -325,7 +427,7 @@ int spyre_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 	size = PAGE_ALIGN(args->size);
 
 	if (args->placement == DRM_SPYRE_PLACEMENT_DEVICE)
-		bo = spyre_dev_bo_create(sdev, size);
+		bo = spyre_dev_bo_create(sdev, file->driver_priv, size);
 	else
 		bo = spyre_host_bo_create(sdev, size);
 	if (IS_ERR(bo))

@@ -9,6 +9,10 @@
 
 #include <drm/drm_gem_shmem_helper.h>
 
+struct dma_buf;
+struct spyre_file;
+struct user_struct;
+
 #include "spyre_drv.h"
 
 /**
@@ -22,6 +26,10 @@
  * @sg_dma: bus address of @sg
  * @sg_count: entries in @sg
  * @owner_pid: process that created the BO, for debugfs
+ * @pin_user: host BOs: the user whose locked memory the pages are charged
+ *	to (reference), NULL if not charged (CAP_IPC_LOCK, imports)
+ * @pinned_pages: pages charged to @pin_user
+ * @sfile: device BOs: the file whose quota the BO counts in (reference)
  */
 struct spyre_bo {
 	struct drm_gem_shmem_object shmem;
@@ -33,6 +41,9 @@ struct spyre_bo {
 	dma_addr_t sg_dma;
 	u32 sg_count;
 	pid_t owner_pid;
+	struct user_struct *pin_user;
+	unsigned long pinned_pages;
+	struct spyre_file *sfile;
 };
 
 static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)
@@ -41,6 +52,7 @@ static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)
 }
 
 struct drm_gem_object *spyre_gem_create_object(struct drm_device *drm, size_t size);
+struct drm_gem_object *spyre_gem_prime_import(struct drm_device *drm, struct dma_buf *dma_buf);
 struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
 						       struct dma_buf_attachment *attach,
 						       struct sg_table *sgt);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Spyre jobs: the scheduler backend (run, free, timeout and recovery) and
- * the driver's own jobs.
+ * Spyre jobs: the scheduler backend (run and free; timeouts are in
+ * spyre_recovery.c) and the driver's own jobs.
  *
  * Copyright (C) 2026 The Spyre stack authors
  */
@@ -13,6 +13,8 @@
 #include <uapi/drm/spyre_accel.h>
 
 #include "spyre_job.h"
+#include "spyre_queue.h"
+#include "spyre_recovery.h"
 #include "spyre_ring.h"
 
 /* Appends a zeroed descriptor to a job being built. */
@@ -117,31 +119,27 @@ static int spyre_job_dependency_error(struct spyre_job *job)
 	return 0;
 }
 
+/*
+ * Writes the job to its ring, once. A job whose queue was banned or whose
+ * input failed does not run; its fence carries the error. Writing a job
+ * again after a ring reset is recovery's business (spyre_recovery.c).
+ */
 static struct dma_fence *spyre_run_job(struct drm_sched_job *sched_job)
 {
 	struct spyre_job *job = to_spyre_job(sched_job);
 	struct spyre_device *sdev = job->ring->sdev;
 	int err, idx;
 
-	if (job->emitted) {
-		/* Resubmission after a recovery. */
-		if (job->replay && drm_dev_enter(&sdev->drm, &idx)) {
-			spyre_ring_emit(job->ring, job);
-			drm_dev_exit(idx);
-		}
-		return dma_fence_get(job->hw_fence);
-	}
-
 	if (READ_ONCE(job->queue->banned))
-		return ERR_PTR(-ECANCELED);
+		return spyre_ring_fail_job(job->ring, job, -ECANCELED);
 	/* A job whose input failed would compute on garbage: pass the error on. */
 	err = spyre_job_dependency_error(job);
 	if (!err)
 		err = spyre_sem_prepare(job);
 	if (err)
-		return ERR_PTR(err);
+		return spyre_ring_fail_job(job->ring, job, err);
 	if (!drm_dev_enter(&sdev->drm, &idx))
-		return ERR_PTR(-ENODEV);
+		return spyre_ring_fail_job(job->ring, job, -ENODEV);
 	spyre_ring_emit(job->ring, job);
 	drm_dev_exit(idx);
 	return dma_fence_get(job->hw_fence);
@@ -155,75 +153,8 @@ static void spyre_free_job(struct drm_sched_job *sched_job)
 	spyre_job_free(job);
 }
 
-/*
- * Job timeout. The scheduler's timer only says the oldest job on the ring
- * has not finished for a while; a long job that makes progress is left
- * running. Otherwise the ring is reset: the hung job fails with -ETIMEDOUT
- * (or -EIO if the ring stopped on an error), its queue is banned and its
- * other jobs are cancelled, and the other queues' jobs are written again to
- * the fresh ring. A card-level error resets the whole card instead.
- *
- * Every path goes through drm_sched_stop(), drm_sched_resubmit_jobs() and
- * drm_sched_start(): stop detaches the scheduler from the hardware fences,
- * resubmission hands them back (run_job writes replayed jobs again) and
- * start re-arms them.
- */
-static enum drm_gpu_sched_stat spyre_timedout_job(struct drm_sched_job *sched_job)
-{
-	struct spyre_job *job = to_spyre_job(sched_job);
-	struct spyre_ring *ring = job->ring;
-	struct spyre_device *sdev = ring->sdev;
-	bool ring_error, hung;
-	int idx;
-
-	if (!drm_dev_enter(&sdev->drm, &idx))
-		return DRM_GPU_SCHED_STAT_ENODEV;
-
-	mutex_lock(&sdev->recovery_lock);
-	spyre_ring_process_completions(ring);
-	if (atomic_read(&sdev->card_reset_pending) ||
-	    (spyre_read(sdev, SPYRE_REG_STATUS) & SPYRE_STATUS_FATAL)) {
-		spyre_card_reset(sdev, dma_fence_is_signaled(job->hw_fence) ? NULL : sched_job);
-		goto out;
-	}
-
-	ring_error = spyre_ring_read(ring, SPYRE_RING_STATUS) & SPYRE_RING_STATUS_ERROR;
-	hung = !dma_fence_is_signaled(job->hw_fence) &&
-	       (ring_error || spyre_ring_is_stuck(ring, job));
-	/*
-	 * A job waiting on the card for a job of another ring is not to blame:
-	 * if that one hangs, its own ring's timeout recovers it and releases
-	 * the wait. Give this one time from then on.
-	 */
-	if (hung && !ring_error && spyre_sem_job_blocked(job)) {
-		hung = false;
-		ring->progress_time = jiffies;
-	}
-
-	drm_sched_stop(&ring->sched, sched_job);
-	if (hung) {
-		drm_warn(&sdev->drm, "%s: job %llu of queue %u %s, resetting the ring\n",
-			 ring->name, job->seqno, job->queue->id,
-			 ring_error ? "hit a ring error" : "hung");
-		spyre_ring_hw_reset(ring);
-		if (!ring_error && !job->queue->kernel)
-			WRITE_ONCE(job->queue->banned, true);
-		spyre_ring_fail_pending(ring, job, ring_error ? -EIO : -ETIMEDOUT, 0);
-		spyre_ring_hw_start(ring);
-		spyre_sem_release(ring);
-		atomic_inc(&ring->resets);
-		atomic_inc(&sdev->reset_count);
-	}
-	drm_sched_resubmit_jobs(&ring->sched);
-	drm_sched_start(&ring->sched);
-out:
-	mutex_unlock(&sdev->recovery_lock);
-	drm_dev_exit(idx);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
-}
-
 const struct drm_sched_backend_ops spyre_sched_ops = {
 	.run_job = spyre_run_job,
 	.free_job = spyre_free_job,
-	.timedout_job = spyre_timedout_job,
+	.timedout_job = spyre_job_timedout,
 };

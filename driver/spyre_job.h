@@ -1,52 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Spyre queues and jobs.
+ * Spyre jobs: the scheduler backend and the driver's own jobs.
  *
  * Copyright (C) 2026 The Spyre stack authors
  */
 #ifndef SPYRE_JOB_H
 #define SPYRE_JOB_H
 
-#include <linux/kref.h>
 #include <drm/gpu_scheduler.h>
 
 #include "spyre_drv.h"
 #include "spyre_sem.h"
 
+struct spyre_queue;
 struct spyre_ring;
-
-/**
- * struct spyre_queue - a user queue: one scheduler entity on one ring
- * @ref: held by the file's queue table and by every job of the queue
- * @id: ID in the file's queue table
- * @engine: enum drm_spyre_engine
- * @priority: enum drm_spyre_priority
- * @sfile: owning file (reference)
- * @ring: ring the queue feeds
- * @entity: the scheduler entity; its FIFO gives stream order
- * @submit_lock: makes job arm and push atomic, so jobs keep submit order
- * @last_scheduled: scheduled fence of the last pushed job (under
- *	@submit_lock), to wait for before tearing the entity down
- * @banned: one of the queue's jobs hung; no more submissions
- * @kernel: the driver's own queue (no file, never banned)
- * @destroyed: torn down; set under @submit_lock so no job can follow
- * @jobs_submitted: jobs pushed to the queue
- */
-struct spyre_queue {
-	struct kref ref;
-	u32 id;
-	u32 engine;
-	u32 priority;
-	struct spyre_file *sfile;
-	struct spyre_ring *ring;
-	struct drm_sched_entity entity;
-	struct mutex submit_lock; /* job arm + push, last_scheduled */
-	struct dma_fence *last_scheduled;
-	bool banned;
-	bool kernel;
-	bool destroyed;
-	atomic64_t jobs_submitted;
-};
 
 /**
  * struct spyre_job - one submission
@@ -63,7 +30,7 @@ struct spyre_queue {
  *	run_job never allocates
  * @seqno: sequence number on the ring, 0 until first emitted
  * @emitted: the descriptors were written to the ring at least once
- * @replay: the ring was reset under the job: write it again
+ * @replay: the ring was reset under the job: recovery writes it again
  * @cancelled: its process was killed: the job's commands became NOPs
  * @ring_start: free-running ring index of the job's first descriptor
  * @emit_time: jiffies when the job was last written to the ring
@@ -106,7 +73,7 @@ struct spyre_job {
 	bool sem_waiting;
 	u64 sem_signal;
 	u32 status;
-	u64 engine_ns[2];
+	u64 engine_ns[SPYRE_NUM_ENGINES];
 };
 
 static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)
@@ -116,19 +83,6 @@ static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)
 
 extern const struct drm_sched_backend_ops spyre_sched_ops;
 
-/* spyre_queue.c */
-struct spyre_queue *spyre_queue_lookup(struct spyre_file *sfile, u32 id);
-void spyre_queue_put(struct spyre_queue *queue);
-void spyre_queues_destroy_all(struct spyre_file *sfile);
-int spyre_kernel_queue_init(struct spyre_device *sdev);
-void spyre_kernel_queue_fini(struct spyre_device *sdev);
-int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-
-/* spyre_submit.c */
-int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-
-/* spyre_job.c */
 void *spyre_next_desc(struct spyre_job *job);
 void spyre_job_free(struct spyre_job *job);
 int spyre_kernel_fill(struct spyre_device *sdev, u64 dev_addr, u64 size);

@@ -9,10 +9,12 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_file.h>
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
 
-#include "spyre_job.h"
+#include "spyre_drv.h"
+#include "spyre_queue.h"
 #include "spyre_ring.h"
 
 static void spyre_queue_release(struct kref *ref)
@@ -66,6 +68,7 @@ int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file
 	struct drm_spyre_queue_create *args = data;
 	struct drm_gpu_scheduler *sched;
 	struct spyre_queue *queue;
+	u32 id;
 	int ret;
 
 	if (args->flags)
@@ -95,15 +98,22 @@ int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file
 	if (ret)
 		goto err_put;
 
-	ret = xa_alloc(&sfile->queues, &queue->id, queue,
-		       XA_LIMIT(1, SPYRE_MAX_QUEUES), GFP_KERNEL);
+	/*
+	 * The queue is visible to QUEUE_DESTROY as soon as the lock drops,
+	 * and its ID is easy to guess: take the ID while still holding it.
+	 */
+	xa_lock(&sfile->queues);
+	ret = __xa_alloc(&sfile->queues, &queue->id, queue, XA_LIMIT(1, SPYRE_MAX_QUEUES),
+			 GFP_KERNEL);
+	id = queue->id;
+	xa_unlock(&sfile->queues);
 	if (ret) {
 		/* xa_alloc says -EBUSY when every ID is taken. */
 		if (ret == -EBUSY)
 			ret = -ENOSPC;
 		goto err_entity;
 	}
-	args->queue_id = queue->id;
+	args->queue_id = id;
 	return 0;
 
 err_entity:

@@ -14,10 +14,16 @@
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
+#include <linux/module.h>
 #include <linux/slab.h>
+#include <drm/drm_print.h>
+#include <uapi/drm/spyre_accel.h>
 
-#include "spyre_ring.h"
+#include "spyre_device.h"
 #include "spyre_job.h"
+#include "spyre_queue.h"
+#include "spyre_recovery.h"
+#include "spyre_ring.h"
 
 static const char *spyre_fence_driver_name(struct dma_fence *fence)
 {
@@ -29,15 +35,78 @@ static const char *spyre_fence_timeline_name(struct dma_fence *fence)
 	return "spyre-ring";
 }
 
+/* The fence holds a reference on the module (fences of user jobs). */
+#define SPYRE_HW_FENCE_MODULE_REF	DMA_FENCE_FLAG_USER_BITS
+
+/*
+ * A hardware fence can outlive its file, its card and the driver's unbind:
+ * a process may keep it in a sync_file, through the scheduler's fences
+ * whose timeline name lives in the ring. So it keeps the ring set (the
+ * memory of the rings and their schedulers) and, for user jobs, the
+ * module alive until it is released. The kernel queue's fences stay
+ * inside the driver and are gone when the card is removed.
+ */
+static void spyre_hw_fence_release(struct dma_fence *fence)
+{
+	struct spyre_ring *ring = container_of(fence->lock, struct spyre_ring, lock);
+	bool module_ref = test_bit(SPYRE_HW_FENCE_MODULE_REF, &fence->flags);
+
+	spyre_ring_set_put(ring->set);
+	dma_fence_free(fence);
+	if (module_ref)
+		module_put(THIS_MODULE);
+}
+
 static const struct dma_fence_ops spyre_hw_fence_ops = {
 	.get_driver_name = spyre_fence_driver_name,
 	.get_timeline_name = spyre_fence_timeline_name,
+	.release = spyre_hw_fence_release,
 };
 
 /* The fence is initialised when the job is first emitted. */
 struct dma_fence *spyre_hw_fence_alloc(void)
 {
 	return kzalloc(sizeof(struct dma_fence), GFP_KERNEL);
+}
+
+static void spyre_hw_fence_init_locked(struct spyre_ring *ring, struct spyre_job *job)
+{
+	lockdep_assert_held(&ring->lock);
+	dma_fence_init(job->hw_fence, &spyre_hw_fence_ops, &ring->lock, ring->fence_context,
+		       job->seqno);
+	kref_get(&ring->set->ref);
+	if (!job->queue->kernel) {
+		__module_get(THIS_MODULE);
+		set_bit(SPYRE_HW_FENCE_MODULE_REF, &job->hw_fence->flags);
+	}
+	job->emitted = true;
+}
+
+static void spyre_ring_set_free(struct kref *ref)
+{
+	struct spyre_ring_set *set = container_of(ref, struct spyre_ring_set, ref);
+
+	/* Fence readers may still look at a ring's name under RCU. */
+	kfree_rcu(set, rcu);
+}
+
+struct spyre_ring_set *spyre_ring_set_alloc(unsigned int count)
+{
+	struct spyre_ring_set *set;
+	unsigned int i;
+
+	set = kzalloc(struct_size(set, rings, count), GFP_KERNEL);
+	if (!set)
+		return NULL;
+	kref_init(&set->ref);
+	for (i = 0; i < count; i++)
+		set->rings[i].set = set;
+	return set;
+}
+
+void spyre_ring_set_put(struct spyre_ring_set *set)
+{
+	kref_put(&set->ref, spyre_ring_set_free);
 }
 
 static irqreturn_t spyre_ring_irq(int irq, void *arg)
@@ -66,7 +135,7 @@ int spyre_ring_init(struct spyre_device *sdev, struct spyre_ring *ring,
 
 	ring->sdev = sdev;
 	ring->index = index;
-	ring->engine = index == 0 ? 0 : 1;
+	ring->engine = index == 0 ? DRM_SPYRE_ENGINE_COMPUTE : DRM_SPYRE_ENGINE_DMA;
 	snprintf(ring->name, sizeof(ring->name), "spyre-ring%u", index);
 	ring->entries = 1U << spyre_ring_order;
 	spin_lock_init(&ring->lock);
@@ -109,14 +178,14 @@ void spyre_ring_fini(struct spyre_ring *ring)
 	spyre_ring_hw_reset(ring);
 	free_irq(ring->irq, ring);
 	/* Nothing can complete any more: release what is still pending. */
-	spyre_ring_fail_pending(ring, NULL, 0, -ENODEV);
+	spyre_ring_retire_pending(ring, NULL, 0, -ENODEV);
 }
 
 /*
  * The card's progress counter inside the running command (interface 1.2);
  * older cards have none: it reads as a constant.
  */
-static u32 spyre_ring_progress(struct spyre_ring *ring)
+u32 spyre_ring_progress(struct spyre_ring *ring)
 {
 	if ((ring->sdev->hw_version & 0xffff) < 2)
 		return 0;
@@ -180,11 +249,8 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 	 * complete at once.
 	 */
 	job->seqno = ++ring->seqno;
-	if (!job->emitted) {
-		dma_fence_init(job->hw_fence, &spyre_hw_fence_ops, &ring->lock,
-			       ring->fence_context, job->seqno);
-		job->emitted = true;
-	}
+	if (!job->emitted)
+		spyre_hw_fence_init_locked(ring, job);
 
 	fence_desc = job->descs + (size_t)(job->ndescs - 1) * SPYRE_DESC_SIZE;
 	fence_desc->seqno = cpu_to_le64(job->seqno);
@@ -207,6 +273,26 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 	/* writel orders the descriptor stores before the doorbell. */
 	spyre_ring_write(ring, SPYRE_RING_TAIL, ring->tail);
 	spin_unlock_irqrestore(&ring->lock, flags);
+}
+
+/*
+ * A job that will not run: its hardware fence signals at once with @error.
+ * Returned to the scheduler like the fence of a job that ran, so every
+ * job's scheduler fences hold a hardware fence, which keeps what they
+ * point to alive (spyre_hw_fence_release()).
+ */
+struct dma_fence *spyre_ring_fail_job(struct spyre_ring *ring, struct spyre_job *job, int error)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	job->seqno = ring->seqno;
+	spyre_hw_fence_init_locked(ring, job);
+	dma_fence_set_error(job->hw_fence, error);
+	dma_fence_signal_locked(job->hw_fence);
+	spin_unlock_irqrestore(&ring->lock, flags);
+	atomic64_inc(&ring->jobs_failed);
+	return dma_fence_get(job->hw_fence);
 }
 
 int spyre_errno_from_status(u32 status)
@@ -235,6 +321,7 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	struct spyre_file *sfile = job->queue->sfile;
 	int err;
 
+	lockdep_assert_held(&ring->lock);
 	if (le64_to_cpu(rec->seqno) != job->seqno) {
 		/* The card reported the FENCE but not this record: trust nothing. */
 		job->status = SPYRE_CMD_ERR_INVALID;
@@ -242,8 +329,8 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	} else {
 		job->status = le32_to_cpu(rec->status);
 		err = spyre_errno_from_status(job->status);
-		job->engine_ns[0] = le64_to_cpu(rec->compute_ns);
-		job->engine_ns[1] = le64_to_cpu(rec->dma_ns);
+		job->engine_ns[DRM_SPYRE_ENGINE_COMPUTE] = le64_to_cpu(rec->compute_ns);
+		job->engine_ns[DRM_SPYRE_ENGINE_DMA] = le64_to_cpu(rec->dma_ns);
 	}
 	/* A job that waited for a failed job on the card fails with its error. */
 	if (!err || job->status == SPYRE_CMD_ERR_DEP)
@@ -266,8 +353,10 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 		 * later, from the scheduler's worker). A user queue holds a
 		 * reference on its file; the kernel's own queue has none.
 		 */
-		atomic64_add(job->engine_ns[0], &sfile->engine_ns[0]);
-		atomic64_add(job->engine_ns[1], &sfile->engine_ns[1]);
+		atomic64_add(job->engine_ns[DRM_SPYRE_ENGINE_COMPUTE],
+			     &sfile->engine_ns[DRM_SPYRE_ENGINE_COMPUTE]);
+		atomic64_add(job->engine_ns[DRM_SPYRE_ENGINE_DMA],
+			     &sfile->engine_ns[DRM_SPYRE_ENGINE_DMA]);
 		atomic64_inc(&sfile->jobs_done);
 	}
 	dma_fence_signal_locked(job->hw_fence);
@@ -307,13 +396,13 @@ void spyre_ring_process_completions(struct spyre_ring *ring)
 }
 
 /*
- * After a reset: finishes every job still on the ring. The guilty job gets
- * @guilty_error; jobs of its queue, if banned, get -ECANCELED; others get
- * @other_error or, when @other_error is 0, are marked to be written again
- * to the fresh ring by the scheduler's resubmission.
+ * After a reset or at removal: finishes every job still on the ring. The
+ * guilty job gets @guilty_error; jobs of its queue, if banned, get
+ * -ECANCELED; others get @other_error or, when @other_error is 0, are
+ * marked to be written again to the fresh ring (spyre_recovery.c).
  */
-void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
-			     int guilty_error, int other_error)
+void spyre_ring_retire_pending(struct spyre_ring *ring, struct spyre_job *guilty,
+			       int guilty_error, int other_error)
 {
 	struct spyre_job *job, *tmp;
 	unsigned long flags;
@@ -339,54 +428,6 @@ void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 		dma_fence_signal_locked(job->hw_fence);
 	}
 	spin_unlock_irqrestore(&ring->lock, flags);
-}
-
-/*
- * Decides at a timeout of @job, the oldest job on the ring, whether the
- * ring is stuck. A command's run time depends on the host running the
- * card, so a ring counts as stuck only once its head, its completions and
- * (cards of interface 1.2 on) its progress counter have not moved for
- * the job timeout and at least SPYRE_MIN_HANG_MS, measured from the later
- * of its last movement and the job reaching the ring. The card's engines
- * are shared by all rings, so while the rest of the card moves a ring may
- * just be waiting its turn: then it gets SPYRE_MAX_STALLS times as long.
- */
-bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job)
-{
-	struct spyre_device *sdev = ring->sdev;
-	u32 head = spyre_ring_read(ring, SPYRE_RING_HEAD);
-	u32 count = spyre_ring_progress(ring);
-	u64 done = le64_to_cpu(READ_ONCE(ring->wb->completed_seqno));
-	u64 card = atomic64_read(&sdev->completions);
-	unsigned long since, stalled, limit;
-	bool ring_moved, card_moved;
-	unsigned int i;
-
-	for (i = 0; i < sdev->num_rings; i++)
-		card += spyre_ring_read(&sdev->rings[i], SPYRE_RING_HEAD) +
-			spyre_ring_progress(&sdev->rings[i]);
-
-	ring_moved = head != ring->progress_head || done != ring->progress_seqno ||
-		     count != ring->progress_count;
-	card_moved = card != ring->progress_card;
-	ring->progress_head = head;
-	ring->progress_count = count;
-	ring->progress_seqno = done;
-	ring->progress_card = card;
-	if (ring_moved) {
-		ring->progress_time = jiffies;
-		return false;
-	}
-
-	since = time_after(job->emit_time, ring->progress_time) ? job->emit_time :
-								  ring->progress_time;
-	stalled = jiffies - since;
-	limit = msecs_to_jiffies(max(READ_ONCE(spyre_job_timeout_ms), SPYRE_MIN_HANG_MS));
-	/* The timer and the job's start are a few jiffies apart: allow for it. */
-	limit -= limit / 8;
-	if (card_moved)
-		limit *= SPYRE_MAX_STALLS;
-	return stalled >= limit;
 }
 
 /*

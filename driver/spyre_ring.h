@@ -9,22 +9,20 @@
 #define SPYRE_RING_H
 
 #include <linux/dma-fence.h>
+#include <linux/kref.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <drm/gpu_scheduler.h>
 
-#include "spyre_drv.h"
+#include "spyre_device.h"
 
 struct spyre_job;
 struct spyre_queue;
 
-/* Shortest time without progress that counts as a hang, whatever the timeout. */
-#define SPYRE_MIN_HANG_MS	1000
-/* How much longer a ring may sit still while the rest of the card works. */
-#define SPYRE_MAX_STALLS	6
-
 /**
  * struct spyre_ring - one hardware command ring and its scheduler
  * @sdev: owning device
+ * @set: the ring set holding this ring
  * @index: ring number on the card
  * @engine: enum drm_spyre_engine the ring serves
  * @name: "spyre-ringN", for the scheduler and fences
@@ -56,6 +54,7 @@ struct spyre_queue;
  */
 struct spyre_ring {
 	struct spyre_device *sdev;
+	struct spyre_ring_set *set;
 	unsigned int index;
 	u32 engine;
 	char name[16];
@@ -89,6 +88,20 @@ struct spyre_ring {
 	atomic_t sem_waiters;
 };
 
+/**
+ * struct spyre_ring_set - the rings of one card
+ * @ref: held by the device and by every hardware fence, since a fence (and
+ *	the scheduler fences pointing at the ring's scheduler and name) can
+ *	outlive the card
+ * @rcu: frees the set after a grace period
+ * @rings: the rings
+ */
+struct spyre_ring_set {
+	struct kref ref;
+	struct rcu_head rcu;
+	struct spyre_ring rings[];
+};
+
 static inline u32 spyre_ring_read(struct spyre_ring *ring, u32 reg)
 {
 	return spyre_read(ring->sdev, SPYRE_RING_REG(ring->index, reg));
@@ -107,11 +120,14 @@ void spyre_ring_hw_reset(struct spyre_ring *ring);
 void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job);
 void spyre_ring_process_completions(struct spyre_ring *ring);
 void spyre_ring_reap(struct spyre_ring *ring);
-void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
-			     int guilty_error, int other_error);
-bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job);
+void spyre_ring_retire_pending(struct spyre_ring *ring, struct spyre_job *guilty,
+			       int guilty_error, int other_error);
+u32 spyre_ring_progress(struct spyre_ring *ring);
 void spyre_ring_cancel_queue(struct spyre_ring *ring, struct spyre_queue *queue);
 struct dma_fence *spyre_hw_fence_alloc(void);
+struct dma_fence *spyre_ring_fail_job(struct spyre_ring *ring, struct spyre_job *job, int error);
+struct spyre_ring_set *spyre_ring_set_alloc(unsigned int count);
+void spyre_ring_set_put(struct spyre_ring_set *set);
 int spyre_errno_from_status(u32 status);
 
 #endif /* SPYRE_RING_H */

@@ -34,6 +34,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "spyre_job.h"
+#include "spyre_queue.h"
 #include "spyre_ring.h"
 #include "spyre_sem.h"
 
@@ -328,8 +329,16 @@ bool spyre_sem_job_blocked(struct spyre_job *job)
  * the waiters of failed jobs between them are released too. Waiters of
  * jobs written again keep waiting for them. A card reset zeroes every
  * semaphore; this restores them.
+ *
+ * In two steps: spyre_sem_plan_release_locked() before the jobs are
+ * written again (it sets what they signal) returns the value, and
+ * spyre_sem_release_locked() raises the semaphore once the scheduler has
+ * finished the failed jobs' fences, so no waiter the card releases
+ * completes before the job it waited for reports its error. The card
+ * raises to the larger of the value and the current one, so jobs written
+ * again that ran in between are not undone.
  */
-void spyre_sem_release(struct spyre_ring *ring)
+u64 spyre_sem_plan_release_locked(struct spyre_ring *ring)
 {
 	struct spyre_device *sdev = ring->sdev;
 	struct spyre_job *job, *prev = NULL;
@@ -337,8 +346,10 @@ void spyre_sem_release(struct spyre_ring *ring)
 	unsigned long flags;
 	u64 last, value;
 
+	/* Under the recovery lock: SEM_SELECT is not shared with anyone. */
+	lockdep_assert_held(&sdev->recovery_lock);
 	if (!spyre_sem_supported(sdev))
-		return;
+		return 0;
 	spin_lock_irqsave(&ring->lock, flags);
 	last = ring->seqno;
 	spin_unlock_irqrestore(&ring->lock, flags);
@@ -358,10 +369,17 @@ void spyre_sem_release(struct spyre_ring *ring)
 	if (prev)
 		prev->sem_signal = last;
 	spin_unlock(&ring->sched.job_list_lock);
+	return value;
+}
 
-	drm_dbg_driver(&sdev->drm, "%s: semaphore released up to %llu\n", ring->name, value);
-	/* Under the recovery lock: SEM_SELECT is not shared with anyone. */
+void spyre_sem_release_locked(struct spyre_ring *ring, u64 value)
+{
+	struct spyre_device *sdev = ring->sdev;
+
 	lockdep_assert_held(&sdev->recovery_lock);
+	if (!spyre_sem_supported(sdev))
+		return;
+	drm_dbg_driver(&sdev->drm, "%s: semaphore released up to %llu\n", ring->name, value);
 	spyre_write(sdev, SPYRE_REG_SEM_SELECT, ring->index);
 	spyre_write(sdev, SPYRE_REG_SEM_VALUE_LO, lower_32_bits(value));
 	spyre_write(sdev, SPYRE_REG_SEM_VALUE_HI, upper_32_bits(value));

@@ -40,6 +40,7 @@ void spyre_sem_mark_fence(struct spyre_ring *ring, struct spyre_job *job,
 int spyre_sem_dep_error(struct spyre_job *job);
 void spyre_sem_reap_deps(struct spyre_ring *ring);
 bool spyre_sem_job_blocked(struct spyre_job *job);
-void spyre_sem_release(struct spyre_ring *ring);
+u64 spyre_sem_plan_release_locked(struct spyre_ring *ring);
+void spyre_sem_release_locked(struct spyre_ring *ring, u64 value);
 
 #endif /* SPYRE_SEM_H */

@@ -24,7 +24,9 @@
 
 #include "spyre_gem.h"
 #include "spyre_job.h"
+#include "spyre_queue.h"
 #include "spyre_ring.h"
+#include "spyre_submit.h"
 
 /* Size of the first version of the growable uAPI elements. */
 #define SPYRE_CMD_SIZE_V1	sizeof(struct drm_spyre_cmd)
@@ -446,7 +448,8 @@ static int spyre_check_submit_args(const struct drm_spyre_submit *args)
 {
 	if (args->flags || args->pad)
 		return -EINVAL;
-	if (args->cmd_count > SPYRE_MAX_SUBMIT_CMDS ||
+	/* The job must fit in the ring: DRM_SPYRE_PARAM_MAX_CMDS, not the fixed cap. */
+	if (args->cmd_count > spyre_max_cmds() ||
 	    args->in_sync_count > SPYRE_MAX_SYNCS || args->out_sync_count > SPYRE_MAX_SYNCS)
 		return -E2BIG;
 	if (args->cmd_count &&

@@ -3,24 +3,6 @@
  * Userspace interface of the Spyre DRM accel driver (/dev/accel/accelN).
  *
  * Copyright (C) 2026 The Spyre stack authors
- *
- * Conventions shared by every ioctl:
- *
- * - All structures only grow at their end; the DRM core zero-extends a
- *   shorter structure from older userspace and truncates output for it.
- * - Every pad, reserved and flags field must be zero unless a flag is
- *   defined for it; anything else fails with -EINVAL.
- * - Memory operands are always a GEM handle of the calling file plus an
- *   offset and a size inside that buffer object (BO); the driver checks
- *   each range and turns it into card addresses itself. A handle that is
- *   not open in the calling file fails with -ENOENT.
- * - Arrays passed by pointer carry a count and a stride (the size of one
- *   element as userspace knows it), so elements can grow too: a stride
- *   smaller than the first version of the element, or above 4096, fails
- *   with -EINVAL, and bytes past the size the kernel knows must be zero
- *   (else -E2BIG).
- *
- * Documentation/accel/spyre/ walks through the interface with an example.
  */
 #ifndef _UAPI_SPYRE_ACCEL_H_
 #define _UAPI_SPYRE_ACCEL_H_
@@ -30,6 +12,29 @@
 #if defined(__cplusplus)
 extern "C" {
 #endif
+
+/**
+ * DOC: conventions
+ *
+ * Rules shared by every ioctl:
+ *
+ * - Structures only grow at their end: the DRM core zero-extends a
+ *   shorter structure from older userspace and truncates output for it.
+ * - Every pad, reserved and flags field must be zero unless a flag is
+ *   defined for it; anything else fails with -EINVAL.
+ * - Memory operands are a GEM handle of the calling file plus an offset
+ *   and a size inside that buffer object (BO); the driver checks each
+ *   range and turns it into card addresses itself. A handle that is not
+ *   open in the calling file fails with -ENOENT; a range that does not lie
+ *   inside its BO, including one whose end overflows, fails with -EINVAL.
+ * - Arrays passed by pointer carry a count and a stride (the size of one
+ *   element as userspace knows it), so elements can grow too: a stride
+ *   smaller than the first version of the element, or above 4096, fails
+ *   with -EINVAL, and bytes past the size the kernel knows must be zero
+ *   (else -E2BIG).
+ * - A SUBMIT is checked completely before anything is queued: when it
+ *   fails, nothing happened.
+ */
 
 #define DRM_SPYRE_GET_PARAM		0x00
 #define DRM_SPYRE_BO_CREATE		0x01
@@ -70,7 +75,9 @@ extern "C" {
  * @DRM_SPYRE_PARAM_PCI_DEVICE: PCI device ID
  * @DRM_SPYRE_PARAM_PCI_REVISION: PCI revision ID
  * @DRM_SPYRE_PARAM_NUM_SEMS: cross-ring hardware semaphores
- * @DRM_SPYRE_PARAM_MAX_CMDS: most commands one DRM_IOCTL_SPYRE_SUBMIT takes
+ * @DRM_SPYRE_PARAM_MAX_CMDS: most commands one DRM_IOCTL_SPYRE_SUBMIT takes;
+ *	at most 512, less when the rings are small (module parameter
+ *	ring_order), so that any submission fits in a ring
  * @DRM_SPYRE_PARAM_MAX_SYNCS: most in-syncs (and, separately, out-syncs)
  *	one DRM_IOCTL_SPYRE_SUBMIT takes
  * @DRM_SPYRE_PARAM_MAX_ARGS: most argument slots of one launch
@@ -124,7 +131,9 @@ struct drm_spyre_get_param {
  *	zeroes.
  * @DRM_SPYRE_PLACEMENT_HOST: system memory pinned for the card's DMA,
  *	mappable with mmap() at the offset DRM_IOCTL_SPYRE_BO_INFO returns,
- *	exportable and importable with PRIME.
+ *	exportable and importable with PRIME. An imported dma-buf is a host
+ *	BO too: one larger than DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE fails the
+ *	import with -E2BIG.
  */
 enum drm_spyre_placement {
 	DRM_SPYRE_PLACEMENT_DEVICE = 0,
@@ -136,7 +145,11 @@ enum drm_spyre_placement {
  * @size: in, bytes; rounded up to the page size. 0 fails with -EINVAL;
  *	more than the placement can ever hold (DRM_SPYRE_PARAM_MEM_SIZE,
  *	DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE) with -E2BIG; more than is free now
- *	with -ENOMEM.
+ *	with -ENOMEM. A host BO pins its pages: they count in the creating
+ *	user's locked memory, and beyond RLIMIT_MEMLOCK (without
+ *	CAP_IPC_LOCK) the create fails with -ENOMEM. A device BO beyond the
+ *	file's device memory quota (module parameter file_mem_quota_mb, off
+ *	by default) fails with -EDQUOT.
  * @placement: in, enum drm_spyre_placement
  * @flags: in, must be zero
  * @handle: out, GEM handle of the new BO, released with DRM_IOCTL_GEM_CLOSE

@@ -160,12 +160,16 @@ void sim_syncobj_collect(struct sim_syncobj *so);
 int sim_mem_alloc(struct sim *sim, uint64_t size, uint64_t *addr);
 void sim_mem_free(struct sim *sim, uint64_t addr, uint64_t size);
 
-/* sim_card.c */
-int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_submit *sub);
-void sim_card_kick(struct sim *sim);
-void sim_ring_start(struct sim *sim, struct sim_ring *r);
-void *sim_card_thread(void *arg);
-void sim_card_lose(struct sim *sim);
+/* sim_submit.c: SUBMIT, checked and translated (spyre_submit.c) */
+int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_submit *sub);
+
+/* sim_driver.c: rings, scheduling, completion and recovery (the driver's job path) */
+void sim_job_free(struct sim *sim, struct sim_job *job);
+bool sim_run_jobs(struct sim *sim);
+void sim_kick(struct sim *sim);
+void sim_ring_hw_start(struct sim *sim, struct sim_ring *r);
+void *sim_driver_thread(void *arg);
+void sim_device_lost(struct sim *sim);
 void sim_queue_reap_dead(struct sim *sim);
 
 #endif /* SPYRE_SIM_H */

@@ -344,7 +344,7 @@ static int sim_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 
 	spy_in_backend++;
 	pthread_mutex_lock(&sim->lock);
-	ret = sim_card_submit(dev, sim, sub);
+	ret = sim_submit_ioctl(dev, sim, sub);
 	pthread_mutex_unlock(&sim->lock);
 	spy_in_backend--;
 	return ret;
@@ -482,7 +482,7 @@ static int sim_syncobj_signal(spyre_device *dev, uint32_t handle, uint64_t point
 	ret = sim_syncobj_add(sim, so, point, f);
 	sim_fence_put(f);
 	pthread_cond_broadcast(&sim->cond);
-	sim_card_kick(sim);
+	sim_kick(sim);
 	pthread_mutex_unlock(&sim->lock);
 	return ret;
 }
@@ -524,13 +524,13 @@ static int sim_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigne
 		return -EINVAL;
 	pthread_mutex_lock(&sim->lock);
 	if (kind == 100) {
-		sim_card_lose(sim);
+		sim_device_lost(sim);
 	} else {
 		for (n = 0; n < sim->nrings; n++)
 			if ((n == 0) == (engine == SPYRE_ENGINE_COMPUTE))
 				spyre_model_write(sim->model, SPYRE_REG_FAULT,
 						  kind | n << SPYRE_FAULT_RING_SHIFT);
-		sim_card_kick(sim);
+		sim_kick(sim);
 	}
 	pthread_mutex_unlock(&sim->lock);
 	return 0;
@@ -543,11 +543,11 @@ static void sim_close(spyre_device *dev)
 
 	pthread_mutex_lock(&sim->lock);
 	sim->stop = true;
-	sim_card_kick(sim);
+	sim_kick(sim);
 	pthread_mutex_unlock(&sim->lock);
 	pthread_join(sim->thread, NULL);
 	/* Fail what is left (a hung ring the library never waited for). */
-	sim_card_lose(sim);
+	sim_device_lost(sim);
 	for (i = 0; i < SIM_MAX_QUEUES; i++)
 		free(sim->queues[i]);
 	for (i = 0; i < sim->nbos; i++)
@@ -635,9 +635,9 @@ int spy_sim_open(spyre_device *dev, int index)
 		r->descs = aligned_alloc(64, (size_t)SPYRE_DESC_SIZE << SIM_RING_LOG2);
 		r->wb = aligned_alloc(64, sizeof(*r->wb));
 		memset(r->descs, 0, (size_t)SPYRE_DESC_SIZE << SIM_RING_LOG2);
-		sim_ring_start(sim, r);
+		sim_ring_hw_start(sim, r);
 	}
-	pthread_create(&sim->thread, NULL, sim_card_thread, sim);
+	pthread_create(&sim->thread, NULL, sim_driver_thread, sim);
 	dev->priv = sim;
 	dev->ops = &spy_sim_ops;
 	snprintf(dev->name, sizeof(dev->name), "sim%d", index);

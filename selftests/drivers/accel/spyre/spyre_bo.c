@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/udmabuf.h>
@@ -555,6 +557,80 @@ TEST_F(bo, no_leak_after_close)
 	}
 	ASSERT_EQ(0, sp_bo_count(&self->d, &after));
 	EXPECT_EQ(before, after);
+}
+
+/*
+ * Host BOs pin memory like mlock(): without CAP_IPC_LOCK they count in the
+ * user's locked memory up to RLIMIT_MEMLOCK (-ENOMEM beyond), freeing one
+ * gives its pages back, and device BOs do not count. Runs in a child that
+ * became an unprivileged user (with the card already open).
+ */
+TEST(host_bos_count_in_memlock)
+{
+	struct sp_dev d;
+	int status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to switch to an unprivileged user");
+	SP_OPEN_OR_SKIP(&d, 0);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct rlimit lim = { 1 * SP_MiB, 1 * SP_MiB };
+		uint32_t a, b, c;
+
+		if (setrlimit(RLIMIT_MEMLOCK, &lim) || setgid(65534) || setuid(65534))
+			_exit(10);
+		if (sp_bo_create(d.fd, 512 * 1024, DRM_SPYRE_PLACEMENT_HOST, &a))
+			_exit(11);
+		if (sp_bo_create(d.fd, 768 * 1024, DRM_SPYRE_PLACEMENT_HOST, &b) != -ENOMEM)
+			_exit(12);
+		/* device memory is not pinned host memory */
+		if (sp_bo_create(d.fd, 4 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &c))
+			_exit(13);
+		if (sp_bo_close(d.fd, a))
+			_exit(14);
+		if (sp_bo_create(d.fd, 768 * 1024, DRM_SPYRE_PLACEMENT_HOST, &b))
+			_exit(15);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	sp_dev_close(&d);
+}
+
+#define QUOTA_PARAM	"/sys/module/spyre/parameters/file_mem_quota_mb"
+
+/*
+ * file_mem_quota_mb caps the device memory each open file holds: past it
+ * BO_CREATE fails with -EDQUOT, another file has its own quota, freeing a
+ * BO makes room, and 0 lifts the quota.
+ */
+TEST(device_bos_count_in_file_quota)
+{
+	uint32_t a, b, c, e;
+	struct sp_dev d, f;
+
+	if (geteuid())
+		SKIP(return, "needs root to set file_mem_quota_mb");
+	SP_OPEN_OR_SKIP(&d, 0);
+	ASSERT_EQ(0, access(QUOTA_PARAM, W_OK));
+	ASSERT_EQ(0, sp_dev_reopen(&d, &f));
+	ASSERT_EQ(0, sp_write_file(QUOTA_PARAM, "4"));
+	EXPECT_EQ(0, sp_bo_create(d.fd, 3 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &a));
+	EXPECT_EQ(-EDQUOT, sp_bo_create(d.fd, 2 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &b));
+	/* host BOs are not device memory */
+	EXPECT_EQ(0, sp_bo_create(d.fd, 2 * SP_MiB, DRM_SPYRE_PLACEMENT_HOST, &e));
+	EXPECT_EQ(0, sp_bo_create(f.fd, 3 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &c));
+	EXPECT_EQ(0, sp_bo_close(d.fd, a));
+	EXPECT_EQ(0, sp_bo_create(d.fd, 2 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &b));
+	EXPECT_EQ(-EDQUOT, sp_bo_create(d.fd, 3 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &a));
+	ASSERT_EQ(0, sp_write_file(QUOTA_PARAM, "0"));
+	EXPECT_EQ(0, sp_bo_create(d.fd, 3 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &a));
+	sp_dev_close(&f);
+	sp_dev_close(&d);
 }
 
 TEST_HARNESS_MAIN

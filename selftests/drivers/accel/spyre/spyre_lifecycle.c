@@ -198,55 +198,18 @@ TEST_F(life, two_cards)
 	sp_dev_close(&d1);
 }
 
-static bool spyre_is_module(void)
-{
-	return !access("/sys/module/spyre/refcnt", R_OK);
-}
-
 /* An open file pins the module: a non-blocking unload fails, all keeps working. */
 TEST_F(life, unload_busy)
 {
 	uint32_t q;
 
-	if (geteuid() || !spyre_is_module())
+	if (geteuid() || !sp_is_module())
 		SKIP(return, "needs root and spyre as a module");
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "spyre", O_NONBLOCK));
 	EXPECT_EQ(EWOULDBLOCK, errno);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA,
 				     DRM_SPYRE_PRIORITY_NORMAL, &q));
 	EXPECT_EQ(0, sp_run(self->d.fd, q, NULL, 0));
-}
-
-/* PCI address of the accel device behind @d, e.g. "0000:00:03.0". */
-static int pci_address(const struct sp_dev *d, char *addr, size_t len)
-{
-	char link[128], target[PATH_MAX];
-	const char *base;
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/sys/class/accel/accel%d/device", d->minor);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n < 0)
-		return -errno;
-	target[n] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	if (strlen(base) >= len)
-		return -ENAMETOOLONG;
-	memcpy(addr, base, strlen(base) + 1);
-	return 0;
-}
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
 }
 
 /*
@@ -265,7 +228,7 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 
 	if (geteuid())
 		SKIP(return, "needs root");
-	ASSERT_EQ(0, pci_address(&self->d, addr, sizeof(addr)));
+	ASSERT_EQ(0, sp_pci_address(&self->d, addr, sizeof(addr)));
 	cards = sp_find_cards(minors, SP_MAX_CARDS);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA, DRM_SPYRE_PRIORITY_NORMAL,
 				     &q));
@@ -277,7 +240,7 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 	sf = sp_syncobj_export(self->d.fd, out.handle, 0);
 	ASSERT_LE(0, sf);
 
-	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/spyre/unbind", addr));
+	ASSERT_EQ(0, sp_write_file("/sys/bus/pci/drivers/spyre/unbind", addr));
 	EXPECT_EQ(0, sp_sync_file_wait(sf, 20000));
 	EXPECT_NE(0, sp_sync_file_status(sf));
 	close(sf);
@@ -286,14 +249,14 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 	EXPECT_EQ(-ENODEV, sp_submit(self->d.fd, q, NULL, 0, NULL, 0, NULL, 0));
 	sp_dev_close(&self->d);
 
-	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/spyre/bind", addr));
+	ASSERT_EQ(0, sp_write_file("/sys/bus/pci/drivers/spyre/bind", addr));
 	n = sp_find_cards(minors, SP_MAX_CARDS);
 	EXPECT_EQ(cards, n);
 	for (i = 0; i < n; i++) {
 		char a2[64];
 
 		ASSERT_EQ(0, sp_dev_open(&again, i));
-		if (!pci_address(&again, a2, sizeof(a2)) && !strcmp(a2, addr))
+		if (!sp_pci_address(&again, a2, sizeof(a2)) && !strcmp(a2, addr))
 			break;
 		sp_dev_close(&again);
 	}
@@ -302,30 +265,6 @@ TEST_F_TIMEOUT(life, unbind_with_open_fd, 60)
 				     &q));
 	EXPECT_EQ(0, sp_run(again.fd, q, NULL, 0));
 	sp_dev_close(&again);
-}
-
-/*
- * Load the module again: $SPYRE_KO, else the copy the test VM installs in
- * /lib/modules/$(uname -r)/extra, else modprobe.
- */
-static int load_module(void)
-{
-	const char *ko = getenv("SPYRE_KO");
-	char path[PATH_MAX];
-	struct utsname u;
-	int fd, ret;
-
-	if (!ko) {
-		uname(&u);
-		snprintf(path, sizeof(path), "/lib/modules/%s/extra/spyre.ko", u.release);
-		ko = path;
-	}
-	fd = open(ko, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return system("modprobe spyre") ? -ENOENT : 0;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
 }
 
 /*
@@ -340,7 +279,7 @@ TEST_F_TIMEOUT(life, module_reload, 60)
 	uint64_t count;
 	uint32_t q;
 
-	if (geteuid() || !spyre_is_module())
+	if (geteuid() || !sp_is_module())
 		SKIP(return, "needs root and spyre as a module");
 	before = sp_find_cards(minors, SP_MAX_CARDS);
 	for (i = 0; i < before; i++) {
@@ -356,7 +295,7 @@ TEST_F_TIMEOUT(life, module_reload, 60)
 	ret = syscall(SYS_delete_module, "spyre", O_NONBLOCK);
 	ASSERT_EQ(0, ret ? -errno : 0);
 	EXPECT_EQ(0, sp_find_cards(minors, SP_MAX_CARDS));
-	ASSERT_EQ(0, load_module());
+	ASSERT_EQ(0, sp_load_module(NULL));
 	after = sp_find_cards(minors, SP_MAX_CARDS);
 	EXPECT_EQ(before, after);
 	for (i = 0; i < after; i++) {

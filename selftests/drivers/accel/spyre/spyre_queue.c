@@ -4,6 +4,8 @@
  * and what happens to submitted work when its queue goes away.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -187,6 +189,61 @@ TEST_F(queue, destroy_with_jobs_in_flight)
 			EXPECT_LE(t[i - 1], t[i]);
 		}
 	}
+}
+
+struct destroyer {
+	int fd;
+	uint32_t max_id;
+	atomic_bool stop;
+	unsigned long destroyed;
+};
+
+/* Destroys every queue ID in turn, as fast as it can. */
+static void *destroy_every_id(void *arg)
+{
+	struct destroyer *r = arg;
+	uint32_t id;
+
+	while (!atomic_load(&r->stop))
+		for (id = 1; id <= r->max_id; id++)
+			if (!sp_queue_destroy(r->fd, id))
+				r->destroyed++;
+	return NULL;
+}
+
+/*
+ * Queue IDs are predictable, so another thread can destroy a queue the
+ * moment QUEUE_CREATE makes it visible: CREATE must still return the ID it
+ * allocated (not read it back from a queue that may be gone), destroy
+ * finds that queue or nothing, and every queue ends up freed.
+ */
+TEST_F_TIMEOUT(queue, create_races_destroy, 60)
+{
+	struct destroyer r = { .fd = self->d.fd,
+			       .max_id = self->d.p[DRM_SPYRE_PARAM_MAX_QUEUES] };
+	unsigned long created = 0;
+	pthread_t thread;
+	uint32_t id, q;
+	int i, ret;
+
+	ASSERT_EQ(0, pthread_create(&thread, NULL, destroy_every_id, &r));
+	for (i = 0; i < 20000; i++) {
+		ret = sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &id);
+		if (ret == -ENOSPC)
+			continue;
+		ASSERT_EQ(0, ret);
+		ASSERT_LE(1, id);
+		ASSERT_GE(r.max_id, id);
+		created++;
+	}
+	atomic_store(&r.stop, true);
+	pthread_join(thread, NULL);
+	for (id = 1; id <= r.max_id; id++)
+		if (!sp_queue_destroy(self->d.fd, id))
+			r.destroyed++;
+	EXPECT_EQ(created, r.destroyed);
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q));
+	EXPECT_EQ(0, sp_run(self->d.fd, q, NULL, 0));
 }
 
 TEST_HARNESS_MAIN

@@ -35,33 +35,6 @@ FIXTURE(recovery) {
 	char saved_timeout[32];
 };
 
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 FIXTURE_VARIANT(recovery) {
 	uint32_t engine;	/* engine of the queue that gets the fault */
 };
@@ -88,8 +61,8 @@ FIXTURE_SETUP(recovery)
 	memset(self->map, 0, SP_PAGE);
 	ASSERT_EQ(0, sp_get_param(self->d.fd, DRM_SPYRE_PARAM_RESET_COUNT, &self->resets));
 	/* shorten the job timeout if the driver lets us (restored at teardown) */
-	if (!read_file(TIMEOUT_PARAM, self->saved_timeout, sizeof(self->saved_timeout)) &&
-	    write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS))
+	if (!sp_read_file(TIMEOUT_PARAM, self->saved_timeout, sizeof(self->saved_timeout)) &&
+	    sp_write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS))
 		self->saved_timeout[0] = '\0';
 }
 
@@ -98,7 +71,7 @@ FIXTURE_TEARDOWN(recovery)
 	/* never leave a fault armed for the next test */
 	sp_debugfs_write(&self->d, "fault", "0");
 	if (self->saved_timeout[0])
-		write_file(TIMEOUT_PARAM, self->saved_timeout);
+		sp_write_file(TIMEOUT_PARAM, self->saved_timeout);
 	sp_dev_close(&self->d);
 }
 
@@ -292,11 +265,11 @@ TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 90)
 		cmds[n - 1] = sp_cmd_ts(self->host, 0);
 		self->map[0] = 0;
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)timeout_ms);
-		ASSERT_EQ(0, write_file(TIMEOUT_PARAM, val));
+		ASSERT_EQ(0, sp_write_file(TIMEOUT_PARAM, val));
 		t0 = sp_now_ns();
 		ret = sp_run(self->d.fd, q, cmds, n);
 		elapsed = sp_now_ns() - t0;
-		ASSERT_EQ(0, write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
+		ASSERT_EQ(0, sp_write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
 		cmds[n - 1] = sp_cmd_fill(big, 0, 64 * SP_MiB, n - 1);
 		TH_LOG("%u commands ran %llu ms against a %llu ms timeout", n,
 		       (unsigned long long)elapsed / 1000000, (unsigned long long)timeout_ms);
@@ -374,9 +347,9 @@ TEST_F_TIMEOUT(recovery, long_launch_outlives_short_timeout, 120)
 		/* aim at 2.5 s: 25 timeouts, well over the 1 s floor of a hang */
 		target_ns = 2500000000ull;
 		n = target_ns / per_insn + 1 < 65536 ? target_ns / per_insn + 1 : 65536;
-		ASSERT_EQ(0, write_file(TIMEOUT_PARAM, val));
+		ASSERT_EQ(0, sp_write_file(TIMEOUT_PARAM, val));
 		ret = run_busy_launch(self, q, n, &elapsed);
-		ASSERT_EQ(0, write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
+		ASSERT_EQ(0, sp_write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
 		TH_LOG("one LAUNCH of %u instructions ran %llu ms against a %llu ms timeout", n,
 		       (unsigned long long)elapsed / 1000000, (unsigned long long)timeout_ms);
 		/* any failure here is a busy card taken for a hung one */
@@ -473,6 +446,51 @@ TEST_F(recovery, idle_card_reset)
 	EXPECT_EQ(0, sp_run(self->d.fd, q, c, 2));
 	EXPECT_EQ(0x0badf00d0badf00dull, self->map[0]);
 	EXPECT_NE(0, self->map[1]);
+}
+
+/*
+ * A PCI function-level reset (sysfs "reset") under an open file with work
+ * on the rings: the driver quiesces the card before and restarts it after,
+ * so the work that was on the card completes without error, no queue is
+ * banned, and the next jobs run at once instead of hanging until the
+ * timeout. The device keeps its memory.
+ */
+TEST_F_TIMEOUT(recovery, pci_function_reset, 60)
+{
+	struct drm_spyre_sync out = { 0 };
+	struct drm_spyre_cmd c[32];
+	char addr[64], path[128];
+	uint64_t start;
+	uint32_t q;
+	int i;
+
+	ASSERT_EQ(0, sp_pci_address(&self->d, addr, sizeof(addr)));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", addr);
+	if (access(path, W_OK))
+		SKIP(return, "no PCI reset method for the card");
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &out.handle, false));
+	c[0] = sp_cmd_fill(self->dev, 0, 8, 0x600df00d);
+	ASSERT_EQ(0, sp_run(self->d.fd, q, c, 1));
+	/* a backlog that is still on the ring when the reset comes */
+	for (i = 0; i < 32; i++)
+		c[i] = sp_cmd_fill(self->dev, 8, SP_MiB - 8, i);
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, c, 32, NULL, 0, NULL, 0));
+	c[0] = sp_cmd_ts(self->host, 0);
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, c, 1, NULL, 0, &out, 1));
+
+	ASSERT_EQ(0, sp_write_file(path, "1"));
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, out.handle, 0, SP_WAIT_NS));
+	EXPECT_EQ(1, sp_fence_status(self->d.fd, out.handle, 0));
+	EXPECT_NE(0, self->map[0]);
+
+	/* the card works at once: well within the (shortened) job timeout */
+	start = sp_now_ns();
+	c[0] = sp_cmd_copy(self->dev, 0, self->host, 8, 8);
+	EXPECT_EQ(0, sp_run(self->d.fd, q, c, 1));
+	EXPECT_GT(1000ull * 1000 * 1000, sp_now_ns() - start);
+	EXPECT_EQ(0x600df00d600df00dull, self->map[1]);
+	EXPECT_LT(self->resets, reset_count(self));
 }
 
 TEST_HARNESS_MAIN

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -569,15 +571,11 @@ int sp_debugfs_path(const struct sp_dev *d, const char *name, char *path, size_t
 	return access(path, F_OK) ? -errno : 0;
 }
 
-int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t len)
+int sp_read_file(const char *path, char *buf, size_t len)
 {
-	char path[256];
 	ssize_t n, total = 0;
-	int fd, ret;
+	int fd, ret = 0;
 
-	ret = sp_debugfs_path(d, name, path, sizeof(path));
-	if (ret)
-		return ret;
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -errno;
@@ -596,22 +594,34 @@ int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t 
 	return ret;
 }
 
-int sp_debugfs_write(const struct sp_dev *d, const char *name, const char *val)
+int sp_write_file(const char *path, const char *val)
 {
-	char path[256];
-	ssize_t n;
 	int fd, ret;
 
-	ret = sp_debugfs_path(d, name, path, sizeof(path));
-	if (ret)
-		return ret;
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
-	n = write(fd, val, strlen(val));
-	ret = n < 0 ? -errno : 0;
+	ret = write(fd, val, strlen(val)) < 0 ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t len)
+{
+	char path[256];
+	int ret;
+
+	ret = sp_debugfs_path(d, name, path, sizeof(path));
+	return ret ?: sp_read_file(path, buf, len);
+}
+
+int sp_debugfs_write(const struct sp_dev *d, const char *name, const char *val)
+{
+	char path[256];
+	int ret;
+
+	ret = sp_debugfs_path(d, name, path, sizeof(path));
+	return ret ?: sp_write_file(path, val);
 }
 
 int sp_debugfs_u64(const struct sp_dev *d, const char *name, const char *key, uint64_t *val)
@@ -755,5 +765,58 @@ int sp_fdinfo_u64(int fd, const char *key, uint64_t *val)
 		*val <<= 20;
 	else if (!strncmp(end, "GiB", 3))
 		*val <<= 30;
+	return 0;
+}
+
+bool sp_is_module(void)
+{
+	return !access("/sys/module/spyre/refcnt", R_OK);
+}
+
+int sp_load_module(const char *params)
+{
+	const char *ko = getenv("SPYRE_KO");
+	char path[PATH_MAX], cmd[PATH_MAX];
+	struct utsname u;
+	int fd, ret;
+
+	if (!params)
+		params = "";
+	if (!ko) {
+		uname(&u);
+		snprintf(path, sizeof(path), "/lib/modules/%s/extra/spyre.ko", u.release);
+		ko = path;
+	}
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(cmd, sizeof(cmd), "modprobe spyre %s", params);
+		return system(cmd) ? -ENOENT : 0;
+	}
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int sp_unload_module(void)
+{
+	return syscall(SYS_delete_module, "spyre", O_NONBLOCK) ? -errno : 0;
+}
+
+int sp_pci_address(const struct sp_dev *d, char *addr, size_t len)
+{
+	char link[128], target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/sys/class/accel/accel%d/device", d->minor);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) >= len)
+		return -ENAMETOOLONG;
+	memcpy(addr, base, strlen(base) + 1);
 	return 0;
 }

@@ -112,6 +112,26 @@ void sp_pattern(void *buf, size_t len, uint32_t seed);
 /* Index of the first byte that differs from the pattern, or -1. */
 ssize_t sp_pattern_check(const void *buf, size_t len, uint32_t seed);
 
+/* --- files (sysfs, debugfs, module parameters) ------------------------- */
+/* Reads at most @len - 1 bytes of @path, NUL-terminated; 0 or -errno. */
+int sp_read_file(const char *path, char *buf, size_t len);
+/* Writes @val to @path; 0 or -errno. */
+int sp_write_file(const char *path, const char *val);
+
+/* --- the module and the PCI device (root only) ------------------------- */
+/* spyre is a loadable module (not built in). */
+bool sp_is_module(void);
+/*
+ * Loads the module with @params (e.g. "ring_order=6", NULL for none):
+ * $SPYRE_KO, else the copy the test VM installs in
+ * /lib/modules/$(uname -r)/extra, else modprobe.
+ */
+int sp_load_module(const char *params);
+/* Unloads the module without waiting: -EWOULDBLOCK while it is in use. */
+int sp_unload_module(void);
+/* PCI address of the card behind @d, e.g. "0000:00:03.0". */
+int sp_pci_address(const struct sp_dev *d, char *addr, size_t len);
+
 /* --- the driver's debugfs (root only; -ENOENT when absent) -------------- */
 int sp_debugfs_path(const struct sp_dev *d, const char *name, char *path, size_t len);
 int sp_debugfs_read(const struct sp_dev *d, const char *name, char *buf, size_t len);

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sim backend: SUBMIT, as the driver's spyre_submit.c. A submission is
+ * checked completely (handles looked up in this device only, every range
+ * inside its BO, reserved bytes zero) and translated into card
+ * descriptors (handles become device addresses or scatter lists) before
+ * anything is queued; sim_driver.c then runs the job.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define USED_COPY sizeof(struct drm_spyre_cmd_copy)
+#define USED_FILL sizeof(struct drm_spyre_cmd_fill)
+#define USED_LAUNCH sizeof(struct drm_spyre_cmd_launch)
+#define USED_TS sizeof(struct drm_spyre_cmd_timestamp)
+
+static bool zero_from(const void *p, size_t from, size_t to)
+{
+	const uint8_t *b = p;
+
+	for (; from < to; from++)
+		if (b[from])
+			return false;
+	return true;
+}
+
+static bool range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return len <= size && off <= size - len;
+}
+
+static uint32_t cmd_descs(const struct drm_spyre_cmd *c)
+{
+	if (c->type == DRM_SPYRE_CMD_LAUNCH)
+		return 1 + (c->launch.nargs + SPYRE_ARGS_PER_DESC - 1) / SPYRE_ARGS_PER_DESC;
+	return 1;
+}
+
+/* Keep a reference to @bo for the job's lifetime. */
+static void sim_job_hold(struct sim_job *job, struct sim_bo *bo)
+{
+	bo->refs++;
+	job->bos[job->nbos++] = bo;
+}
+
+static int sim_submit_bo(struct sim *sim, uint32_t handle, struct sim_bo **bo)
+{
+	*bo = sim_bo_lookup(sim, handle);
+	return *bo ? 0 : -ENOENT;
+}
+
+static int sim_cmd_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c, uint8_t *d,
+			struct sim_job *job)
+{
+	struct spyre_hw_dma *x = (struct spyre_hw_dma *)d;
+	struct sim_bo *src, *dst;
+	int ret;
+
+	if ((ret = sim_submit_bo(sim, c->src_handle, &src)) ||
+	    (ret = sim_submit_bo(sim, c->dst_handle, &dst)))
+		return ret;
+	if (!range_ok(c->src_offset, c->size, src->size) ||
+	    !range_ok(c->dst_offset, c->size, dst->size))
+		return -EINVAL;
+	if (src->placement == DRM_SPYRE_PLACEMENT_HOST &&
+	    dst->placement == DRM_SPYRE_PLACEMENT_HOST)
+		return -EINVAL;
+	x->opcode = SPYRE_OP_DMA;
+	x->len = c->size;
+	if (src->placement == DRM_SPYRE_PLACEMENT_HOST) {
+		x->dir = SPYRE_DMA_H2D;
+		x->dev_addr = dst->dev_addr + c->dst_offset;
+		x->sg_addr = (uintptr_t)src->sg;
+		x->sg_count = src->sg_count;
+		x->host_off = c->src_offset;
+	} else if (dst->placement == DRM_SPYRE_PLACEMENT_HOST) {
+		x->dir = SPYRE_DMA_D2H;
+		x->dev_addr = src->dev_addr + c->src_offset;
+		x->sg_addr = (uintptr_t)dst->sg;
+		x->sg_count = dst->sg_count;
+		x->host_off = c->dst_offset;
+	} else {
+		x->dir = SPYRE_DMA_D2D;
+		x->dev_addr = dst->dev_addr + c->dst_offset;
+		x->dev_src = src->dev_addr + c->src_offset;
+	}
+	sim_job_hold(job, src);
+	sim_job_hold(job, dst);
+	return 0;
+}
+
+static int sim_cmd_fill(struct sim *sim, const struct drm_spyre_cmd_fill *c, uint8_t *d,
+			struct sim_job *job)
+{
+	struct spyre_hw_dma *x = (struct spyre_hw_dma *)d;
+	struct sim_bo *bo;
+	int ret = sim_submit_bo(sim, c->handle, &bo);
+
+	if (ret)
+		return ret;
+	if (bo->placement != DRM_SPYRE_PLACEMENT_DEVICE || ((c->offset | c->size) & 3) ||
+	    !range_ok(c->offset, c->size, bo->size))
+		return -EINVAL;
+	x->opcode = SPYRE_OP_DMA;
+	x->dir = SPYRE_DMA_FILL;
+	x->fill = c->pattern;
+	x->len = c->size;
+	x->dev_addr = bo->dev_addr + c->offset;
+	sim_job_hold(job, bo);
+	return 0;
+}
+
+static int sim_cmd_launch(struct sim *sim, struct sim_queue *q,
+			  const struct drm_spyre_cmd_launch *c, uint8_t *d, struct sim_job *job)
+{
+	struct spyre_hw_launch *l = (struct spyre_hw_launch *)d;
+	struct sim_bo *prog, *ws = NULL, *bo;
+	const uint8_t *arr = (const uint8_t *)(uintptr_t)c->args;
+	uint32_t i;
+	int ret;
+
+	if (q->engine != DRM_SPYRE_ENGINE_COMPUTE)
+		return -EINVAL;
+	if (c->nargs > SPYRE_MAX_ARGS)
+		return -E2BIG;
+	if (c->nargs && (c->args_stride < sizeof(struct drm_spyre_bo_range) || !arr))
+		return -EINVAL;
+	if ((ret = sim_submit_bo(sim, c->prog_handle, &prog)))
+		return ret;
+	if (prog->placement != DRM_SPYRE_PLACEMENT_DEVICE || !c->prog_size ||
+	    !range_ok(c->prog_offset, c->prog_size, prog->size))
+		return -EINVAL;
+	if (c->ws_handle) {
+		if ((ret = sim_submit_bo(sim, c->ws_handle, &ws)))
+			return ret;
+		if (ws->placement != DRM_SPYRE_PLACEMENT_DEVICE ||
+		    !range_ok(c->ws_offset, c->ws_size, ws->size))
+			return -EINVAL;
+	} else if (c->ws_offset || c->ws_size) {
+		return -EINVAL;
+	}
+	l->opcode = SPYRE_OP_LAUNCH;
+	l->nargs = c->nargs;
+	l->prog_addr = prog->dev_addr + c->prog_offset;
+	l->prog_len = c->prog_size;
+	l->ws_addr = ws ? ws->dev_addr + c->ws_offset : 0;
+	l->ws_len = ws ? c->ws_size : 0;
+	sim_job_hold(job, prog);
+	if (ws)
+		sim_job_hold(job, ws);
+	for (i = 0; i < c->nargs; i++) {
+		struct drm_spyre_bo_range r;
+		struct spyre_hw_args *a = (struct spyre_hw_args *)(d + SPYRE_DESC_SIZE *
+								(1 + i / SPYRE_ARGS_PER_DESC));
+
+		memcpy(&r, arr + (size_t)i * c->args_stride, sizeof(r));
+		if (!zero_from(arr + (size_t)i * c->args_stride, sizeof(r), c->args_stride))
+			return -E2BIG;
+		if ((ret = sim_submit_bo(sim, r.handle, &bo)))
+			return ret;
+		if (r.pad || bo->placement != DRM_SPYRE_PLACEMENT_DEVICE ||
+		    !range_ok(r.offset, r.size, bo->size))
+			return -EINVAL;
+		a->opcode = SPYRE_OP_ARGS;
+		a->count = c->nargs - (i - i % 3) < 3 ? c->nargs - (i - i % 3) : 3;
+		a->slot[i % 3].addr = bo->dev_addr + r.offset;
+		a->slot[i % 3].len = r.size;
+		sim_job_hold(job, bo);
+	}
+	return 0;
+}
+
+static int sim_cmd_timestamp(struct sim *sim, const struct drm_spyre_cmd_timestamp *c, uint8_t *d,
+			     struct sim_job *job)
+{
+	struct spyre_hw_timestamp *t = (struct spyre_hw_timestamp *)d;
+	struct sim_bo *bo;
+	int ret = sim_submit_bo(sim, c->handle, &bo);
+
+	if (ret)
+		return ret;
+	if (c->pad || (c->offset & 7) || !range_ok(c->offset, 8, bo->size))
+		return -EINVAL;
+	t->opcode = SPYRE_OP_TIMESTAMP;
+	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
+		t->flags = SPYRE_DESC_F_DEVMEM;
+		t->addr = bo->dev_addr + c->offset;
+	} else {
+		t->addr = (uintptr_t)bo->sg;
+		t->sg_count = bo->sg_count;
+		t->host_off = c->offset;
+	}
+	sim_job_hold(job, bo);
+	return 0;
+}
+
+/* Check and translate one command into descriptors at @d. */
+static int sim_parse_cmd(struct sim *sim, struct sim_queue *q, const struct drm_spyre_cmd *c,
+			 uint8_t *d, struct sim_job *job)
+{
+	if (c->flags)
+		return -EINVAL;
+	switch (c->type) {
+	case DRM_SPYRE_CMD_NOP:
+		return zero_from(c, 8, sizeof(*c)) ? 0 : -EINVAL;
+	case DRM_SPYRE_CMD_COPY:
+		if (!zero_from(c, 8 + USED_COPY, sizeof(*c)))
+			return -EINVAL;
+		return sim_cmd_copy(sim, &c->copy, d, job);
+	case DRM_SPYRE_CMD_FILL:
+		if (!zero_from(c, 8 + USED_FILL, sizeof(*c)))
+			return -EINVAL;
+		return sim_cmd_fill(sim, &c->fill, d, job);
+	case DRM_SPYRE_CMD_LAUNCH:
+		return sim_cmd_launch(sim, q, &c->launch, d, job);
+	case DRM_SPYRE_CMD_TIMESTAMP:
+		if (!zero_from(c, 8 + USED_TS, sizeof(*c)))
+			return -EINVAL;
+		return sim_cmd_timestamp(sim, &c->timestamp, d, job);
+	}
+	return -EINVAL;
+}
+
+static int sim_check_syncs(const struct drm_spyre_submit *sub)
+{
+	if (sub->in_sync_count > SIM_MAX_SYNCS || sub->out_sync_count > SIM_MAX_SYNCS)
+		return -E2BIG;
+	if ((sub->in_sync_count || sub->out_sync_count) &&
+	    sub->sync_stride < sizeof(struct drm_spyre_sync))
+		return -EINVAL;
+	return 0;
+}
+
+static const struct drm_spyre_sync *sync_at(uint64_t base, uint32_t stride, uint32_t i)
+{
+	return (const struct drm_spyre_sync *)(uintptr_t)(base + (uint64_t)i * stride);
+}
+
+int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_submit *sub)
+{
+	struct sim_queue *q;
+	struct sim_job *job;
+	uint32_t i, ndescs = 1, nbos = 0;
+	uint8_t *d;
+	int ret;
+
+	(void)dev;
+	if (sim->lost)
+		return -ENODEV;
+	if (!sub->queue_id || sub->queue_id > SIM_MAX_QUEUES ||
+	    !(q = sim->queues[sub->queue_id - 1]) || q->dead)
+		return -ENOENT;
+	if (q->banned)
+		return -ECANCELED;
+	if (sub->flags || sub->pad)
+		return -EINVAL;
+	if (sub->cmd_count > SIM_MAX_CMDS)
+		return -E2BIG;
+	if (sub->cmd_count && (sub->cmd_stride < sizeof(struct drm_spyre_cmd) || !sub->cmds))
+		return -EINVAL;
+	ret = sim_check_syncs(sub);
+	if (ret)
+		return ret;
+	for (i = 0; i < sub->cmd_count; i++) {
+		const uint8_t *p =
+			(const uint8_t *)(uintptr_t)sub->cmds + (size_t)i * sub->cmd_stride;
+		const struct drm_spyre_cmd *c = (const struct drm_spyre_cmd *)p;
+
+		if (!zero_from(p, sizeof(*c), sub->cmd_stride))
+			return -E2BIG;
+		if (c->type == DRM_SPYRE_CMD_LAUNCH && c->launch.nargs > SPYRE_MAX_ARGS)
+			return -E2BIG;
+		ndescs += cmd_descs(c);
+		nbos += c->type == DRM_SPYRE_CMD_LAUNCH ? 2 + c->launch.nargs : 2;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	job->descs = calloc(ndescs, SPYRE_DESC_SIZE);
+	job->bos = calloc(nbos ? nbos : 1, sizeof(*job->bos));
+	job->deps = calloc(sub->in_sync_count ? sub->in_sync_count : 1, sizeof(*job->deps));
+	job->done = sim_fence_new();
+	if (!job->descs || !job->bos || !job->deps || !job->done) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	d = job->descs;
+	for (i = 0; i < sub->cmd_count; i++) {
+		const struct drm_spyre_cmd *c = (const struct drm_spyre_cmd *)
+			((const uint8_t *)(uintptr_t)sub->cmds + (size_t)i * sub->cmd_stride);
+
+		ret = sim_parse_cmd(sim, q, c, d, job);
+		if (ret)
+			goto fail;
+		d += cmd_descs(c) * SPYRE_DESC_SIZE;
+	}
+	job->ndescs = ndescs;	/* the FENCE is filled in when the job reaches the ring */
+	job->ready_dev = sim->observed;	/* the host saw nothing later than this */
+	for (i = 0; i < sub->in_sync_count; i++) {
+		const struct drm_spyre_sync *s = sync_at(sub->in_syncs, sub->sync_stride, i);
+		struct sim_syncobj *so = sim_syncobj_lookup(sim, s->handle);
+		struct sim_fence *f;
+
+		if (!so) {
+			ret = -ENOENT;
+			goto fail;
+		}
+		if (s->flags) {
+			ret = -EINVAL;
+			goto fail;
+		}
+		f = sim_syncobj_find(so, s->point ? s->point : so->last, &ret);
+		if (ret)
+			goto fail;
+		if (!f && sim_syncobj_point_dev(so, s->point) > job->ready_dev)
+			job->ready_dev = sim_syncobj_point_dev(so, s->point);
+		if (f) {
+			f->refs++;
+			job->deps[job->ndeps++] = f;
+		}
+	}
+	for (i = 0; i < sub->out_sync_count; i++) {
+		const struct drm_spyre_sync *s = sync_at(sub->out_syncs, sub->sync_stride, i);
+		struct sim_syncobj *so = sim_syncobj_lookup(sim, s->handle);
+
+		if (!so) {
+			ret = -ENOENT;
+			goto fail;
+		}
+		if (s->flags || (s->point && s->point <= so->last)) {
+			ret = -EINVAL;
+			goto fail;
+		}
+	}
+	/* Everything checked: from here on the submission takes effect. */
+	for (i = 0; i < sub->out_sync_count; i++) {
+		const struct drm_spyre_sync *s = sync_at(sub->out_syncs, sub->sync_stride, i);
+		struct sim_syncobj *so = sim_syncobj_lookup(sim, s->handle);
+
+		sim_syncobj_add(sim, so, s->point ? s->point : so->last + 1, job->done);
+	}
+	job->queue = q;
+	job->ring = q->ring;
+	if (q->tail)
+		q->tail->next = job;
+	else
+		q->head = job;
+	q->tail = job;
+	/*
+	 * Like the driver's scheduler, put a job whose in-fences signalled on
+	 * its ring now, not when the card thread next looks: the doorbell time
+	 * is the submission time (register writes are allowed while the card
+	 * thread runs a long command with the lock dropped).
+	 */
+	if (!sim->stop && !sim->lost)
+		sim_run_jobs(sim);
+	sim_kick(sim);
+	return 0;
+fail:
+	sim_job_free(sim, job);
+	return ret;
+}
