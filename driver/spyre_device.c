@@ -123,6 +123,24 @@ static irqreturn_t spyre_err_irq(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
+/*
+ * drm_sched_fini() stops the scheduler but leaves the jobs still on its
+ * pending list: after a hot removal, jobs the removal failed may not have
+ * reached their free_job work yet when the last file closes. Free them
+ * here (the scheduler's work is stopped, their fences have signalled), so
+ * the BOs they hold go before the memory allocator does.
+ */
+static void spyre_sched_fini(struct drm_gpu_scheduler *sched)
+{
+	struct drm_sched_job *job, *next;
+
+	drm_sched_fini(sched);
+	list_for_each_entry_safe(job, next, &sched->pending_list, list) {
+		list_del_init(&job->list);
+		sched->ops->free_job(job);
+	}
+}
+
 static void spyre_device_release(struct drm_device *drm, void *arg)
 {
 	struct spyre_device *sdev = to_spyre_device(drm);
@@ -131,7 +149,7 @@ static void spyre_device_release(struct drm_device *drm, void *arg)
 	/* Runs after the last file closed: no entity is left on a scheduler. */
 	for (i = 0; i < sdev->num_rings; i++)
 		if (sdev->rings[i].sdev)
-			drm_sched_fini(&sdev->rings[i].sched);
+			spyre_sched_fini(&sdev->rings[i].sched);
 	gpu_buddy_fini(&sdev->mm);
 	destroy_workqueue(sdev->reset_wq);
 	destroy_workqueue(sdev->submit_wq);
