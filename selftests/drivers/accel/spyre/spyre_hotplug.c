@@ -133,7 +133,7 @@ FIXTURE_SETUP(hp)
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
 	ASSERT_GT(sizeof(self->bdf), strlen(base));
-	strcpy(self->bdf, base);
+	snprintf(self->bdf, sizeof(self->bdf), "%.63s", base);
 	ASSERT_EQ(0, sp_state_take(&self->base));
 }
 

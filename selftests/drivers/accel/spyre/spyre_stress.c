@@ -23,7 +23,8 @@
  * card recovers and nothing leaks. Counts per kind are printed.
  *
  * usage: spyre_stress [-p PROCS] [-q QUEUES] [-n JOBS_PER_QUEUE] [-s SEED] [-f]
- *   defaults: 8 processes, 4 queues, 256 jobs per queue.
+ *   defaults: 8 processes, 4 queues, 256 jobs per queue; the environment's
+ *   SPYRE_STRESS_JOBS sets -n, SPYRE_STRESS_FAULTS=1 sets -f.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -368,6 +369,9 @@ int main(int argc, char **argv)
 	pid_t pids[ST_MAX_PROCS];
 	int opt, i, st, fd;
 
+	if (getenv("SPYRE_STRESS_JOBS"))
+		njobs = atoi(getenv("SPYRE_STRESS_JOBS"));
+	faults = getenv("SPYRE_STRESS_FAULTS") && atoi(getenv("SPYRE_STRESS_FAULTS"));
 	while ((opt = getopt(argc, argv, "p:q:n:s:f")) != -1) {
 		switch (opt) {
 		case 'p':
