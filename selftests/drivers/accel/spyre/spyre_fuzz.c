@@ -21,10 +21,16 @@
  * The kernel's own reports (oops, WARN, lockdep, KASAN) are the VM
  * runner's to catch.
  *
+ * With -F PERCENT (a kernel with failslab), the fuzzing threads' slab
+ * allocations fail with that probability (sleeping ones too), so the
+ * error paths run; the canaries are off then, since their calls fail too.
+ *
  * usage: spyre_fuzz [-s SEED] [-n IOCTLS] [-t SECONDS] [-p PROCS] [-j THREADS] [-U]
+ *                   [-F PERCENT]
  *   defaults: a seed from the clock, 20000 ioctls, 60 s, 3 processes,
  *   3 threads; -U skips the module reload. Environment SPYRE_FUZZ_SEED,
- *   SPYRE_FUZZ_IOCTLS and SPYRE_FUZZ_SECONDS set the same as -s, -n, -t.
+ *   SPYRE_FUZZ_IOCTLS, SPYRE_FUZZ_SECONDS and SPYRE_FUZZ_FAILSLAB set the
+ *   same as -s, -n, -t and -F.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +77,7 @@ static struct fz_shared *shared;
 static unsigned long max_ioctls;
 static int ncards;
 static int nthreads = 3;
+static int failslab;		/* percent of slab allocations that fail */
 
 /* One process's files that its threads share; slot i is owned by thread i. */
 static atomic_int slots[FZ_SLOTS];
@@ -699,16 +706,54 @@ static void run_ops(struct fz_thread *t, int n)
 			op_fork(t);
 		else if (r < 10)
 			op_udmabuf(t);
-		else if (r < 14 && t->canary.fd >= 0)
+		else if (r < 14 && t->canary.fd >= 0 && !failslab)
 			op_canary(t);
 		else
 			ops[below(t, ARRAY_SIZE(ops))](t);
 	}
 }
 
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+#define FAILSLAB "/sys/kernel/debug/failslab/"
+
+/* failslab for the tasks that ask for it (make-it-fail), sleeping allocations too. */
+static int failslab_setup(int percent)
+{
+	char val[16];
+	int ret;
+
+	snprintf(val, sizeof(val), "%d", percent);
+	ret = write_file(FAILSLAB "probability", val);
+	if (!ret)
+		ret = write_file(FAILSLAB "interval", "1");
+	if (!ret)
+		ret = write_file(FAILSLAB "times", "-1");
+	if (!ret)
+		ret = write_file(FAILSLAB "task-filter", "Y");
+	if (!ret)
+		ret = write_file(FAILSLAB "ignore-gfp-wait", "N");
+	if (!ret)
+		ret = write_file(FAILSLAB "verbose", "0");
+	return ret;
+}
+
 static void *thread_main(void *arg)
 {
 	struct fz_thread *t = arg;
+
+	if (failslab)
+		write_file("/proc/thread-self/make-it-fail", "1");
 
 	while (budget_left())
 		run_ops(t, 64);
@@ -788,7 +833,8 @@ int main(int argc, char **argv)
 	seconds = env_u64("SPYRE_FUZZ_SECONDS", 60);
 	if (!seed)
 		seed = (uint64_t)time(NULL) * 2654435761u ^ getpid();
-	while ((opt = getopt(argc, argv, "s:n:t:p:j:U")) != -1) {
+	failslab = env_u64("SPYRE_FUZZ_FAILSLAB", 0);
+	while ((opt = getopt(argc, argv, "s:n:t:p:j:UF:")) != -1) {
 		switch (opt) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -808,15 +854,19 @@ int main(int argc, char **argv)
 		case 'U':
 			reload = false;
 			break;
+		case 'F':
+			failslab = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-s SEED] [-n IOCTLS] [-t SECONDS] %s\n",
-				argv[0], "[-p PROCS] [-j THREADS] [-U]");
+				argv[0], "[-p PROCS] [-j THREADS] [-U] [-F PERCENT]");
 			return KSFT_FAIL;
 		}
 	}
-	if (nprocs < 1 || nprocs > FZ_MAX_PROCS || nthreads < 1 || nthreads > FZ_MAX_THREADS) {
-		fprintf(stderr, "spyre_fuzz: 1..%d processes, 1..%d threads\n", FZ_MAX_PROCS,
-			FZ_MAX_THREADS);
+	if (nprocs < 1 || nprocs > FZ_MAX_PROCS || nthreads < 1 || nthreads > FZ_MAX_THREADS ||
+	    failslab < 0 || failslab > 100) {
+		fprintf(stderr, "spyre_fuzz: 1..%d processes, 1..%d threads, 0..100%% failslab\n",
+			FZ_MAX_PROCS, FZ_MAX_THREADS);
 		return KSFT_FAIL;
 	}
 
@@ -835,9 +885,11 @@ int main(int argc, char **argv)
 	ksft_print_msg("seed %#llx: %lu ioctls, %llu s, %d processes x %d threads, %d cards\n",
 		       (unsigned long long)seed, max_ioctls, (unsigned long long)seconds, nprocs,
 		       nthreads, ncards);
-	ksft_print_msg("replay: %s -s %#llx -n %lu -t %llu -p %d -j %d\n", argv[0],
+	ksft_print_msg("replay: %s -s %#llx -n %lu -t %llu -p %d -j %d -F %d\n", argv[0],
 		       (unsigned long long)seed, max_ioctls, (unsigned long long)seconds, nprocs,
-		       nthreads);
+		       nthreads, failslab);
+	if (failslab && failslab_setup(failslab))
+		ksft_exit_skip("no failslab in this kernel (CONFIG_FAILSLAB, debugfs)\n");
 	fflush(stdout);
 	if (sp_state_take(&base))
 		ksft_exit_fail_msg("cannot read the driver's debugfs counters\n");
@@ -888,6 +940,8 @@ int main(int argc, char **argv)
 	ksft_print_msg("%lu ioctls (%lu succeeded, %lu jobs) in %.1f s\n",
 		       atomic_load(&shared->ioctls), atomic_load(&shared->succeeded),
 		       atomic_load(&shared->jobs), (sp_now_ns() - t0) / 1e9);
+	if (failslab)
+		write_file(FAILSLAB "probability", "0");
 	ksft_print_msg("%lu forks, %lu workers killed, %lu canaries\n",
 		       atomic_load(&shared->forks), kills, atomic_load(&shared->canaries));
 
