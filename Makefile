@@ -16,7 +16,7 @@ KDIR      = /usr/src/linux-headers-$(KVER)
 QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 
 .PHONY: all deps qemu module initramfs kernel-tools libspyre selftests check \
-	check-host check-vm demo bench checkpatch clean distclean
+	check-host check-vm check-debug debug-kernel demo bench checkpatch clean distclean
 
 all: deps qemu module initramfs libspyre selftests
 
@@ -53,9 +53,21 @@ checkpatch: kernel-tools
 	@# kernel-doc warnings of the uAPI (Documentation/ pulls it in) and the driver
 	cd $(TOP) && ! perl $(BUILD)/linux-src/scripts/kernel-doc -none -Wall \
 		$$(git ls-files 'driver/*.[ch]' 'uapi/*.h') 2>&1 | grep -v '^Warning: Sphinx' | grep .
+	perl $(BUILD)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse \
+		--ignore PREFER_KERNEL_TYPES -f $$(git -C $(TOP) ls-files \
+		'selftests/*spyre_fuzz.c' 'selftests/*spyre_stress.c' \
+		'selftests/*spyre_hotplug.c' 'selftests/*spyre_state.[ch]')
 
 check: all kernel-tools
 	@$(TOP)/scripts/check
+
+# The driver under a debugging kernel (KASAN, lockdep, kmemleak...): long;
+# the kernel is built once (about an hour on 2 cores) and then reused.
+debug-kernel: deps
+	@$(TOP)/scripts/build-debug-kernel
+
+check-debug: deps module initramfs selftests
+	@$(TOP)/scripts/check-debug
 
 check-host: kernel-tools
 	@$(TOP)/scripts/check --host

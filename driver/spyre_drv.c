@@ -333,6 +333,13 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		return ret;
+	/*
+	 * A host segment's length is a 64-bit field of the card's segment
+	 * table: no limit below what the DMA layer can describe. Without
+	 * this, the 64 KiB default makes every merged shmem segment a
+	 * DMA-API violation.
+	 */
+	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
 	sdev->regs = pcim_iomap_region(pdev, SPYRE_BAR_REGS, SPYRE_DRIVER_NAME);
 	if (IS_ERR(sdev->regs))
 		return PTR_ERR(sdev->regs);

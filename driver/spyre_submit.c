@@ -465,7 +465,14 @@ static int spyre_check_submit_args(const struct drm_spyre_submit *args)
  * Queues the checked job. The only failure left is a queue destroyed by
  * another thread since the lookup; after the arm nothing can fail.
  */
-static int spyre_push_job(struct spyre_job *job, struct spyre_out_sync *out, u32 n_out)
+/*
+ * Arm the job, publish its fence and push it. Once pushed, the job may run,
+ * complete and be freed at any moment, so everything that reads the job
+ * (its BOs' reservations, which are unlocked here on success) happens
+ * before the push.
+ */
+static int spyre_push_job(struct spyre_job *job, struct spyre_out_sync *out, u32 n_out,
+			  struct ww_acquire_ctx *acquire)
 {
 	struct spyre_queue *queue = job->queue;
 	struct dma_fence *finished;
@@ -481,12 +488,11 @@ static int spyre_push_job(struct spyre_job *job, struct spyre_out_sync *out, u32
 	dma_fence_put(queue->last_scheduled);
 	queue->last_scheduled = dma_fence_get(&job->base.s_fence->scheduled);
 	atomic64_inc(&queue->jobs_submitted);
-	drm_sched_entity_push_job(&job->base);
-	mutex_unlock(&queue->submit_lock);
 
 	/* BO_WAIT and dma-buf users see the job through the BOs' fences. */
 	for (i = 0; i < job->nbos; i++)
 		dma_resv_add_fence(job->bos[i]->resv, finished, DMA_RESV_USAGE_WRITE);
+	drm_gem_unlock_reservations(job->bos, job->nbos, acquire);
 
 	for (i = 0; i < n_out; i++) {
 		if (out[i].chain) {
@@ -496,6 +502,8 @@ static int spyre_push_job(struct spyre_job *job, struct spyre_out_sync *out, u32
 			drm_syncobj_replace_fence(out[i].syncobj, finished);
 		}
 	}
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&queue->submit_lock);
 	dma_fence_put(finished);
 	return 0;
 }
@@ -572,10 +580,11 @@ int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file
 			goto out_free;
 		}
 	}
-	ret = spyre_push_job(job, out, args->out_sync_count);
-	drm_gem_unlock_reservations(job->bos, job->nbos, &acquire);
-	if (!ret)
-		job = NULL;
+	ret = spyre_push_job(job, out, args->out_sync_count, &acquire);
+	if (ret)
+		drm_gem_unlock_reservations(job->bos, job->nbos, &acquire);
+	else
+		job = NULL;	/* the scheduler's now, maybe freed already */
 
 out_free:
 	if (job) {

@@ -10,6 +10,12 @@
 #
 #   scripts/tests/kselftest-vm.sh [TEST-BINARY...]   e.g. spyre_bo spyre_fence
 #
+# Environment: SPYRE_KSFT_VM_OPTS adds spyre-vm options (e.g. "--monitor
+# --cards 1", or the debug kernel's --kernel/--module), SPYRE_KSFT_VM_TIMEOUT
+# the VM's time limit (s, default 290) and SPYRE_KSFT_TIMEOUT each binary's
+# (default: settings). When the kernel has kmemleak, the guest scans for
+# leaks after the tests and any leak fails the suite.
+#
 # The 6.12 kselftest runner exits 0 even when tests fail, so this script
 # runs the harness binaries itself and parses their TAP output.
 set -uo pipefail
@@ -20,20 +26,33 @@ src=$top/selftests/drivers/accel/spyre
 
 # Run order: lifecycle last (it unbinds a card and reloads the module).
 all_tests=(spyre_params spyre_bo spyre_queue spyre_submit spyre_fence spyre_isolation
-	spyre_recovery spyre_deps spyre_module spyre_lifecycle)
+	spyre_recovery spyre_deps spyre_fuzz spyre_stress spyre_module spyre_lifecycle)
 
 # --- inside the VM -----------------------------------------------------------
 if [ "${1:-}" = --guest ]; then
 	shift
 	dir=$1
-	shift
-	timeout_s=$(sed -n 's/^timeout=//p' "$src/settings" 2>/dev/null)
+	timeout_s=$2
+	shift 2
+	kml=/sys/kernel/debug/kmemleak
+	# leaks from before the tests (boot) are not theirs
+	[ -w "$kml" ] && echo clear >"$kml"
 	for t in "$@"; do
 		echo "# kselftest-vm: begin $t"
 		# --foreground: the harness forks and signals its own process groups
-		timeout --foreground -k 5 "${timeout_s:-120}" "$dir/$t" 2>&1
+		timeout --foreground -k 5 "$timeout_s" "$dir/$t" 2>&1
 		echo "# kselftest-vm: end $t exit $?"
 	done
+	if [ -w "$kml" ]; then
+		# objects freed by RCU or deferred work need a moment; scan twice
+		sleep 5
+		echo scan >"$kml"
+		sleep 2
+		echo scan >"$kml"
+		leaks=$(grep -c '^unreferenced object' "$kml")
+		[ "$leaks" -gt 0 ] && head -80 "$kml"
+		echo "# kselftest-vm: kmemleak $leaks"
+	fi
 	for f in /sys/kernel/debug/accel/*/bo_count; do
 		[ -r "$f" ] || continue
 		echo "# kselftest-vm: bo_count $(basename "$(dirname "$f")") $(cat "$f")"
@@ -58,8 +77,12 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 start=$(date +%s)
-"$top/scripts/spyre-vm" run --cards 2 --timeout 290 -- \
-	"$top/scripts/tests/kselftest-vm.sh" --guest "$out" "${tests[@]}" 2>&1 | tee "$log"
+timeout_s=${SPYRE_KSFT_TIMEOUT:-$(sed -n 's/^timeout=//p' "$src/settings" 2>/dev/null)}
+# shellcheck disable=SC2086 # the options are words on purpose
+"$top/scripts/spyre-vm" run --cards 2 --timeout "${SPYRE_KSFT_VM_TIMEOUT:-290}" \
+	${SPYRE_KSFT_VM_OPTS:-} -- \
+	"$top/scripts/tests/kselftest-vm.sh" --guest "$out" "${timeout_s:-120}" "${tests[@]}" \
+	2>&1 | tee "$log"
 vm_rc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
 
@@ -80,6 +103,12 @@ while IFS= read -r line; do
 			problems+=("$cur: $seen of $plan results (crashed or timed out: ${line##* })")
 		fi
 		cur="" ;;
+	"# kselftest-vm: kmemleak "*)
+		n=${line#\# kselftest-vm: kmemleak }
+		if [ "$n" != 0 ]; then
+			fail=$((fail + 1))
+			problems+=("kmemleak: $n unreferenced objects after the suite (build/vm/last/serial.log)")
+		fi ;;
 	"# kselftest-vm: bo_count "*)
 		set -- ${line#\# kselftest-vm: bo_count }
 		if [ "$2" != 0 ]; then

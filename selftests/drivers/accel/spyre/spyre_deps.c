@@ -12,6 +12,7 @@
  * reaches its ring long before its input ends in device time.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
@@ -161,29 +162,54 @@ TEST_F_TIMEOUT(deps, timeline_point_causality_and_overlap, 60)
  * stream's events make): still one wait on the card, resolved exactly at
  * the last job's end, not a host wait for the whole chain.
  */
-TEST_F_TIMEOUT(deps, long_timeline_chain_stays_on_card, 60)
+TEST_F_TIMEOUT(deps, long_timeline_chain_stays_on_card, 120)
 {
 	struct drm_spyre_sync k_out = { 0 }, tl = { 0 }, c_out = { 0 };
+	struct drm_spyre_bo_range arg = { .handle = self->arg_bo, .size = SP_PAGE };
+	uint32_t i, n = 24, insns = BUSY_LONG, prog;
 	struct drm_spyre_cmd c[2];
 	uint64_t *ts = self->ts;
-	uint32_t i, n = 24;
+	bool pending = false;
+	int attempt;
 
-	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &k_out.handle, false));
-	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &tl.handle, false));
-	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &c_out.handle, false));
-	c[0] = busy(self, true);
-	ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, c, 1, NULL, 0, &k_out, 1));
-	for (i = 1; i <= n; i++) {
-		c[0] = sp_cmd_copy(self->src, 0, self->dst, 0, SP_MiB);
-		c[1] = sp_cmd_ts(self->host, 8 * i);
-		tl.point = i;
-		ASSERT_EQ(0, sp_submit(self->d.fd, self->dq, c, 2, i == 1 ? &k_out : NULL,
-				       i == 1, &tl, 1));
+	/*
+	 * The chain must still be running when the dependent is submitted,
+	 * or the host resolves the dependency and nothing is proven: on a
+	 * slow kernel (the debugging one) the submissions can outlast K, so
+	 * K grows until they do not.
+	 */
+	for (attempt = 0; attempt < 4 && !pending; attempt++, insns *= 4) {
+		size_t plen = sp_prog_size(insns);
+		uint8_t *pbuf = malloc(plen);
+
+		ASSERT_NE(NULL, pbuf);
+		sp_prog_busy(pbuf, insns);
+		ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, pbuf, plen,
+					    (plen + SP_PAGE - 1) & ~(SP_PAGE - 1ull), &prog));
+		free(pbuf);
+		ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &k_out.handle, false));
+		ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &tl.handle, false));
+		ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &c_out.handle, false));
+		c[0] = sp_cmd_launch(prog, 0, plen, 0, 0, 0, &arg, 1);
+		ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, c, 1, NULL, 0, &k_out, 1));
+		for (i = 1; i <= n; i++) {
+			c[0] = sp_cmd_copy(self->src, 0, self->dst, 0, SP_MiB);
+			c[1] = sp_cmd_ts(self->host, 8 * i);
+			tl.point = i;
+			ASSERT_EQ(0, sp_submit(self->d.fd, self->dq, c, 2, i == 1 ? &k_out : NULL,
+					       i == 1, &tl, 1));
+		}
+		pending = sp_fence_status(self->d.fd, tl.handle, n) == 0;
+		c[0] = sp_cmd_ts(self->host, 0);
+		ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, c, 1, &tl, 1, &c_out, 1));
+		ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, c_out.handle, 0, SP_WAIT_NS));
+		EXPECT_EQ(1, sp_fence_status(self->d.fd, c_out.handle, 0));
+		sp_bo_close(self->d.fd, prog);
+		if (!pending)
+			TH_LOG("%u busy instructions: the chain ended before its dependent came",
+			       insns);
 	}
-	c[0] = sp_cmd_ts(self->host, 0);
-	ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, c, 1, &tl, 1, &c_out, 1));
-	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, c_out.handle, 0, SP_WAIT_NS));
-	EXPECT_EQ(1, sp_fence_status(self->d.fd, c_out.handle, 0));
+	ASSERT_TRUE(pending);
 	TH_LOG("last copy ended %llu, dependent started %llu", (unsigned long long)ts[n],
 	       (unsigned long long)ts[0]);
 	EXPECT_LT(ts[1], ts[n]);

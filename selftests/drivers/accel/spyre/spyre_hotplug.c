@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Spyre accel selftests: hot removal of a card in use.
+ *
+ * The card disappears while a process has it open, has a host BO mapped,
+ * a long job on the card and a job and syncobj fence exported as a
+ * sync_file, and a second process keeps submitting: through QEMU's monitor
+ * (device_del, as a surprise-free PCIe hot unplug; needs `spyre-vm
+ * --monitor`, which also makes the card hot-pluggable) and through sysfs
+ * `remove`. Then: every ioctl fails with -ENODEV, the other process sees
+ * -ENODEV too, the in-flight job's fence signals, the mapping stays usable
+ * until unmapped, nothing crashes; the card comes back (device_add, or a
+ * PCI rescan), works, nothing leaked, and the module unloads and reloads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "spyre_state.h"
+#include "spyre_util.h"
+
+#define HP_WAIT_MS	60000	/* removal and re-enumeration under TCG */
+
+/* Send one command to QEMU's monitor through spyre-vm's agent. */
+static int monitor(const char *cmd, char *reply, size_t len)
+{
+	const char *dir = getenv("SPYRE_VM_MONITOR_DIR");
+	char req[PATH_MAX], tmp[PATH_MAX], rep[PATH_MAX];
+	int n, fd, i;
+	ssize_t got;
+
+	if (!dir)
+		return -ENOENT;
+	/* the next free request number: tests run one after another */
+	for (n = 1;; n++) {
+		snprintf(req, sizeof(req), "%s/req-%d", dir, n);
+		if (access(req, F_OK))
+			break;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.req-%d", dir, n);
+	snprintf(rep, sizeof(rep), "%s/rep-%d", dir, n);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, cmd, strlen(cmd)) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	if (rename(tmp, req))
+		return -errno;
+	for (i = 0; i < HP_WAIT_MS / 10; i++) {
+		fd = open(rep, O_RDONLY);
+		if (fd >= 0) {
+			got = read(fd, reply, len - 1);
+			reply[got > 0 ? got : 0] = '\0';
+			close(fd);
+			return 0;
+		}
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Wait until the accel minor is gone (@present false) or a card is there. */
+static bool wait_cards(int minor, bool present)
+{
+	int minors[SP_MAX_CARDS], i;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d", minor);
+	for (i = 0; i < HP_WAIT_MS / 20; i++) {
+		if (present ? sp_find_cards(minors, SP_MAX_CARDS) > 0 : access(path, F_OK) != 0)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+FIXTURE(hp) {
+	struct sp_dev d;
+	struct sp_state base;
+	char bdf[64];
+};
+
+FIXTURE_VARIANT(hp) {
+	bool qemu_monitor;	/* device_del/device_add, else sysfs remove/rescan */
+};
+
+FIXTURE_VARIANT_ADD(hp, monitor) {
+	.qemu_monitor = true,
+};
+
+FIXTURE_VARIANT_ADD(hp, sysfs) {
+	.qemu_monitor = false,
+};
+
+FIXTURE_SETUP(hp)
+{
+	char link[128], target[PATH_MAX], *base;
+	ssize_t n;
+
+	if (variant->qemu_monitor && !getenv("SPYRE_VM_MONITOR_DIR"))
+		SKIP(return, "no QEMU monitor (run the VM with spyre-vm --monitor)");
+	if (geteuid())
+		SKIP(return, "needs root");
+	SP_OPEN_OR_SKIP(&self->d, 0);
+	snprintf(link, sizeof(link), "/sys/class/accel/accel%d/device", self->d.minor);
+	n = readlink(link, target, sizeof(target) - 1);
+	ASSERT_LT(0, n);
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	ASSERT_GT(sizeof(self->bdf), strlen(base));
+	snprintf(self->bdf, sizeof(self->bdf), "%.63s", base);
+	ASSERT_EQ(0, sp_state_take(&self->base));
+}
+
+FIXTURE_TEARDOWN(hp)
+{
+	sp_dev_close(&self->d);
+}
+
+/* A second process: submits until an ioctl fails; sends back that error. */
+static pid_t submitter(int minor, int wfd)
+{
+	struct drm_spyre_cmd c = sp_cmd_nop();
+	struct sp_dev d;
+	uint32_t q, bo;
+	int ret;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	memset(&d, 0, sizeof(d));
+	d.fd = -1;
+	ret = sp_dev_open(&d, 0);
+	if (!ret)
+		ret = sp_queue_create(d.fd, DRM_SPYRE_ENGINE_DMA, DRM_SPYRE_PRIORITY_NORMAL, &q);
+	if (write(wfd, "r", 1) != 1)
+		_exit(1);
+	while (!ret) {
+		ret = sp_bo_create(d.fd, SP_PAGE, DRM_SPYRE_PLACEMENT_DEVICE, &bo);
+		if (!ret) {
+			c = sp_cmd_fill(bo, 0, SP_PAGE, 1);
+			ret = sp_submit(d.fd, q, &c, 1, NULL, 0, NULL, 0);
+			sp_bo_close(d.fd, bo);
+		}
+	}
+	if (write(wfd, &ret, sizeof(ret)) != sizeof(ret))
+		_exit(1);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(hp, remove_in_use, 240)
+{
+	uint32_t host, dev, q, max = self->d.p[DRM_SPYRE_PARAM_MAX_CMDS], i;
+	struct drm_spyre_sync out = { 0 };
+	struct drm_spyre_cmd *cmds;
+	int pfd[2], sf, child_err = 0, st, status;
+	char reply[512], path[256];
+	struct pollfd pf;
+	uint64_t v;
+	uint8_t *map;
+	pid_t pid;
+
+	/* a mapped host BO, a long job in flight, its fence as a sync_file */
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, SP_MiB, DRM_SPYRE_PLACEMENT_HOST, &host));
+	map = sp_bo_mmap(self->d.fd, host, SP_MiB);
+	ASSERT_NE(NULL, map);
+	sp_pattern(map, SP_MiB, 42);
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, 64 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &dev));
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_COMPUTE,
+				     DRM_SPYRE_PRIORITY_NORMAL, &q));
+	cmds = calloc(max, sizeof(*cmds));
+	ASSERT_NE(NULL, cmds);
+	for (i = 0; i < max; i++)
+		cmds[i] = sp_cmd_fill(dev, 0, 64 * SP_MiB, i);
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &out.handle, false));
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, cmds, max, NULL, 0, &out, 1));
+	ASSERT_EQ(0, sp_submit(self->d.fd, q, cmds, max, NULL, 0, NULL, 0));
+	sf = sp_syncobj_export(self->d.fd, out.handle, 0);
+	ASSERT_LE(0, sf);
+
+	ASSERT_EQ(0, pipe(pfd));
+	pid = submitter(self->d.minor, pfd[1]);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(1, read(pfd[0], reply, 1));
+
+	/* away with the card */
+	if (variant->qemu_monitor) {
+		ASSERT_EQ(0, monitor("device_del spyre0", reply, sizeof(reply)));
+		TH_LOG("device_del: '%s'", reply);
+	} else {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
+		ASSERT_EQ(0, write_str(path, "1"));
+	}
+	ASSERT_TRUE(wait_cards(self->d.minor, false));
+
+	/* every process sees -ENODEV */
+	pf = (struct pollfd) { .fd = pfd[0], .events = POLLIN };
+	ASSERT_EQ(1, poll(&pf, 1, HP_WAIT_MS));
+	ASSERT_EQ(sizeof(child_err), read(pfd[0], &child_err, sizeof(child_err)));
+	EXPECT_EQ(-ENODEV, child_err);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	EXPECT_EQ(-ENODEV, sp_get_param(self->d.fd, DRM_SPYRE_PARAM_MEM_SIZE, &v));
+	EXPECT_EQ(-ENODEV, sp_bo_create(self->d.fd, SP_PAGE, DRM_SPYRE_PLACEMENT_HOST, &i));
+	EXPECT_EQ(-ENODEV, sp_submit(self->d.fd, q, cmds, 1, NULL, 0, NULL, 0));
+	EXPECT_EQ(-ENODEV, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA,
+					   DRM_SPYRE_PRIORITY_NORMAL, &i));
+
+	/* the job in flight ended (with an error, or done before the removal) */
+	EXPECT_EQ(0, sp_sync_file_wait(sf, HP_WAIT_MS));
+	status = sp_sync_file_status(sf);
+	TH_LOG("the job in flight ended with %d", status);
+	EXPECT_TRUE(status == 1 || status == -ENODEV);
+	/* the mapping stays valid until unmapped */
+	EXPECT_EQ(-1, sp_pattern_check(map, SP_MiB, 42));
+	memset(map, 0x5a, SP_PAGE);
+	EXPECT_EQ(0x5a, map[SP_PAGE - 1]);
+	munmap(map, SP_MiB);
+	close(sf);
+	close(pfd[0]);
+	close(pfd[1]);
+	free(cmds);
+	sp_dev_close(&self->d);
+
+	/* back again, working, nothing leaked */
+	if (variant->qemu_monitor) {
+		ASSERT_EQ(0, monitor("device_add spyre,id=spyre0,bus=rp0", reply, sizeof(reply)));
+		TH_LOG("device_add: '%s'", reply);
+	} else {
+		ASSERT_EQ(0, write_str("/sys/bus/pci/rescan", "1"));
+	}
+	ASSERT_TRUE(wait_cards(0, true));
+	ASSERT_EQ(0, sp_dev_open(&self->d, 0));
+	EXPECT_EQ(0, sp_smoke(&self->d));
+	sp_dev_close(&self->d);
+	EXPECT_EQ(0, sp_state_settle(&self->base));
+	/* and the module still unloads and comes back */
+	EXPECT_EQ(0, sp_module_reload());
+}
+
+TEST_HARNESS_MAIN
