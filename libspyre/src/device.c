@@ -59,14 +59,7 @@ int spyre_device_count(enum spyre_backend backend, int *count)
 	ret = resolve_backend(backend, "spyre_device_count", &b);
 	if (ret)
 		return ret;
-	if (b == SPYRE_BACKEND_SIM) {
-		const char *env = getenv("SPYRE_SIM_CARDS");
-		int n = env ? atoi(env) : 1;
-
-		*count = n < 1 ? 1 : n > 8 ? 8 : n;
-		return 0;
-	}
-	return spy_drm_count(count);
+	return b == SPYRE_BACKEND_SIM ? spy_sim_count(count) : spy_drm_count(count);
 }
 
 static spyre_device *dev_alloc(void)

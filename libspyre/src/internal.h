@@ -66,6 +66,8 @@ extern const struct spy_backend_ops spy_sim_ops;
 int spy_drm_open(spyre_device *dev, const char *path);
 int spy_drm_count(int *count);
 int spy_drm_path_of_index(int index, char *path, size_t len);
+/* Each backend counts its own cards; the front end only picks the backend. */
+int spy_sim_count(int *count);
 int spy_sim_open(spyre_device *dev, int index);
 
 /* ---- objects ---- */
