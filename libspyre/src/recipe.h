@@ -27,8 +27,15 @@ struct rstep {
 	unsigned int node;		/* assigned at finalize */
 };
 
-/* A field of a command that takes an argument slot at launch. */
-enum patch_field { PF_SRC, PF_DST, PF_RANGE, PF_TS };
+/* A field of a command that is filled in at launch. */
+enum patch_field { PF_SRC, PF_DST, PF_RANGE, PF_TS, PF_LAUNCH_WS };
+
+/*
+ * Where a patched field points: an argument slot (op.arg), the launch's
+ * workspace copy (op.offset), or the launch's profiling slot of step
+ * op.arg.
+ */
+#define SPY_OPERAND_PROF 0x100
 
 struct patch {
 	unsigned int node, cmd, range;
@@ -47,6 +54,7 @@ struct rnode {
 	unsigned int nranges, range0;
 	unsigned int deps[SPY_MAX_DEPS - 4];
 	unsigned int ndeps;
+	bool first, last;		/* first / last node of its stream slot */
 };
 
 struct instance {
@@ -56,13 +64,24 @@ struct instance {
 	struct drm_spyre_bo_range *ranges;
 	struct spyre_buf *args;
 	unsigned int outstanding;
+	unsigned int index;
 };
 
 struct spyre_recipe {
 	spyre_device *dev;
 	unsigned int nstreams, nargs;
-	spyre_bo *ws;
+	spyre_bo **ws;			/* nws copies of the workspace */
 	uint64_t ws_size;
+	unsigned int depth, nws;	/* launches in flight, workspace copies */
+	/*
+	 * Per workspace copy and stream slot: the last point of the launch
+	 * that used it last (stream reference held). The next launch on that
+	 * copy waits for them on the device.
+	 */
+	struct spy_dep *ws_last;
+	bool profile;			/* a TIMESTAMP after every device step */
+	spyre_bo *prof_bo;		/* depth x nsteps timestamps */
+	uint64_t *prof;
 	struct rstep *steps;
 	unsigned int nsteps, cap;
 	bool final;
@@ -78,7 +97,7 @@ struct spyre_recipe {
 	struct drm_spyre_bo_range *tmpl_ranges;
 	struct patch *patches;
 	unsigned int npatches;
-	struct instance inst[SPYRE_RECIPE_INFLIGHT];
+	struct instance *inst;		/* depth of them */
 };
 
 /* recipe_launch.c: the per-launch copies of the commands, made at finalize. */

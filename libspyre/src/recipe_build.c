@@ -30,15 +30,20 @@ int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int n
 		return spy_err(-EINVAL, "spyre_recipe_create: %s: %u argument slots (at most 64)",
 			       dev->name, nargs);
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r || !(r->ws = calloc(1, sizeof(*r->ws)))) {
+		free(r);
 		return spy_err(-ENOMEM, "spyre_recipe_create: out of memory");
+	}
 	r->dev = dev;
 	r->nstreams = nstreams;
 	r->nargs = nargs;
 	r->ws_size = workspace_size;
+	r->depth = SPYRE_RECIPE_INFLIGHT;
+	r->nws = 1;
 	if (workspace_size) {
-		ret = spyre_bo_create(dev, workspace_size, SPYRE_MEM_DEVICE, &r->ws);
+		ret = spyre_bo_create(dev, workspace_size, SPYRE_MEM_DEVICE, &r->ws[0]);
 		if (ret) {
+			free(r->ws);
 			free(r);
 			return ret;
 		}
@@ -46,6 +51,36 @@ int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int n
 	pthread_mutex_init(&r->lock, NULL);
 	spy_dev_get(dev);
 	*out = r;
+	return 0;
+}
+
+int spyre_recipe_set_inflight(spyre_recipe *r, unsigned int depth, unsigned int workspaces)
+{
+	static const char *call = "spyre_recipe_set_inflight";
+
+	if (!r)
+		return spy_err(-EINVAL, "%s: recipe is NULL", call);
+	if (r->final)
+		return spy_err(-EBUSY, "%s: %s: the recipe is finalized", call, r->dev->name);
+	if (!depth || depth > SPYRE_RECIPE_MAX_INFLIGHT)
+		return spy_err(-EINVAL, "%s: %s: depth %u (1..%d)", call, r->dev->name, depth,
+			       SPYRE_RECIPE_MAX_INFLIGHT);
+	if (!workspaces || workspaces > depth)
+		return spy_err(-EINVAL, "%s: %s: %u workspace copies for depth %u (1..depth)",
+			       call, r->dev->name, workspaces, depth);
+	r->depth = depth;
+	r->nws = workspaces;
+	return 0;
+}
+
+int spyre_recipe_set_profiling(spyre_recipe *r, int enable)
+{
+	if (!r)
+		return spy_err(-EINVAL, "spyre_recipe_set_profiling: recipe is NULL");
+	if (r->final)
+		return spy_err(-EBUSY, "spyre_recipe_set_profiling: %s: the recipe is finalized",
+			       r->dev->name);
+	r->profile = enable != 0;
 	return 0;
 }
 
@@ -244,21 +279,6 @@ int spyre_recipe_wait(spyre_recipe *r, unsigned int stream, unsigned int event_i
 	return add_event(r, "spyre_recipe_wait", ST_WAIT, stream, event_id);
 }
 
-/* Resolve a fixed (BUF or WS) operand to handle/offset/size. */
-static void fixed_operand(spyre_recipe *r, const struct spyre_operand *o, uint64_t need,
-			  __u32 *handle, __u64 *off, __u64 *size)
-{
-	if (o->kind == SPYRE_OPERAND_BUF) {
-		*handle = o->buf.bo->handle;
-		*off = o->buf.offset;
-		*size = o->buf.size;
-	} else {
-		*handle = r->ws->handle;
-		*off = o->offset;
-		*size = o->size ? o->size : (need ? need : r->ws_size - o->offset);
-	}
-}
-
 static int add_patch(spyre_recipe *r, unsigned int node, unsigned int cmd, unsigned int range,
 		     enum patch_field f, const struct spyre_operand *o, uint64_t need,
 		     enum spyre_mem mem)
@@ -272,13 +292,38 @@ static int add_patch(spyre_recipe *r, unsigned int node, unsigned int cmd, unsig
 	return 0;
 }
 
+/* Where a command field's operand sits; argument and workspace operands are patched at launch. */
+struct field {
+	unsigned int node, cmd, range;
+	enum patch_field f;
+};
+
+static int operand(spyre_recipe *r, const struct field *fl, const struct spyre_operand *o,
+		   uint64_t need, enum spyre_mem mem, __u32 *handle, __u64 *off, __u64 *size)
+{
+	switch (o->kind) {
+	case SPYRE_OPERAND_BUF:
+		*handle = o->buf.bo->handle;
+		*off = o->buf.offset;
+		*size = o->buf.size;
+		return 0;
+	case SPYRE_OPERAND_WS:
+		/* The handle is the launch's copy of the workspace. */
+		*off = o->offset;
+		*size = o->size ? o->size : (need ? need : r->ws_size - o->offset);
+		return add_patch(r, fl->node, fl->cmd, fl->range, fl->f, o, need, mem);
+	default:
+		return add_patch(r, fl->node, fl->cmd, fl->range, fl->f, o, need, mem);
+	}
+}
+
 /* Template command of a device step; argument operands are patched at launch. */
 static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsigned int ci,
 		     unsigned int *ri)
 {
 	struct drm_spyre_cmd *c = &r->tmpl[ci];
-	__u32 h = 0;
-	__u64 off = 0, size = 0;
+	struct field fl = { node, ci, 0, PF_SRC };
+	__u64 size = 0;
 	unsigned int i;
 	int ret = 0;
 
@@ -291,23 +336,22 @@ static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsig
 		c->launch.args_stride = sizeof(struct drm_spyre_bo_range);
 		if (st->ws.kind == SPYRE_OPERAND_BUF ? st->ws.buf.bo != NULL
 						     : (st->prog->ws_size || st->ws.size)) {
-			fixed_operand(r, &st->ws, st->prog->ws_size, &h, &off, &size);
-			c->launch.ws_handle = h;
-			c->launch.ws_offset = off;
-			c->launch.ws_size = size;
+			fl.f = PF_LAUNCH_WS;
+			ret = operand(r, &fl, &st->ws, st->prog->ws_size, SPYRE_MEM_DEVICE,
+				      &c->launch.ws_handle, &c->launch.ws_offset,
+				      &c->launch.ws_size);
+			if (ret)
+				return ret;
 		}
 		c->launch.args = *ri;	/* index for now; a pointer per instance */
+		fl.f = PF_RANGE;
 		for (i = 0; i < st->nargs; i++) {
 			struct drm_spyre_bo_range *rg = &r->tmpl_ranges[*ri + i];
 
 			memset(rg, 0, sizeof(*rg));
-			if (st->args[i].kind == SPYRE_OPERAND_ARG) {
-				ret = add_patch(r, node, ci, *ri + i, PF_RANGE, &st->args[i], 0,
-						SPYRE_MEM_DEVICE);
-			} else {
-				fixed_operand(r, &st->args[i], 0, &rg->handle, &rg->offset,
-					      &rg->size);
-			}
+			fl.range = *ri + i;
+			ret = operand(r, &fl, &st->args[i], 0, SPYRE_MEM_DEVICE, &rg->handle,
+				      &rg->offset, &rg->size);
 			if (ret)
 				return ret;
 		}
@@ -316,28 +360,31 @@ static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsig
 	}
 	if (st->kind == ST_TIMESTAMP) {
 		c->type = DRM_SPYRE_CMD_TIMESTAMP;
-		if (st->dst.kind == SPYRE_OPERAND_ARG)
-			return add_patch(r, node, ci, 0, PF_TS, &st->dst, st->size,
-					 SPYRE_MEM_HOST);
-		fixed_operand(r, &st->dst, st->size, &c->timestamp.handle, &c->timestamp.offset,
-			      &size);
-		return 0;
+		fl.f = PF_TS;
+		return operand(r, &fl, &st->dst, st->size, SPYRE_MEM_HOST, &c->timestamp.handle,
+			       &c->timestamp.offset, &size);
 	}
 	c->type = DRM_SPYRE_CMD_COPY;
 	c->copy.size = st->size;
-	if (st->src.kind == SPYRE_OPERAND_ARG)
-		ret = add_patch(r, node, ci, 0, PF_SRC, &st->src, st->size,
-				st->kind == ST_H2D ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE);
-	else
-		fixed_operand(r, &st->src, st->size, &c->copy.src_handle, &c->copy.src_offset,
-			      &size);
-	if (!ret && st->dst.kind == SPYRE_OPERAND_ARG)
-		ret = add_patch(r, node, ci, 0, PF_DST, &st->dst, st->size,
-				st->kind == ST_D2H ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE);
-	else if (!ret)
-		fixed_operand(r, &st->dst, st->size, &c->copy.dst_handle, &c->copy.dst_offset,
-			      &size);
+	ret = operand(r, &fl, &st->src, st->size,
+		      st->kind == ST_H2D ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE, &c->copy.src_handle,
+		      &c->copy.src_offset, &size);
+	fl.f = PF_DST;
+	if (!ret)
+		ret = operand(r, &fl, &st->dst, st->size,
+			      st->kind == ST_D2H ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE,
+			      &c->copy.dst_handle, &c->copy.dst_offset, &size);
 	return ret;
+}
+
+/* Profiling: a TIMESTAMP into the launch's slot of step @step. */
+static int build_prof_cmd(spyre_recipe *r, unsigned int step, unsigned int node, unsigned int ci)
+{
+	struct spyre_operand o = { SPY_OPERAND_PROF, step, { 0, 0, 0 }, 0, 8 };
+
+	memset(&r->tmpl[ci], 0, sizeof(r->tmpl[ci]));
+	r->tmpl[ci].type = DRM_SPYRE_CMD_TIMESTAMP;
+	return add_patch(r, node, ci, 0, PF_TS, &o, 8, SPYRE_MEM_HOST);
 }
 
 /* Group steps into nodes per stream slot. */
@@ -369,14 +416,20 @@ static int make_nodes(spyre_recipe *r)
 				continue;
 			}
 			if (st->kind != ST_SIGNAL && st->kind != ST_WAIT) {
-				r->nodes[cur].ncmds++;
-				ncmds++;
+				unsigned int n = r->profile ? 2 : 1;
+
+				r->nodes[cur].ncmds += n;
+				ncmds += n;
 			}
 			if (st->kind == ST_COMPUTE) {
 				r->nodes[cur].nranges += st->nargs;
 				nranges += st->nargs;
 			}
 		}
+	}
+	for (s = 0; s < r->nnodes; s++) {
+		r->nodes[s].first = !s || r->nodes[s - 1].stream != r->nodes[s].stream;
+		r->nodes[s].last = s + 1 == r->nnodes || r->nodes[s + 1].stream != r->nodes[s].stream;
 	}
 	r->tmpl = calloc(ncmds ? ncmds : 1, sizeof(*r->tmpl));
 	r->tmpl_ranges = calloc(nranges ? nranges : 1, sizeof(*r->tmpl_ranges));
@@ -402,6 +455,8 @@ static int make_nodes(spyre_recipe *r)
 			    st->kind == ST_WAIT)
 				continue;
 			ret = build_cmd(r, st, s, c++, &ri);
+			if (!ret && r->profile)
+				ret = build_prof_cmd(r, i, s, c++);
 			if (ret)
 				return ret;
 		}
@@ -475,6 +530,44 @@ static int order_nodes(spyre_recipe *r)
 	return 0;
 }
 
+/* The extra workspace copies and the profiling slots. */
+static int alloc_launch_memory(spyre_recipe *r)
+{
+	spyre_bo **ws;
+	unsigned int i;
+	void *map;
+	int ret;
+
+	r->ws_last = calloc((size_t)r->nws * r->nstreams, sizeof(*r->ws_last));
+	ws = realloc(r->ws, r->nws * sizeof(*ws));
+	if (!r->ws_last || !ws) {
+		if (ws)
+			r->ws = ws;
+		else
+			r->nws = 1;
+		return spy_err(-ENOMEM, "spyre_recipe_finalize: out of memory");
+	}
+	r->ws = ws;
+	for (i = 1; i < r->nws; i++)
+		r->ws[i] = NULL;
+	for (i = 1; r->ws_size && i < r->nws; i++) {
+		ret = spyre_bo_create(r->dev, r->ws_size, SPYRE_MEM_DEVICE, &r->ws[i]);
+		if (ret)
+			return ret;
+	}
+	if (!r->profile)
+		return 0;
+	ret = spyre_bo_create(r->dev, (uint64_t)r->depth * r->nsteps * sizeof(uint64_t),
+			      SPYRE_MEM_HOST, &r->prof_bo);
+	if (!ret)
+		ret = spyre_bo_map(r->prof_bo, &map);
+	if (ret)
+		return ret;
+	r->prof = map;
+	memset(r->prof, 0, spyre_bo_size(r->prof_bo));
+	return 0;
+}
+
 int spyre_recipe_finalize(spyre_recipe *r)
 {
 	int ret;
@@ -493,6 +586,9 @@ int spyre_recipe_finalize(spyre_recipe *r)
 	ret = order_nodes(r);
 	if (ret)
 		return ret;
+	ret = alloc_launch_memory(r);
+	if (ret)
+		return ret;
 	ret = spy_recipe_make_instances(r);
 	if (ret)
 		return spy_err(ret, "spyre_recipe_finalize: out of memory");
@@ -502,11 +598,17 @@ int spyre_recipe_finalize(spyre_recipe *r)
 
 int spyre_recipe_destroy(spyre_recipe *r)
 {
+	unsigned int i;
+
 	if (!r)
 		return spy_err(-EINVAL, "spyre_recipe_destroy: recipe is NULL");
 	spy_recipe_free_instances(r);
-	if (r->ws)
-		spyre_bo_destroy(r->ws);
+	for (i = 0; i < r->nws; i++)
+		if (r->ws[i])
+			spyre_bo_destroy(r->ws[i]);
+	free(r->ws);
+	if (r->prof_bo)
+		spyre_bo_destroy(r->prof_bo);
 	free(r->steps);
 	free(r->nodes);
 	free(r->order);

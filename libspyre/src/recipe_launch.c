@@ -32,10 +32,14 @@ int spy_recipe_make_instances(spyre_recipe *r)
 {
 	unsigned int k, i;
 
-	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++) {
+	r->inst = calloc(r->depth, sizeof(*r->inst));
+	if (!r->inst)
+		return -ENOMEM;
+	for (k = 0; k < r->depth; k++) {
 		struct instance *in = &r->inst[k];
 
 		in->r = r;
+		in->index = k;
 		in->ops = calloc(r->nnodes ? r->nnodes : 1, sizeof(*in->ops));
 		in->cmds = calloc(r->ncmds ? r->ncmds : 1, sizeof(*in->cmds));
 		in->ranges = calloc(r->nranges ? r->nranges : 1, sizeof(*in->ranges));
@@ -67,19 +71,82 @@ int spy_recipe_make_instances(spyre_recipe *r)
 
 void spy_recipe_free_instances(spyre_recipe *r)
 {
+	spyre_device *dev = r->dev;
 	unsigned int k;
 
 	/* Wait until no launch still needs the instances. */
-	pthread_mutex_lock(&r->dev->lock);
-	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++)
+	pthread_mutex_lock(&dev->lock);
+	for (k = 0; r->inst && k < r->depth; k++)
 		while (r->inst[k].outstanding)
-			pthread_cond_wait(&r->dev->cond, &r->dev->lock);
-	pthread_mutex_unlock(&r->dev->lock);
-	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++) {
+			pthread_cond_wait(&dev->cond, &dev->lock);
+	for (k = 0; r->ws_last && k < r->nws * r->nstreams; k++)
+		if (r->ws_last[k].s)
+			spy_stream_put_locked(r->ws_last[k].s);
+	pthread_mutex_unlock(&dev->lock);
+	free(r->ws_last);
+	r->ws_last = NULL;
+	for (k = 0; r->inst && k < r->depth; k++) {
 		free(r->inst[k].ops);
 		free(r->inst[k].cmds);
 		free(r->inst[k].ranges);
 		free(r->inst[k].args);
+	}
+	free(r->inst);
+	r->inst = NULL;
+}
+
+/* Point a patched field at @handle + @offset (@size for argument ranges). */
+static void patch_field(struct instance *in, const struct patch *p, uint32_t handle,
+			uint64_t offset, uint64_t size)
+{
+	struct drm_spyre_cmd *c = &in->cmds[p->cmd];
+
+	switch (p->field) {
+	case PF_SRC:
+		c->copy.src_handle = handle;
+		c->copy.src_offset = offset;
+		break;
+	case PF_DST:
+		c->copy.dst_handle = handle;
+		c->copy.dst_offset = offset;
+		break;
+	case PF_TS:
+		c->timestamp.handle = handle;
+		c->timestamp.offset = offset;
+		break;
+	case PF_LAUNCH_WS:
+		c->launch.ws_handle = handle;
+		break;
+	case PF_RANGE:
+		in->ranges[p->range].handle = handle;
+		in->ranges[p->range].offset = offset;
+		in->ranges[p->range].size = size;
+		break;
+	}
+}
+
+/* Workspace and profiling fields of instance @in for a launch using workspace copy @w. */
+static void bind_internal(spyre_recipe *r, struct instance *in, unsigned int w)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->npatches; i++) {
+		const struct patch *p = &r->patches[i];
+
+		if (p->op.kind == SPYRE_OPERAND_WS) {
+			/* Offsets and sizes were set at build time; only the copy changes. */
+			if (p->field == PF_RANGE)
+				in->ranges[p->range].handle = r->ws[w]->handle;
+			else if (p->field == PF_SRC)
+				in->cmds[p->cmd].copy.src_handle = r->ws[w]->handle;
+			else if (p->field == PF_DST)
+				in->cmds[p->cmd].copy.dst_handle = r->ws[w]->handle;
+			else
+				in->cmds[p->cmd].launch.ws_handle = r->ws[w]->handle;
+		} else if (p->op.kind == SPY_OPERAND_PROF) {
+			patch_field(in, p, r->prof_bo->handle,
+				    ((uint64_t)in->index * r->nsteps + p->op.arg) * 8, 0);
+		}
 	}
 }
 
@@ -105,11 +172,12 @@ static int bind(spyre_recipe *r, struct instance *in, const struct spyre_buf *ar
 	}
 	for (i = 0; i < r->npatches; i++) {
 		const struct patch *p = &r->patches[i];
-		const struct spyre_buf *b = &args[p->op.arg];
-		struct drm_spyre_cmd *c = &in->cmds[r->nodes[p->node].cmd0] +
-					  (p->cmd - r->nodes[p->node].cmd0);
+		const struct spyre_buf *b;
 		uint64_t size;
 
+		if (p->op.kind != SPYRE_OPERAND_ARG)
+			continue;
+		b = &args[p->op.arg];
 		if (p->op.offset > b->size)
 			return spy_err(-EINVAL, "%s: %s: argument %u has %llu bytes, a step uses "
 				       "offset %llu", call, r->dev->name, p->op.arg,
@@ -127,27 +195,44 @@ static int bind(spyre_recipe *r, struct instance *in, const struct spyre_buf *ar
 				       "memory", call, r->dev->name, p->op.arg,
 				       b->bo->mem == SPYRE_MEM_HOST ? "host" : "device",
 				       p->mem == SPYRE_MEM_HOST ? "host" : "device");
-		switch (p->field) {
-		case PF_SRC:
-			c->copy.src_handle = b->bo->handle;
-			c->copy.src_offset = b->offset + p->op.offset;
-			break;
-		case PF_DST:
-			c->copy.dst_handle = b->bo->handle;
-			c->copy.dst_offset = b->offset + p->op.offset;
-			break;
-		case PF_TS:
-			c->timestamp.handle = b->bo->handle;
-			c->timestamp.offset = b->offset + p->op.offset;
-			break;
-		case PF_RANGE:
-			in->ranges[p->range].handle = b->bo->handle;
-			in->ranges[p->range].offset = b->offset + p->op.offset;
-			in->ranges[p->range].size = size;
-			break;
-		}
+		patch_field(in, p, b->bo->handle, b->offset + p->op.offset, size);
 	}
 	return 0;
+}
+
+/*
+ * Add a dependency on @point of @s, merged with one on the same stream.
+ * Room is left for the stream's own host-work dependency and event waits.
+ */
+static int add_dep(struct spy_op *op, struct spyre_stream *s, uint64_t point)
+{
+	unsigned int i;
+
+	for (i = 0; i < op->ndeps; i++) {
+		if (op->deps[i].s == s) {
+			if (op->deps[i].point < point)
+				op->deps[i].point = point;
+			return 0;
+		}
+	}
+	if (op->ndeps >= SPY_MAX_DEPS - 4)
+		return -E2BIG;
+	op->deps[op->ndeps++] = (struct spy_dep){ s, point };
+	return 0;
+}
+
+/* Remember that stream slot @slot of the launch on workspace copy @w ends at @point of @s. */
+static void ws_used(spyre_recipe *r, unsigned int w, unsigned int slot, struct spyre_stream *s,
+		    uint64_t point)
+{
+	struct spy_dep *d = &r->ws_last[w * r->nstreams + slot];
+
+	pthread_mutex_lock(&r->dev->lock);
+	s->refs++;
+	if (d->s)
+		spy_stream_put_locked(d->s);
+	*d = (struct spy_dep){ s, point };
+	pthread_mutex_unlock(&r->dev->lock);
 }
 
 int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
@@ -156,7 +241,7 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 	static const char *call = "spyre_recipe_launch";
 	spyre_device *dev;
 	struct instance *in;
-	unsigned int i, k;
+	unsigned int i, k, w;
 	int ret;
 
 	if (!r || !streams)
@@ -183,7 +268,8 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 			return spy_err(-EINVAL, "%s: %s: stream slot %u runs a compute step but is "
 				       "a DMA stream", call, dev->name, r->steps[i].stream);
 	pthread_mutex_lock(&r->lock);
-	in = &r->inst[r->launches % SPYRE_RECIPE_INFLIGHT];
+	in = &r->inst[r->launches % r->depth];
+	w = r->launches % r->nws;
 	pthread_mutex_lock(&dev->lock);
 	while (in->outstanding)
 		pthread_cond_wait(&dev->cond, &dev->lock);
@@ -193,6 +279,7 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 		pthread_mutex_unlock(&r->lock);
 		return ret;
 	}
+	bind_internal(r, in, w);
 	r->launches++;
 	in->outstanding = r->nnodes;
 	for (k = 0; k < r->nnodes; k++) {
@@ -201,13 +288,25 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 		struct spy_op *op = &in->ops[ni];
 
 		op->ndeps = 0;
+		ret = 0;
 		for (j = 0; j < n->ndeps; j++) {
 			struct spy_op *dep = &in->ops[n->deps[j]];
 
-			op->deps[op->ndeps++] = (struct spy_dep){
-				streams[r->nodes[n->deps[j]].stream], dep->point };
+			if (!ret)
+				ret = add_dep(op, streams[r->nodes[n->deps[j]].stream],
+					      dep->point);
 		}
-		ret = spy_op_enqueue(streams[n->stream], op);
+		/* The workspace copy's previous launch must be done with it. */
+		for (j = 0; n->first && r->ws_size && j < r->nstreams; j++) {
+			const struct spy_dep *d = &r->ws_last[w * r->nstreams + j];
+
+			if (d->s && !ret)
+				ret = add_dep(op, d->s, d->point);
+		}
+		if (!ret)
+			ret = spy_op_enqueue(streams[n->stream], op);
+		if (!ret && n->last && r->ws_size)
+			ws_used(r, w, n->stream, streams[n->stream], op->point);
 		if (ret) {
 			pthread_mutex_lock(&dev->lock);
 			in->outstanding -= r->nnodes - k;
@@ -233,3 +332,46 @@ int spyre_recipe_submits_per_launch(const spyre_recipe *r, unsigned int *n)
 	return 0;
 }
 
+
+int spyre_recipe_step_times(spyre_recipe *r, uint64_t *ns, unsigned int count)
+{
+	static const char *call = "spyre_recipe_step_times";
+	const struct instance *in;
+	unsigned int i;
+
+	if (!r || (count && !ns))
+		return spy_err(-EINVAL, "%s: recipe or ns is NULL", call);
+	if (!r->final || !r->profile)
+		return spy_err(-EINVAL, "%s: %s: the recipe was not finalized with profiling on",
+			       call, r->dev->name);
+	if (!r->launches)
+		return spy_err(-EINVAL, "%s: %s: the recipe was never launched", call,
+			       r->dev->name);
+	if (count > r->nsteps)
+		count = r->nsteps;
+	in = &r->inst[(r->launches - 1) % r->depth];
+	for (i = 0; i < r->nnodes; i++) {
+		const struct spy_op *op = &in->ops[i];
+		uint64_t done = 0;
+		bool issued;
+
+		if (op->kind != SPY_OP_SUBMIT)
+			continue;
+		pthread_mutex_lock(&r->dev->lock);
+		issued = op->s->issued_point >= op->point;
+		pthread_mutex_unlock(&r->dev->lock);
+		if (!issued || r->dev->ops->syncobj_query(r->dev, op->s->timeline, &done) ||
+		    done < op->point)
+			return spy_err(-EBUSY, "%s: %s: the last launch has not completed", call,
+				       r->dev->name);
+	}
+	for (i = 0; i < count; i++) {
+		enum step_kind k = r->steps[i].kind;
+		bool timed = k != ST_HOST && k != ST_SIGNAL && k != ST_WAIT;
+
+		ns[i] = timed ? __atomic_load_n(&r->prof[(uint64_t)in->index * r->nsteps + i],
+						__ATOMIC_ACQUIRE)
+			      : 0;
+	}
+	return 0;
+}

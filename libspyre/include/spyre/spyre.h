@@ -325,11 +325,39 @@ int spyre_recipe_finalize(spyre_recipe *r);
  * step runs) with @args bound to the argument slots. Issues one submission
  * per stream slot and host-work boundary, allocates nothing. A launch may
  * start before the previous one of the same recipe finished; at most
- * SPYRE_RECIPE_INFLIGHT launches are in flight, the next one waits.
+ * "depth" launches (SPYRE_RECIPE_INFLIGHT unless spyre_recipe_set_inflight
+ * says otherwise) are in flight on the host side, the next one waits until
+ * the oldest was handed to the kernel.
+ *
+ * Launches that share a copy of the workspace are ordered on the device:
+ * launch k + n (n workspace copies, default 1) starts after every stream of
+ * launch k finished, as CUDA orders launches of one graph; the host does
+ * not wait. Launches on different copies overlap.
  */
 #define SPYRE_RECIPE_INFLIGHT 4
+#define SPYRE_RECIPE_MAX_INFLIGHT 64
 int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 			const struct spyre_buf *args, unsigned int nargs);
+/*
+ * Before finalize: at most @depth launches in flight (1..64, default
+ * SPYRE_RECIPE_INFLIGHT) and @workspaces copies of the workspace (1..depth,
+ * default 1; each extra copy is a device BO of the workspace's size,
+ * allocated at finalize). Launch k uses copy k % @workspaces.
+ */
+int spyre_recipe_set_inflight(spyre_recipe *r, unsigned int depth, unsigned int workspaces);
+/*
+ * Before finalize: when @enable, every device step is followed by a
+ * TIMESTAMP command (in the same submission) recording when it completed.
+ */
+int spyre_recipe_set_profiling(spyre_recipe *r, int enable);
+/*
+ * Completion times (ns, device clock) of the steps of the latest launch,
+ * indexed in build order (every spyre_recipe_* step call counts; host,
+ * signal and wait steps read 0). Up to @count entries are written. Fails
+ * with -EBUSY until that launch completed, -EINVAL without profiling. Call
+ * it while the launch's streams still exist.
+ */
+int spyre_recipe_step_times(spyre_recipe *r, uint64_t *ns, unsigned int count);
 /* Submissions one launch issues (for checks and benchmarks). */
 int spyre_recipe_submits_per_launch(const spyre_recipe *r, unsigned int *n);
 int spyre_recipe_destroy(spyre_recipe *r);
