@@ -17,6 +17,8 @@
 #define SPY_PAGE 4096ull
 #define SPY_MAX_DEPS 16		/* in-syncs one library submission carries */
 #define SPY_MAX_WAITS 8		/* distinct streams a stream may wait for at once */
+#define SPY_OP_NAMES 256	/* calls remembered per stream, by point */
+#define SPY_TS_SLOTS 64		/* timestamp slots of a timing event */
 
 /* ---- errors (error.c) ---- */
 __attribute__((format(printf, 2, 3))) int spy_err(int err, const char *fmt, ...);
@@ -87,6 +89,7 @@ struct spyre_device {
 	pthread_cond_t cond;		/* a point materialised / op finished */
 	unsigned long objects;		/* live child objects */
 	struct spyre_stream *deferred;	/* streams with deferred ops */
+	struct spyre_stream *streams;	/* every live stream */
 	struct spy_worker *worker;
 
 	uint64_t stat_submits, stat_ioctls, stat_host_runs; /* atomics */
@@ -138,6 +141,7 @@ struct spy_op {
 	void *user, *user2;
 	spyre_host_fn host_fn;
 	bool owned;			/* heap op: freed once issued / run */
+	const char *what;		/* the public call that made it */
 	void (*done)(struct spy_op *op); /* called (under dev lock) after issue/run */
 };
 
@@ -152,7 +156,12 @@ struct spyre_stream {
 	uint64_t issued_point;		/* points <= this exist in the kernel */
 	uint64_t checked_point;		/* points <= this had their errors read */
 	uint64_t last_host_point;
-	int error;			/* sticky: first unreported error */
+	/* Sticky: the first failed operation, until spyre_stream_clear_error. */
+	int error;
+	uint64_t error_point;
+	const char *error_what;
+	const char *what[SPY_OP_NAMES];	/* call of point p at [p % SPY_OP_NAMES] */
+	struct spyre_stream *next_live;	/* dev->streams */
 	struct spy_op *dq_head, *dq_tail; /* deferred ops, FIFO */
 	struct spyre_stream *next_deferred;
 	bool on_deferred_list;
@@ -166,8 +175,10 @@ struct spyre_event {
 	unsigned int flags;
 	struct spyre_stream *s;		/* stream of the last record (ref held) */
 	uint64_t point;
-	spyre_bo *ts_bo;		/* timing: host BO, 8 bytes written */
+	spyre_bo *ts_bo;		/* timing: host BO of SPY_TS_SLOTS slots */
 	uint64_t *ts;
+	unsigned int records, slot;	/* records so far, slot of the latest */
+	struct spy_dep slot_dep[SPY_TS_SLOTS]; /* record that last wrote each slot (ref) */
 };
 
 /* ---- device (device.c) ---- */
@@ -189,6 +200,8 @@ void spy_stream_put_locked(struct spyre_stream *s);
 int spy_stream_wait_point(struct spyre_stream *s, uint64_t point);
 int spy_stream_add_wait_locked(struct spyre_stream *s, struct spyre_stream *on, uint64_t point);
 int spy_check_same_dev(spyre_device *dev, const struct spyre_buf *b, const char *call);
+/* Read the errors of @s's points up to @upto (signalled ones) into its sticky error. */
+void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto);
 
 /* ---- host worker (worker.c) ---- */
 int spy_worker_start(spyre_device *dev);

@@ -64,6 +64,7 @@ int spy_recipe_make_instances(spyre_recipe *r)
 			op->user = n->user;
 			op->user2 = in;
 			op->done = inst_done;
+			op->what = "spyre_recipe_launch";
 		}
 	}
 	return 0;

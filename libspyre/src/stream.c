@@ -13,6 +13,7 @@
  * stream's FIFO and issued by whoever materialises the point: the worker,
  * right after the callback returned. Everything else is issued at once.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,9 +130,13 @@ static void deferred_failed_locked(struct spy_op *op, int ret)
 {
 	struct spyre_stream *s = op->s;
 
-	if (!s->error)
+	if (!s->error) {
 		s->error = spy_dev_err(s->dev, ret, "deferred submission",
-				       "stream operation %llu", (unsigned long long)op->point);
+				       "stream operation %llu (%s)", (unsigned long long)op->point,
+				       op->what ? op->what : "operation");
+		s->error_point = op->point;
+		s->error_what = op->what;
+	}
 	s->dev->ops->syncobj_signal(s->dev, s->timeline, op->point);
 	s->issued_point = op->point;
 }
@@ -274,6 +279,7 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 	op->s = s;
 	op->next = NULL;
 	op->point = ++s->next_point;
+	s->what[op->point % SPY_OP_NAMES] = op->what;
 	saved_host = s->last_host_point;
 	if (op->ndeps + s->nwait >= SPY_MAX_DEPS) {
 		ret = -E2BIG;
@@ -367,6 +373,10 @@ int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_strea
 	s->queue_id = qc.queue_id;
 	s->refs = 1;
 	spy_dev_get(dev);
+	pthread_mutex_lock(&dev->lock);
+	s->next_live = dev->streams;
+	dev->streams = s;
+	pthread_mutex_unlock(&dev->lock);
 	*out = s;
 	return 0;
 }
@@ -390,25 +400,61 @@ int spy_stream_wait_point(struct spyre_stream *s, uint64_t point)
 	return dev->ops->syncobj_wait(dev, &s->timeline, &point, 1, WAIT_FOREVER);
 }
 
-/* Errors of points (from, to] of @s; the first one wins. */
-static int read_errors(struct spyre_stream *s, uint64_t from, uint64_t to)
+static const char *engine_name(const struct spyre_stream *s)
 {
-	uint64_t p;
-	int ret;
+	return s->engine == SPYRE_ENGINE_DMA ? "DMA" : "compute";
+}
 
-	for (p = from + 1; p <= to; p++) {
-		ret = s->dev->ops->fence_error(s->dev, s->timeline, p);
-		if (ret)
-			return ret;
+void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto)
+{
+	spyre_device *dev = s->dev;
+	uint64_t from, p;
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	from = s->checked_point;
+	if (upto > from)
+		s->checked_point = upto;
+	pthread_mutex_unlock(&dev->lock);
+	for (p = from + 1; p <= upto && !ret; p++)
+		ret = dev->ops->fence_error(dev, s->timeline, p);
+	if (!ret)
+		return;
+	p--;
+	pthread_mutex_lock(&dev->lock);
+	if (!s->error) {
+		s->error = ret;
+		s->error_point = p;
+		/* Names older than the ring's reach are gone. */
+		s->error_what = s->next_point - p < SPY_OP_NAMES ? s->what[p % SPY_OP_NAMES] : NULL;
 	}
-	return 0;
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* The stream's sticky error as a return value with its message. */
+static int sticky_error(struct spyre_stream *s, const char *call)
+{
+	int err;
+	uint64_t point;
+	const char *what;
+
+	pthread_mutex_lock(&s->dev->lock);
+	err = s->error;
+	point = s->error_point;
+	what = s->error_what;
+	pthread_mutex_unlock(&s->dev->lock);
+	if (!err)
+		return 0;
+	return spy_dev_err(s->dev, err, call, "operation %llu (%s) on the %s stream failed on "
+			   "the card", (unsigned long long)point, what ? what : "operation",
+			   engine_name(s));
 }
 
 int spyre_stream_synchronize(spyre_stream *s)
 {
 	spyre_device *dev;
-	uint64_t target, from;
-	int ret, sticky;
+	uint64_t target;
+	int ret;
 
 	if (!s)
 		return spy_err(-EINVAL, "spyre_stream_synchronize: stream is NULL");
@@ -420,21 +466,147 @@ int spyre_stream_synchronize(spyre_stream *s)
 	if (ret)
 		return spy_dev_err(dev, ret, "spyre_stream_synchronize", "waiting for operation "
 				   "%llu", (unsigned long long)target);
+	spy_stream_poll_errors(s, target);
+	return sticky_error(s, "spyre_stream_synchronize");
+}
+
+/* Highest point of @s that completed (0 if none). */
+static int completed_point(struct spyre_stream *s, uint64_t *point)
+{
+	spyre_device *dev = s->dev;
+	uint64_t issued, done = 0;
+	int ret;
+
 	pthread_mutex_lock(&dev->lock);
-	from = s->checked_point;
-	if (target > from)
-		s->checked_point = target;
-	sticky = s->error;
-	s->error = 0;
+	issued = s->issued_point;
 	pthread_mutex_unlock(&dev->lock);
-	if (sticky)
-		return sticky;	/* its message was set when it happened */
-	ret = target > from ? read_errors(s, from, target) : 0;
+	ret = issued ? dev->ops->syncobj_query(dev, s->timeline, &done) : 0;
+	*point = done < issued ? done : issued;
+	return ret;
+}
+
+static void fill_info(const struct spyre_stream *s, struct spyre_error_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->core = -1;
+	info->insn = -1;
+	info->error = s->error;
+	if (!s->error)
+		return;
+	info->op = s->error_point;
+	snprintf(info->call, sizeof(info->call), "%s", s->error_what ? s->error_what : "");
+}
+
+int spyre_stream_get_error(spyre_stream *s, struct spyre_error_info *info)
+{
+	uint64_t done;
+	int ret;
+
+	if (!s || !info)
+		return spy_err(-EINVAL, "spyre_stream_get_error: stream or info is NULL");
+	ret = completed_point(s, &done);
 	if (ret)
-		return spy_dev_err(dev, ret, "spyre_stream_synchronize",
-				   "an operation on the %s stream failed on the card",
-				   s->engine == SPYRE_ENGINE_DMA ? "DMA" : "compute");
+		return spy_dev_err(s->dev, ret, "spyre_stream_get_error", "querying the timeline");
+	spy_stream_poll_errors(s, done);
+	pthread_mutex_lock(&s->dev->lock);
+	fill_info(s, info);
+	pthread_mutex_unlock(&s->dev->lock);
 	return 0;
+}
+
+int spyre_stream_clear_error(spyre_stream *s)
+{
+	uint64_t done;
+	int ret;
+
+	if (!s)
+		return spy_err(-EINVAL, "spyre_stream_clear_error: stream is NULL");
+	/* Errors of work that completed so far are cleared too. */
+	ret = completed_point(s, &done);
+	if (ret)
+		return spy_dev_err(s->dev, ret, "spyre_stream_clear_error", "querying the timeline");
+	pthread_mutex_lock(&s->dev->lock);
+	if (done > s->checked_point)
+		s->checked_point = done;
+	s->error = 0;
+	s->error_point = 0;
+	s->error_what = NULL;
+	pthread_mutex_unlock(&s->dev->lock);
+	return 0;
+}
+
+/* References to every live stream of @dev (NULL-terminated, heap); NULL on ENOMEM. */
+static struct spyre_stream **live_streams(spyre_device *dev)
+{
+	struct spyre_stream **v, *s;
+	size_t n = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	for (s = dev->streams; s; s = s->next_live)
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	for (n = 0, s = dev->streams; v && s; s = s->next_live) {
+		s->refs++;
+		v[n++] = s;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return v;
+}
+
+static void put_streams(spyre_device *dev, struct spyre_stream **v)
+{
+	size_t i;
+
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; v[i]; i++)
+		spy_stream_put_locked(v[i]);
+	pthread_mutex_unlock(&dev->lock);
+	free(v);
+}
+
+int spyre_device_synchronize(spyre_device *dev)
+{
+	struct spyre_stream **v, *failed = NULL;
+	int ret = 0, r;
+	size_t i;
+
+	if (!dev)
+		return spy_err(-EINVAL, "spyre_device_synchronize: device is NULL");
+	v = live_streams(dev);
+	if (!v)
+		return spy_err(-ENOMEM, "spyre_device_synchronize: out of memory");
+	for (i = 0; v[i]; i++) {
+		r = spyre_stream_synchronize(v[i]);
+		if (r && !ret) {
+			ret = r;
+			failed = v[i];
+		}
+	}
+	/* The message names the first failing stream's operation. */
+	if (failed && failed->error)
+		ret = sticky_error(failed, "spyre_device_synchronize");
+	put_streams(dev, v);
+	return ret;
+}
+
+int spyre_device_get_error(spyre_device *dev, struct spyre_error_info *info)
+{
+	struct spyre_stream **v;
+	size_t i;
+	int ret = 0;
+
+	if (!dev || !info)
+		return spy_err(-EINVAL, "spyre_device_get_error: device or info is NULL");
+	v = live_streams(dev);
+	if (!v)
+		return spy_err(-ENOMEM, "spyre_device_get_error: out of memory");
+	memset(info, 0, sizeof(*info));
+	info->core = -1;
+	info->insn = -1;
+	for (i = 0; v[i] && !ret && !info->error; i++)
+		ret = spyre_stream_get_error(v[i], info);
+	put_streams(dev, v);
+	return ret;
 }
 
 int spyre_stream_query(spyre_stream *s)
@@ -463,6 +635,7 @@ int spyre_stream_query(spyre_stream *s)
 
 int spyre_stream_destroy(spyre_stream *s)
 {
+	struct spyre_stream **pp;
 	spyre_device *dev;
 	int ret, ret2;
 
@@ -473,6 +646,12 @@ int spyre_stream_destroy(spyre_stream *s)
 	ret2 = dev->ops->queue_destroy(dev, s->queue_id);
 	pthread_mutex_lock(&dev->lock);
 	s->destroyed = true;
+	for (pp = &dev->streams; *pp; pp = &(*pp)->next_live) {
+		if (*pp == s) {
+			*pp = s->next_live;
+			break;
+		}
+	}
 	waits_consumed_locked(s, s->nwait);
 	spy_stream_put_locked(s);
 	pthread_mutex_unlock(&dev->lock);
@@ -491,6 +670,7 @@ static int submit_one(struct spyre_stream *s, struct drm_spyre_cmd *cmd, const c
 	op.kind = SPY_OP_SUBMIT;
 	op.cmds = cmd;
 	op.ncmds = 1;
+	op.what = call;
 	ret = spy_op_enqueue(s, &op);
 	if (ret)
 		return spy_dev_err(s->dev, ret, call, "submission refused");
@@ -569,6 +749,7 @@ int spyre_host_work_async(spyre_stream *s, spyre_host_fn fn, void *user)
 	op.fn = host_body;
 	op.host_fn = fn;
 	op.user = user;
+	op.what = "spyre_host_work_async";
 	ret = spy_op_enqueue(s, &op);
 	if (ret)
 		return spy_dev_err(s->dev, ret, "spyre_host_work_async", "queueing host work");

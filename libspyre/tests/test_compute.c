@@ -140,10 +140,28 @@ TEST(launch_out_of_bounds_fails_job)
 	arg = buf_of(d, 0, 4096);	/* the BO is bigger, the slot is not */
 	OK(spyre_launch_async(s, p, &arg, 1, NULL));
 	FAILS_WITH(spyre_stream_synchronize(s), -EFAULT, "failed on the card");
-	/* The error was reported once; the stream goes on working. */
+	/* The error is sticky and names the operation; later work still runs. */
 	arg = buf_of(d, 0, 8192);
 	OK(spyre_launch_async(s, p, &arg, 1, NULL));
+	FAILS_WITH(spyre_stream_synchronize(s), -EFAULT, "operation 1 (spyre_launch_async)");
+	{
+		struct spyre_error_info info;
+
+		OK(spyre_stream_get_error(s, &info));
+		CHECK(info.error == -EFAULT && info.op == 1 &&
+		      !strcmp(info.call, "spyre_launch_async"), "error %d, op %llu, call %s",
+		      info.error, (unsigned long long)info.op, info.call);
+		OK(spyre_device_get_error(dev, &info));
+		CHECK(info.error == -EFAULT && info.op == 1, "device error %d, op %llu", info.error,
+		      (unsigned long long)info.op);
+		FAILS_WITH(spyre_device_synchronize(dev), -EFAULT, "operation 1");
+		OK(spyre_stream_clear_error(s));
+		OK(spyre_stream_get_error(s, &info));
+		CHECK(info.error == 0, "error %d after clearing", info.error);
+	}
+	OK(spyre_launch_async(s, p, &arg, 1, NULL));
 	OK(spyre_stream_synchronize(s));
+	OK(spyre_device_synchronize(dev));
 	OK(spyre_stream_destroy(s));
 	OK(spyre_program_destroy(p));
 	spyre_bo_destroy(d);

@@ -31,6 +31,9 @@ TEST(fault_dma_error)
 	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 2));
 	FAILS_WITH(copy_sync(s, d, h), -EIO, "failed on the card");
 	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 0));	/* disarm the other rings */
+	/* The error is sticky and names the operation until cleared. */
+	FAILS_WITH(copy_sync(s, d, h), -EIO, "operation 2 (spyre_memcpy_async)");
+	OK(spyre_stream_clear_error(s));
 	OK(copy_sync(s, d, h));
 	OK(spyre_stream_destroy(s));
 	spyre_bo_destroy(h);

@@ -14,7 +14,8 @@
  *   one object is never destroyed while another thread still uses it.
  * - Work submitted to a stream runs asynchronously. A failure of the work
  *   itself (a bounds violation of a program, a DMA error, a lost device) is
- *   reported by the next spyre_stream_synchronize() or
+ *   reported by spyre_stream_synchronize() (sticky, naming the failed
+ *   operation, see spyre_stream_get_error()) and by the
  *   spyre_event_synchronize() covering it.
  *
  * Backends: "drm" drives a real (or QEMU-emulated) card through
@@ -210,10 +211,41 @@ int spyre_launch_async(spyre_stream *s, const spyre_program *prog,
 typedef void (*spyre_host_fn)(void *user);
 int spyre_host_work_async(spyre_stream *s, spyre_host_fn fn, void *user);
 
-/* Wait for all work submitted so far; returns its first error, then clears it. */
+/*
+ * Wait for all work submitted so far. Returns the stream's sticky error:
+ * the first operation of the stream that failed, reported by every later
+ * synchronize (its message names the operation's number and call) until
+ * spyre_stream_clear_error(). Work submitted after a failure still runs.
+ */
 int spyre_stream_synchronize(spyre_stream *s);
 /* 0 when all submitted work completed, -EBUSY when some is pending. */
 int spyre_stream_query(spyre_stream *s);
+
+/* What failed: the first failed operation of a stream (or of a device). */
+struct spyre_error_info {
+	int error;		/* -errno of the failed operation; 0: no error */
+	uint64_t op;		/* its number on its stream (1 = the stream's first) */
+	char call[32];		/* the call that submitted it, e.g. "spyre_launch_async" */
+	/*
+	 * Where on the card a failed launch stopped, when the backend reports
+	 * it (-1 / 0 otherwise; neither backend reports them yet).
+	 */
+	int32_t core;
+	int64_t insn;		/* instruction index in the program */
+	uint64_t addr;		/* faulting device address */
+};
+
+/*
+ * The stream's sticky error without waiting: errors of work that already
+ * completed are read first. info->error is 0 when nothing failed.
+ */
+int spyre_stream_get_error(spyre_stream *s, struct spyre_error_info *info);
+/* Forget the sticky error (and the errors of work completed so far). */
+int spyre_stream_clear_error(spyre_stream *s);
+/* Wait for the work of every stream of @dev; returns the first sticky error. */
+int spyre_device_synchronize(spyre_device *dev);
+/* The first sticky error of any live stream of @dev, without waiting. */
+int spyre_device_get_error(spyre_device *dev, struct spyre_error_info *info);
 
 /* ---- Events ----------------------------------------------------------- */
 
@@ -225,14 +257,18 @@ int spyre_event_create(spyre_device *dev, unsigned int flags, spyre_event **out)
 int spyre_event_destroy(spyre_event *ev);
 /*
  * The event completes when all work submitted to @s so far completed.
- * Re-recording a timing event first waits for its previous record (its
- * timestamp slot is reused).
+ * Re-recording does not wait for the previous record (a timing event
+ * rotates over 64 timestamp slots; only the record 64 back must be done).
  */
 int spyre_event_record(spyre_event *ev, spyre_stream *s);
-/* Work submitted to @s later starts after @ev completed (no host round trip). */
+/*
+ * Work submitted to @s later starts after @ev completed (no host round
+ * trip). A never-recorded event is complete: waiting for it does nothing.
+ */
 int spyre_stream_wait_event(spyre_stream *s, spyre_event *ev);
+/* Wait for @ev; returns the error of the work it covers. Never recorded: 0. */
 int spyre_event_synchronize(spyre_event *ev);
-/* 0 when complete, -EBUSY when pending, -EINVAL when never recorded. */
+/* 0 when complete (or never recorded), -EBUSY when pending. */
 int spyre_event_query(spyre_event *ev);
 /* Device time between two completed timing events, in ns. */
 int spyre_event_elapsed_ns(spyre_event *start, spyre_event *end, uint64_t *ns);
