@@ -53,12 +53,13 @@ int spyre_bo_destroy(spyre_bo *bo)
 	dev = bo->dev;
 	/*
 	 * Work deferred behind host work names the BO by handle and is not in
-	 * the kernel yet (so the kernel holds no reference): wait until it is.
+	 * the kernel yet (so the kernel holds no reference): wait until the
+	 * deferred ops that use this BO were issued (others do not matter).
 	 * The worker itself cannot wait for work queued behind its callback.
 	 */
 	if (!spy_worker_is_self(dev)) {
 		pthread_mutex_lock(&dev->lock);
-		while (dev->deferred)
+		while (spy_deferred_uses_locked(dev, bo->handle))
 			pthread_cond_wait(&dev->cond, &dev->lock);
 		pthread_mutex_unlock(&dev->lock);
 	}

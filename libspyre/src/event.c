@@ -89,6 +89,7 @@ int spyre_event_record(spyre_event *ev, spyre_stream *s)
 		 * the stream's last operation: no submission needed (a SUBMIT
 		 * costs the guest far more than the card's work on small jobs).
 		 */
+		pthread_mutex_lock(&s->submit_lock);	/* the last point is final */
 		pthread_mutex_lock(&dev->lock);
 		if (!s->destroyed && s->next_point && !s->nwait) {
 			if (ev->s)
@@ -97,9 +98,11 @@ int spyre_event_record(spyre_event *ev, spyre_stream *s)
 			s->refs++;
 			ev->point = s->next_point;
 			pthread_mutex_unlock(&dev->lock);
+			pthread_mutex_unlock(&s->submit_lock);
 			return 0;
 		}
 		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_unlock(&s->submit_lock);
 	}
 	memset(&op, 0, sizeof(op));
 	op.kind = SPY_OP_SUBMIT;

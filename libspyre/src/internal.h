@@ -147,8 +147,23 @@ struct spy_op {
 
 struct spyre_stream {
 	spyre_device *dev;
-	enum spyre_engine engine;
-	uint32_t queue_id;
+	enum spyre_engine engine;	/* of the queue made at creation */
+	uint32_t priority;		/* DRM_SPYRE_PRIORITY_* of its queues */
+	/*
+	 * One kernel queue per engine, the second made on first use:
+	 * launches go to compute, copies and fills to DMA, and a submission
+	 * on a queue other than the previous one's waits for the previous
+	 * point of the stream's timeline.
+	 */
+	uint32_t queue[2];
+	bool has_queue[2], queue_failed[2];
+	int last_engine;		/* of the latest SUBMIT, -1 before the first */
+	/*
+	 * Serialises this stream's submissions from point assignment to the
+	 * ioctl's return, so dev->lock need not be held across the ioctl.
+	 * Taken before dev->lock.
+	 */
+	pthread_mutex_t submit_lock;
 	uint32_t timeline;		/* syncobj: point n = op n finished */
 	int refs;			/* stream itself + events recorded on it */
 	bool destroyed;
@@ -196,6 +211,8 @@ static inline void spy_stat_add(uint64_t *ctr, uint64_t n)
 /* Enqueue @op on @s (under no lock); the op memory must stay valid until done. */
 int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op);
 void spy_flush_deferred_locked(spyre_device *dev);
+/* Does an op not yet handed to the kernel name BO @handle? */
+bool spy_deferred_uses_locked(spyre_device *dev, uint32_t handle);
 void spy_stream_put_locked(struct spyre_stream *s);
 int spy_stream_wait_point(struct spyre_stream *s, uint64_t point);
 int spy_stream_add_wait_locked(struct spyre_stream *s, struct spyre_stream *on, uint64_t point);

@@ -263,11 +263,6 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 			return spy_err(-EXDEV, "%s: stream slot %u belongs to %s, not %s", call,
 				       r->nodes[i].stream, s->dev->name, dev->name);
 	}
-	for (i = 0; i < r->nsteps; i++)
-		if (r->steps[i].kind == ST_COMPUTE &&
-		    streams[r->steps[i].stream]->engine != SPYRE_ENGINE_COMPUTE)
-			return spy_err(-EINVAL, "%s: %s: stream slot %u runs a compute step but is "
-				       "a DMA stream", call, dev->name, r->steps[i].stream);
 	pthread_mutex_lock(&r->lock);
 	in = &r->inst[r->launches % r->depth];
 	w = r->launches % r->nws;

@@ -37,6 +37,7 @@ void spy_stream_put_locked(struct spyre_stream *s)
 
 	if (--s->refs)
 		return;
+	pthread_mutex_destroy(&s->submit_lock);
 	dev->ops->syncobj_destroy(dev, s->timeline);
 	spy_dev_put(dev);
 	free(s);
@@ -58,58 +59,149 @@ static void deps_put(struct spy_op *op)
 		spy_stream_put_locked(op->deps[i].s);
 }
 
-/* Issue a SUBMIT op whose dependencies all exist. Under dev->lock. */
-static int issue_submit_locked(struct spy_op *op)
+/* The engine an op runs on: launches on compute, copies and fills on DMA. */
+static int op_engine(const struct spyre_stream *s, const struct spy_op *op)
 {
-	struct spyre_stream *s = op->s;
-	spyre_device *dev = s->dev;
-	struct drm_spyre_sync in[SPY_MAX_DEPS], out;
-	struct drm_spyre_submit sub;
-	unsigned int i, j, nin = 0;
+	bool dma = false;
+	unsigned int i;
+
+	for (i = 0; i < op->ncmds; i++) {
+		if (op->cmds[i].type == DRM_SPYRE_CMD_LAUNCH)
+			return SPYRE_ENGINE_COMPUTE;
+		if (op->cmds[i].type == DRM_SPYRE_CMD_COPY || op->cmds[i].type == DRM_SPYRE_CMD_FILL)
+			dma = true;
+	}
+	if (dma)
+		return SPYRE_ENGINE_DMA;
+	/* Timestamps and empty submissions stay where the stream last ran. */
+	return s->last_engine >= 0 ? s->last_engine : (int)s->engine;
+}
+
+static int queue_make(spyre_device *dev, int engine, uint32_t priority, uint32_t *id)
+{
+	struct drm_spyre_queue_create qc = { 0 };
 	int ret;
 
+	qc.engine = engine;
+	qc.priority = priority;
+	ret = dev->ops->queue_create(dev, &qc);
+	if (!ret)
+		*id = qc.queue_id;
+	return ret;
+}
+
+/*
+ * The queue of @engine, made on first use; if the driver refuses a second
+ * queue (the per-file limit), the stream's first queue serves (copies run
+ * on any ring; a DMA stream that cannot get a compute queue fails launches).
+ */
+static int stream_queue(struct spyre_stream *s, int engine, uint32_t *id)
+{
+	int ret;
+
+	if (!s->has_queue[engine] && !s->queue_failed[engine]) {
+		ret = queue_make(s->dev, engine, s->priority, &s->queue[engine]);
+		if (ret)
+			s->queue_failed[engine] = true;
+		else
+			s->has_queue[engine] = true;
+	}
+	if (s->has_queue[engine]) {
+		*id = s->queue[engine];
+		return engine;
+	}
+	if (engine == SPYRE_ENGINE_COMPUTE)
+		return -EINVAL;
+	*id = s->queue[s->engine];
+	return s->engine;
+}
+
+/* A SUBMIT ready to go to the kernel (built under dev->lock, issued without). */
+struct submit_ctx {
+	struct drm_spyre_sync in[SPY_MAX_DEPS + 1], out;
+	struct drm_spyre_submit sub;
+	int engine;
+};
+
+static int prepare_submit_locked(struct spy_op *op, struct submit_ctx *x)
+{
+	struct spyre_stream *s = op->s;
+	unsigned int i, j, nin = 0;
+	uint32_t qid = 0;
+	int engine;
+
+	engine = stream_queue(s, op_engine(s, op), &qid);
+	if (engine < 0)
+		return engine;
 	for (i = 0; i < op->ndeps; i++) {
 		const struct spy_dep *d = &op->deps[i];
 
 		/*
 		 * Same-stream points need no in-sync: kernel points are ordered
-		 * by the queue, and host points are signalled before anything
-		 * after them is issued.
+		 * by the queue (a change of queue is handled below), and host
+		 * points are signalled before anything after them is issued.
 		 */
 		if (!d->point || d->s == s)
 			continue;
 		for (j = 0; j < nin; j++)
-			if (in[j].handle == d->s->timeline)
+			if (x->in[j].handle == d->s->timeline)
 				break;
 		if (j < nin) {
-			if (in[j].point < d->point)
-				in[j].point = d->point;
+			if (x->in[j].point < d->point)
+				x->in[j].point = d->point;
 			continue;
 		}
-		in[nin].handle = d->s->timeline;
-		in[nin].flags = 0;
-		in[nin].point = d->point;
+		x->in[nin].handle = d->s->timeline;
+		x->in[nin].flags = 0;
+		x->in[nin].point = d->point;
 		nin++;
 	}
-	out.handle = s->timeline;
-	out.flags = 0;
-	out.point = op->point;
-	memset(&sub, 0, sizeof(sub));
-	sub.queue_id = s->queue_id;
-	sub.cmds = (uintptr_t)op->cmds;
-	sub.cmd_count = op->ncmds;
-	sub.cmd_stride = op->ncmds ? sizeof(struct drm_spyre_cmd) : 0;
-	sub.in_syncs = (uintptr_t)in;
-	sub.in_sync_count = nin;
-	sub.out_syncs = (uintptr_t)&out;
-	sub.out_sync_count = 1;
-	sub.sync_stride = sizeof(struct drm_spyre_sync);
-	ret = dev->ops->submit(dev, &sub);
-	spy_stat_add(&dev->stat_submits, 1);
-	if (ret)
-		return ret;
-	s->issued_point = op->point;
+	if (s->last_engine >= 0 && s->last_engine != engine && op->point > 1) {
+		x->in[nin].handle = s->timeline;
+		x->in[nin].flags = 0;
+		x->in[nin].point = op->point - 1;
+		nin++;
+	}
+	x->engine = engine;
+	x->out.handle = s->timeline;
+	x->out.flags = 0;
+	x->out.point = op->point;
+	memset(&x->sub, 0, sizeof(x->sub));
+	x->sub.queue_id = qid;
+	x->sub.cmds = (uintptr_t)op->cmds;
+	x->sub.cmd_count = op->ncmds;
+	x->sub.cmd_stride = op->ncmds ? sizeof(struct drm_spyre_cmd) : 0;
+	x->sub.in_syncs = (uintptr_t)x->in;
+	x->sub.in_sync_count = nin;
+	x->sub.out_syncs = (uintptr_t)&x->out;
+	x->sub.out_sync_count = 1;
+	x->sub.sync_stride = sizeof(struct drm_spyre_sync);
 	return 0;
+}
+
+static int do_submit(spyre_device *dev, struct submit_ctx *x)
+{
+	spy_stat_add(&dev->stat_submits, 1);
+	return dev->ops->submit(dev, &x->sub);
+}
+
+static void submitted_locked(struct spy_op *op, const struct submit_ctx *x)
+{
+	op->s->issued_point = op->point;
+	op->s->last_engine = x->engine;
+}
+
+/* Issue a SUBMIT op whose dependencies all exist, holding dev->lock (deferred ops). */
+static int issue_submit_locked(struct spy_op *op)
+{
+	struct submit_ctx x;
+	int ret = prepare_submit_locked(op, &x);
+
+	if (!ret)
+		ret = do_submit(op->s->dev, &x);
+	if (!ret)
+		submitted_locked(op, &x);
+	return ret;
 }
 
 /* Free a deferred (heap) copy, or tell a persistent op's owner it is done. */
@@ -195,6 +287,44 @@ void spy_flush_deferred_locked(spyre_device *dev)
 	pthread_cond_broadcast(&dev->cond);
 }
 
+static bool cmd_uses(const struct drm_spyre_cmd *c, uint32_t h)
+{
+	const struct drm_spyre_bo_range *r;
+	unsigned int i;
+
+	switch (c->type) {
+	case DRM_SPYRE_CMD_COPY:
+		return c->copy.src_handle == h || c->copy.dst_handle == h;
+	case DRM_SPYRE_CMD_FILL:
+		return c->fill.handle == h;
+	case DRM_SPYRE_CMD_TIMESTAMP:
+		return c->timestamp.handle == h;
+	case DRM_SPYRE_CMD_LAUNCH:
+		if (c->launch.prog_handle == h || c->launch.ws_handle == h)
+			return true;
+		r = (const struct drm_spyre_bo_range *)(uintptr_t)c->launch.args;
+		for (i = 0; i < c->launch.nargs; i++)
+			if (r[i].handle == h)
+				return true;
+		return false;
+	}
+	return false;
+}
+
+bool spy_deferred_uses_locked(spyre_device *dev, uint32_t handle)
+{
+	const struct spyre_stream *s;
+	const struct spy_op *op;
+	unsigned int i;
+
+	for (s = dev->deferred; s; s = s->next_deferred)
+		for (op = s->dq_head; op; op = op->next)
+			for (i = 0; i < op->ncmds; i++)
+				if (cmd_uses(&op->cmds[i], handle))
+					return true;
+	return false;
+}
+
 /* The stream's pending event waits went into an op: drop their references. */
 static void waits_consumed_locked(struct spyre_stream *s, unsigned int n)
 {
@@ -265,15 +395,19 @@ static struct spy_op *op_clone(const struct spy_op *op)
 int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 {
 	spyre_device *dev = s->dev;
+	struct spy_dep taken[SPY_MAX_WAITS];
+	struct submit_ctx x;
 	uint64_t saved_host;
 	bool persistent = op->done != NULL;
 	struct spy_op *q = op;
-	unsigned int nwait = 0;
+	unsigned int i, nwait = 0;
 	int ret = 0;
 
+	pthread_mutex_lock(&s->submit_lock);
 	pthread_mutex_lock(&dev->lock);
 	if (s->destroyed) {
 		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_unlock(&s->submit_lock);
 		return -EINVAL;
 	}
 	op->s = s;
@@ -296,14 +430,35 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 		op->deps[op->ndeps++] = (struct spy_dep){ s, s->last_host_point };
 	}
 	if (op->kind == SPY_OP_SUBMIT && !s->dq_head && !s->running_host && deps_ready(op)) {
-		ret = issue_submit_locked(op);
+		ret = prepare_submit_locked(op, &x);
 		if (ret)
 			goto undo;
+		/*
+		 * The waits leave the stream now (their references with them),
+		 * so waits added while the ioctl runs apply to the next op.
+		 */
+		memcpy(taken, s->wait, nwait * sizeof(taken[0]));
+		s->nwait = 0;
+		pthread_mutex_unlock(&dev->lock);
+		ret = do_submit(dev, &x);	/* no device-wide lock held */
+		pthread_mutex_lock(&dev->lock);
+		if (ret) {
+			for (i = 0; i < nwait; i++) {
+				spy_stream_add_wait_locked(s, taken[i].s, taken[i].point);
+				spy_stream_put_locked(taken[i].s);
+			}
+			goto undo;
+		}
+		submitted_locked(op, &x);
 		if (persistent)
 			op->done(op);
-		waits_consumed_locked(s, nwait);
+		for (i = 0; i < nwait; i++)
+			spy_stream_put_locked(taken[i].s);
+		if (dev->deferred)	/* ops that waited for this point */
+			spy_flush_deferred_locked(dev);
 		pthread_cond_broadcast(&dev->cond);
 		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_unlock(&s->submit_lock);
 		return 0;
 	}
 	/* Deferred (or host work): keep the op and the streams it names alive. */
@@ -326,52 +481,64 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 	waits_consumed_locked(s, nwait);
 	spy_flush_deferred_locked(dev);
 	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_unlock(&s->submit_lock);
 	return 0;
 undo:
 	if (persistent)
 		op->ndeps -= nwait;
 	s->next_point--;
 	s->last_host_point = saved_host;
+	pthread_cond_broadcast(&dev->cond);	/* waiters for the vanished point */
 	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_unlock(&s->submit_lock);
 	return ret;
 }
 
-int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_stream **out)
+int spyre_stream_create_with_priority(spyre_device *dev, enum spyre_engine engine,
+				      enum spyre_priority priority, spyre_stream **out)
 {
-	struct drm_spyre_queue_create qc = { 0 };
+	static const char *call = "spyre_stream_create";
 	struct spyre_stream *s;
 	int ret;
 
 	if (!dev || !out)
-		return spy_err(-EINVAL, "spyre_stream_create: device or out is NULL");
+		return spy_err(-EINVAL, "%s: device or out is NULL", call);
 	if (engine != SPYRE_ENGINE_COMPUTE && engine != SPYRE_ENGINE_DMA)
-		return spy_err(-EINVAL, "spyre_stream_create: %s: unknown engine %d", dev->name,
-			       (int)engine);
+		return spy_err(-EINVAL, "%s: %s: unknown engine %d", call, dev->name, (int)engine);
+	if (priority != SPYRE_PRIORITY_LOW && priority != SPYRE_PRIORITY_NORMAL &&
+	    priority != SPYRE_PRIORITY_HIGH)
+		return spy_err(-EINVAL, "%s: %s: unknown priority %d", call, dev->name,
+			       (int)priority);
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return spy_err(-ENOMEM, "spyre_stream_create: out of memory");
+		return spy_err(-ENOMEM, "%s: out of memory", call);
 	ret = dev->ops->syncobj_create(dev, &s->timeline);
 	if (ret) {
 		free(s);
-		return spy_dev_err(dev, ret, "spyre_stream_create", "creating its syncobj");
+		return spy_dev_err(dev, ret, call, "creating its syncobj");
 	}
-	qc.engine = engine;
-	qc.priority = DRM_SPYRE_PRIORITY_NORMAL;
-	ret = dev->ops->queue_create(dev, &qc);
+	s->priority = priority == SPYRE_PRIORITY_LOW    ? DRM_SPYRE_PRIORITY_LOW
+		      : priority == SPYRE_PRIORITY_HIGH ? DRM_SPYRE_PRIORITY_HIGH
+							: DRM_SPYRE_PRIORITY_NORMAL;
+	ret = queue_make(dev, engine, s->priority, &s->queue[engine]);
 	if (ret) {
 		dev->ops->syncobj_destroy(dev, s->timeline);
 		free(s);
 		if (ret == -ENOSPC)
-			return spy_err(ret, "spyre_stream_create: %s: this process already holds "
-				       "the most queues the driver allows per open device",
+			return spy_err(ret, "%s: %s: this process already holds the most queues "
+				       "the driver allows per open device", call, dev->name);
+		if (ret == -EACCES)
+			return spy_err(ret, "%s: %s: high priority needs CAP_SYS_NICE", call,
 				       dev->name);
-		return spy_dev_err(dev, ret, "spyre_stream_create", "creating a %s queue",
+		return spy_dev_err(dev, ret, call, "creating a %s queue",
 				   engine == SPYRE_ENGINE_DMA ? "DMA" : "compute");
 	}
+	s->has_queue[engine] = true;
 	s->dev = dev;
 	s->engine = engine;
-	s->queue_id = qc.queue_id;
+	s->last_engine = -1;
 	s->refs = 1;
+	pthread_mutex_init(&s->submit_lock, NULL);
 	spy_dev_get(dev);
 	pthread_mutex_lock(&dev->lock);
 	s->next_live = dev->streams;
@@ -379,6 +546,11 @@ int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_strea
 	pthread_mutex_unlock(&dev->lock);
 	*out = s;
 	return 0;
+}
+
+int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_stream **out)
+{
+	return spyre_stream_create_with_priority(dev, engine, SPYRE_PRIORITY_NORMAL, out);
 }
 
 enum spyre_engine spyre_stream_engine(const spyre_stream *s)
@@ -394,9 +566,14 @@ int spy_stream_wait_point(struct spyre_stream *s, uint64_t point)
 	if (!point)
 		return 0;
 	pthread_mutex_lock(&dev->lock);
-	while (s->issued_point < point)
+	/* A point whose submission failed is handed out again: stop at the last one. */
+	while (s->issued_point < point && point <= s->next_point)
 		pthread_cond_wait(&dev->cond, &dev->lock);
+	if (point > s->next_point)
+		point = s->next_point;
 	pthread_mutex_unlock(&dev->lock);
+	if (!point)
+		return 0;
 	return dev->ops->syncobj_wait(dev, &s->timeline, &point, 1, WAIT_FOREVER);
 }
 
@@ -637,13 +814,19 @@ int spyre_stream_destroy(spyre_stream *s)
 {
 	struct spyre_stream **pp;
 	spyre_device *dev;
-	int ret, ret2;
+	int ret, ret2, e;
 
 	if (!s)
 		return spy_err(-EINVAL, "spyre_stream_destroy: stream is NULL");
 	dev = s->dev;
 	ret = spyre_stream_synchronize(s);
-	ret2 = dev->ops->queue_destroy(dev, s->queue_id);
+	ret2 = 0;
+	for (e = 0; e < 2; e++) {
+		int r = s->has_queue[e] ? dev->ops->queue_destroy(dev, s->queue[e]) : 0;
+
+		if (r && !ret2)
+			ret2 = r;
+	}
 	pthread_mutex_lock(&dev->lock);
 	s->destroyed = true;
 	for (pp = &dev->streams; *pp; pp = &(*pp)->next_live) {
@@ -720,9 +903,6 @@ int spyre_launch_async(spyre_stream *s, const spyre_program *prog, const struct 
 
 	if (!s)
 		return spy_err(-EINVAL, "spyre_launch_async: stream is NULL");
-	if (s->engine != SPYRE_ENGINE_COMPUTE)
-		return spy_err(-EINVAL, "spyre_launch_async: %s: launches need a compute stream, "
-			       "this one feeds the DMA engine", s->dev->name);
 	ret = spy_cmd_launch("spyre_launch_async", &c, ranges, prog, args, nargs, workspace);
 	if (ret)
 		return ret;

@@ -172,12 +172,29 @@ uint64_t spyre_program_workspace_size(const spyre_program *prog);
 
 typedef struct spyre_stream spyre_stream;
 
+/*
+ * A stream accepts every operation, in order. Internally it has one kernel
+ * queue per engine: launches run on the compute engine, copies and fills
+ * on a DMA ring (so a copy never waits behind another stream's launch),
+ * and a change of engine waits for the stream's previous operation on the
+ * device. The engine given at creation only picks the queue made at once
+ * (the other is made on first use).
+ */
 enum spyre_engine {
-	SPYRE_ENGINE_COMPUTE = 0,	/* launches and everything else */
-	SPYRE_ENGINE_DMA = 1,		/* copies, fills; runs beside compute */
+	SPYRE_ENGINE_COMPUTE = 0,
+	SPYRE_ENGINE_DMA = 1,
+};
+
+enum spyre_priority {
+	SPYRE_PRIORITY_LOW = -1,
+	SPYRE_PRIORITY_NORMAL = 0,
+	SPYRE_PRIORITY_HIGH = 1,	/* drm: needs CAP_SYS_NICE (-EACCES) */
 };
 
 int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_stream **out);
+/* The same with a scheduling priority for the stream's queues. */
+int spyre_stream_create_with_priority(spyre_device *dev, enum spyre_engine engine,
+				      enum spyre_priority priority, spyre_stream **out);
 /* Waits for the stream's work, then destroys it. Returns its last error. */
 int spyre_stream_destroy(spyre_stream *s);
 enum spyre_engine spyre_stream_engine(const spyre_stream *s);
@@ -194,7 +211,7 @@ int spyre_memset32_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t 
 			 uint64_t size);
 /*
  * Launch @prog with @nargs argument buffers (device memory) and an optional
- * workspace (NULL: none). Compute streams only.
+ * workspace (NULL: none).
  */
 int spyre_launch_async(spyre_stream *s, const spyre_program *prog,
 		       const struct spyre_buf *args, unsigned int nargs,
@@ -357,8 +374,7 @@ int spyre_recipe_wait(spyre_recipe *r, unsigned int stream, unsigned int event_i
 /* Freeze the recipe: checks it and prepares every submission. */
 int spyre_recipe_finalize(spyre_recipe *r);
 /*
- * Launch on @streams (one per stream slot, compute-capable where a compute
- * step runs) with @args bound to the argument slots. Issues one submission
+ * Launch on @streams (one per stream slot) with @args bound to the argument slots. Issues one submission
  * per stream slot and host-work boundary, allocates nothing. A launch may
  * start before the previous one of the same recipe finished; at most
  * "depth" launches (SPYRE_RECIPE_INFLIGHT unless spyre_recipe_set_inflight
