@@ -188,3 +188,17 @@ void *kern_touch(uint64_t offset, size_t *size)
 	mem(i, 0, 0, 0, 128, 0);
 	return finish(&p, 1, 0, size);
 }
+
+void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+	unsigned int r;
+
+	/* Every core streams its share of argument 0 into its scratchpad, @reps times. */
+	for (r = 0; r < reps; r++) {
+		i = emit(&p, SPYRE_I_LOAD, 0xffffffffu, 0, 0);
+		mem(i, 0, 0, bytes_per_core, (uint32_t)bytes_per_core, 0);
+	}
+	return finish(&p, 1, 0, size);
+}

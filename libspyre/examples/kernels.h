@@ -29,5 +29,10 @@ void *kern_add_f32(uint64_t n, size_t *size);
 void *kern_scale_via_ws_f32(uint64_t n, float alpha, float beta, size_t *size);
 /* Reads 128 bytes at @offset of slot 0 and writes them to slot 0: a bounds test. */
 void *kern_touch(uint64_t offset, size_t *size);
+/*
+ * Memory-bound: each of the 32 cores loads its @bytes_per_core share of
+ * argument 0 (32 * @bytes_per_core bytes) into its scratchpad, @reps times.
+ */
+void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size);
 
 #endif

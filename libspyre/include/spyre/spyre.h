@@ -149,6 +149,22 @@ int spyre_pool_alloc(spyre_pool *pool, uint64_t size, uint64_t align, struct spy
 int spyre_pool_free(spyre_pool *pool, const struct spyre_buf *buf);
 /* Bytes handed out, bytes of BOs held. */
 int spyre_pool_usage(spyre_pool *pool, uint64_t *used, uint64_t *reserved);
+/*
+ * Give memory back: release chunks that hold no allocation, newest first,
+ * until at most @keep bytes stay reserved (0: every empty chunk). Work
+ * still using a freed block keeps its memory alive until it ends.
+ * @released (may be NULL) receives the bytes released.
+ */
+int spyre_pool_trim(spyre_pool *pool, uint64_t keep, uint64_t *released);
+struct spyre_pool_stats {
+	uint64_t used, reserved;		/* as spyre_pool_usage */
+	uint64_t peak_used, peak_reserved;	/* highest so far */
+	uint64_t allocs, frees;			/* successful calls */
+	uint64_t chunks;			/* BOs held */
+	uint64_t largest_free;			/* largest free block of any chunk */
+	uint64_t trimmed;			/* bytes released by trims so far */
+};
+int spyre_pool_get_stats(spyre_pool *pool, struct spyre_pool_stats *stats);
 /* Fails with -EBUSY while allocations are outstanding. */
 int spyre_pool_destroy(spyre_pool *pool);
 
