@@ -56,6 +56,7 @@ TEST(stream_mixed_ops_in_order)
 	spyre_bo_destroy(h);
 	spyre_bo_destroy(o);
 	spyre_bo_destroy(x);
+	spyre_bo_destroy(y);
 }
 
 static void open_gate_fn(void *user);
