@@ -76,3 +76,4 @@ bench: all
 	$(MAKE) -s -C $(TOP)/bench BUILD=$(BUILD)
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/bench/spyre_latency
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-bench
+	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-streams
