@@ -38,6 +38,13 @@ int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_
 	bo->handle = handle;
 	bo->mem = mem;
 	bo->size = size;
+	ret = spy_va_add(bo);
+	if (ret) {
+		dev->ops->bo_close(dev, handle);
+		free(bo);
+		return spy_err(ret, "spyre_bo_create: %s: no device address range left",
+			       dev->name);
+	}
 	spy_dev_get(dev);
 	*out = bo;
 	return 0;
@@ -60,9 +67,10 @@ int spyre_bo_destroy(spyre_bo *bo)
 	if (!spy_worker_is_self(dev)) {
 		pthread_mutex_lock(&dev->lock);
 		while (spy_deferred_uses_locked(dev, bo->handle))
-			pthread_cond_wait(&dev->cond, &dev->lock);
+			spy_dev_wait_locked(dev);
 		pthread_mutex_unlock(&dev->lock);
 	}
+	spy_va_remove(bo);
 	if (bo->map)
 		dev->ops->bo_unmap(dev, bo->handle, bo->map, bo->size);
 	ret = dev->ops->bo_close(dev, bo->handle);

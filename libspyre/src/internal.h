@@ -87,12 +87,24 @@ struct spyre_device {
 
 	pthread_mutex_t lock;		/* submission state of all streams */
 	pthread_cond_t cond;		/* a point materialised / op finished */
+	unsigned int cond_waiters;	/* threads in spy_dev_wait_locked */
 	unsigned long objects;		/* live child objects */
 	struct spyre_stream *deferred;	/* streams with deferred ops */
 	struct spyre_stream *streams;	/* every live stream */
 	struct spy_worker *worker;
 
 	uint64_t stat_submits, stat_ioctls, stat_host_runs; /* atomics */
+
+	/* Device addresses (addr.c): BOs sorted by address, under va_lock. */
+	pthread_rwlock_t va_lock;
+	uint64_t va_next;		/* next free address (tagged) */
+	struct spy_va { uint64_t base; spyre_bo *bo; } *va;
+	size_t nva, va_cap;
+
+	/* Staging for pageable host memory (staging.c), under staging_lock. */
+	pthread_mutex_t staging_lock;
+	struct spyre_pool *staging;
+	struct spy_staged *staged;	/* staging blocks in use by queued copies */
 };
 
 struct spyre_bo {
@@ -101,6 +113,7 @@ struct spyre_bo {
 	enum spyre_mem mem;
 	uint64_t size;
 	void *map;
+	uint64_t addr;			/* device address of byte 0 */
 };
 
 struct spyre_program {
@@ -202,6 +215,23 @@ void spy_dev_put(spyre_device *dev);
 int spy_get_param(spyre_device *dev, uint32_t param, uint64_t *value);
 uint64_t spy_now_ns(void);
 
+/*
+ * Wait on / wake dev->cond under dev->lock. Waking costs nothing when
+ * nobody waits, which is the common case on the submit path.
+ */
+static inline void spy_dev_wait_locked(spyre_device *dev)
+{
+	dev->cond_waiters++;
+	pthread_cond_wait(&dev->cond, &dev->lock);
+	dev->cond_waiters--;
+}
+
+static inline void spy_dev_wake_locked(spyre_device *dev)
+{
+	if (dev->cond_waiters)
+		pthread_cond_broadcast(&dev->cond);
+}
+
 static inline void spy_stat_add(uint64_t *ctr, uint64_t n)
 {
 	__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
@@ -217,8 +247,32 @@ void spy_stream_put_locked(struct spyre_stream *s);
 int spy_stream_wait_point(struct spyre_stream *s, uint64_t point);
 int spy_stream_add_wait_locked(struct spyre_stream *s, struct spyre_stream *on, uint64_t point);
 int spy_check_same_dev(spyre_device *dev, const struct spyre_buf *b, const char *call);
+/*
+ * Submit @n commands on @s as few ops as the device's command limit allows
+ * (in order); @point (may be NULL) receives the last op's point.
+ */
+int spy_submit_cmds(struct spyre_stream *s, struct drm_spyre_cmd *cmds, unsigned int n,
+		    const char *call, uint64_t *point);
 /* Read the errors of @s's points up to @upto (signalled ones) into its sticky error. */
 void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto);
+
+/* ---- device addresses (addr.c) ---- */
+void spy_va_init(spyre_device *dev);
+void spy_va_fini(spyre_device *dev);
+int spy_va_add(spyre_bo *bo);
+void spy_va_remove(spyre_bo *bo);
+
+/* ---- staging of pageable host memory (staging.c) ---- */
+void spy_staging_init(spyre_device *dev);
+/* Wait for the copies still using staging blocks, then free the staging pool. */
+void spy_staging_fini(spyre_device *dev);
+/* A host staging block of @size bytes mapped at *@ptr. */
+int spy_staging_alloc(spyre_device *dev, uint64_t size, struct spyre_buf *buf, void **ptr);
+/* Give @buf back at once (nothing used it). */
+void spy_staging_free(spyre_device *dev, const struct spyre_buf *buf);
+/* Give @buf back once @point of @s completed. */
+void spy_staging_release_after(spyre_device *dev, const struct spyre_buf *buf,
+			       struct spyre_stream *s, uint64_t point);
 
 /* ---- host worker (worker.c) ---- */
 int spy_worker_start(spyre_device *dev);

@@ -17,7 +17,7 @@ static void inst_done(struct spy_op *op)
 	struct instance *in = op->user2;
 
 	in->outstanding--;
-	pthread_cond_broadcast(&in->r->dev->cond);
+	spy_dev_wake_locked(in->r->dev);
 }
 
 static void host_node(struct spy_op *op)
@@ -79,7 +79,7 @@ void spy_recipe_free_instances(spyre_recipe *r)
 	pthread_mutex_lock(&dev->lock);
 	for (k = 0; r->inst && k < r->depth; k++)
 		while (r->inst[k].outstanding)
-			pthread_cond_wait(&dev->cond, &dev->lock);
+			spy_dev_wait_locked(dev);
 	for (k = 0; r->ws_last && k < r->nws * r->nstreams; k++)
 		if (r->ws_last[k].s)
 			spy_stream_put_locked(r->ws_last[k].s);
@@ -268,7 +268,7 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 	w = r->launches % r->nws;
 	pthread_mutex_lock(&dev->lock);
 	while (in->outstanding)
-		pthread_cond_wait(&dev->cond, &dev->lock);
+		spy_dev_wait_locked(dev);
 	pthread_mutex_unlock(&dev->lock);
 	ret = bind(r, in, args);
 	if (ret) {
@@ -306,7 +306,7 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 		if (ret) {
 			pthread_mutex_lock(&dev->lock);
 			in->outstanding -= r->nnodes - k;
-			pthread_cond_broadcast(&dev->cond);
+			spy_dev_wake_locked(dev);
 			pthread_mutex_unlock(&dev->lock);
 			pthread_mutex_unlock(&r->lock);
 			return spy_dev_err(dev, ret, call, "submission %u of %u refused (the "

@@ -284,7 +284,7 @@ void spy_flush_deferred_locked(spyre_device *dev)
 			}
 		}
 	}
-	pthread_cond_broadcast(&dev->cond);
+	spy_dev_wake_locked(dev);
 }
 
 static bool cmd_uses(const struct drm_spyre_cmd *c, uint32_t h)
@@ -456,7 +456,7 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 			spy_stream_put_locked(taken[i].s);
 		if (dev->deferred)	/* ops that waited for this point */
 			spy_flush_deferred_locked(dev);
-		pthread_cond_broadcast(&dev->cond);
+		spy_dev_wake_locked(dev);
 		pthread_mutex_unlock(&dev->lock);
 		pthread_mutex_unlock(&s->submit_lock);
 		return 0;
@@ -488,7 +488,7 @@ undo:
 		op->ndeps -= nwait;
 	s->next_point--;
 	s->last_host_point = saved_host;
-	pthread_cond_broadcast(&dev->cond);	/* waiters for the vanished point */
+	spy_dev_wake_locked(dev);	/* waiters for the vanished point */
 	pthread_mutex_unlock(&dev->lock);
 	pthread_mutex_unlock(&s->submit_lock);
 	return ret;
@@ -568,7 +568,7 @@ int spy_stream_wait_point(struct spyre_stream *s, uint64_t point)
 	pthread_mutex_lock(&dev->lock);
 	/* A point whose submission failed is handed out again: stop at the last one. */
 	while (s->issued_point < point && point <= s->next_point)
-		pthread_cond_wait(&dev->cond, &dev->lock);
+		spy_dev_wait_locked(dev);
 	if (point > s->next_point)
 		point = s->next_point;
 	pthread_mutex_unlock(&dev->lock);
@@ -843,21 +843,34 @@ int spyre_stream_destroy(spyre_stream *s)
 	return ret;
 }
 
-/* Issue (or defer) a one-command op: the body of every async call. */
-static int submit_one(struct spyre_stream *s, struct drm_spyre_cmd *cmd, const char *call)
+int spy_submit_cmds(struct spyre_stream *s, struct drm_spyre_cmd *cmds, unsigned int n,
+		    const char *call, uint64_t *point)
 {
+	unsigned int done = 0, max = s->dev->max_cmds ? (unsigned int)s->dev->max_cmds : 1;
 	struct spy_op op;
 	int ret;
 
-	memset(&op, 0, sizeof(op));
-	op.kind = SPY_OP_SUBMIT;
-	op.cmds = cmd;
-	op.ncmds = 1;
-	op.what = call;
-	ret = spy_op_enqueue(s, &op);
-	if (ret)
-		return spy_dev_err(s->dev, ret, call, "submission refused");
+	do {
+		memset(&op, 0, sizeof(op));
+		op.kind = SPY_OP_SUBMIT;
+		op.cmds = cmds + done;
+		op.ncmds = n - done < max ? n - done : max;
+		op.what = call;
+		ret = spy_op_enqueue(s, &op);
+		if (ret)
+			return spy_dev_err(s->dev, ret, call, "submission refused%s",
+					   done ? " (earlier parts were issued)" : "");
+		done += op.ncmds;
+	} while (done < n);
+	if (point)
+		*point = op.point;
 	return 0;
+}
+
+/* Issue (or defer) a one-command op: the body of every async call. */
+static int submit_one(struct spyre_stream *s, struct drm_spyre_cmd *cmd, const char *call)
+{
+	return spy_submit_cmds(s, cmd, 1, call, NULL);
 }
 
 int spyre_memcpy_async(spyre_stream *s, const struct spyre_buf *dst, const struct spyre_buf *src,

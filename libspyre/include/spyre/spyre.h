@@ -137,6 +137,25 @@ enum spyre_mem spyre_bo_mem(const spyre_bo *bo);
 struct spyre_buf spyre_bo_buf(spyre_bo *bo);
 
 /*
+ * Device addresses. Every BO (device or host memory) owns the range
+ * [spyre_bo_addr(bo), + size) of its open device's 64-bit address space,
+ * so a framework can keep a plain integer (its allocator's DataPtr) and
+ * find the buffer back. Addresses are never 0, never reused while the
+ * device is open, and an unmapped gap follows every BO. They name
+ * library objects, not card memory: pass them to spyre_addr_lookup, not
+ * to programs.
+ */
+uint64_t spyre_bo_addr(const spyre_bo *bo);
+/* Address of a range's first byte (spyre_bo_addr + offset; 0 for NULL). */
+uint64_t spyre_buf_addr(const struct spyre_buf *buf);
+/*
+ * The live BO holding [@addr, @addr + @size) as a spyre_buf (offset from
+ * the BO's start, @size bytes). -EFAULT when no live BO holds all of it,
+ * -EXDEV for an address of another open device.
+ */
+int spyre_addr_lookup(spyre_device *dev, uint64_t addr, uint64_t size, struct spyre_buf *out);
+
+/*
  * Pool: a sub-allocator carving small buffers out of a few large BOs, so
  * that many small tensors do not cost a BO (and an ioctl) each.
  * Allocations are aligned to at least 128 bytes (one stick).
@@ -225,6 +244,53 @@ int spyre_memcpy_async(spyre_stream *s, const struct spyre_buf *dst,
 /* Fill a device range with a 32-bit pattern; offset and size multiples of 4. */
 int spyre_memset32_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pattern,
 			 uint64_t size);
+/*
+ * Copy from pageable host memory (any pointer) to @dst: the bytes are
+ * staged before the call returns, so @src may be reused at once; the copy
+ * runs in stream order. Staging memory is the library's (a host pool given
+ * back as copies complete).
+ */
+int spyre_memcpy_from_host_async(spyre_stream *s, const struct spyre_buf *dst, const void *src,
+				 uint64_t size);
+/*
+ * Copy @src to pageable host memory: runs in stream order and returns when
+ * @dst holds the data (as cudaMemcpyAsync to pageable memory does), with
+ * the copy's error.
+ */
+int spyre_memcpy_to_host(spyre_stream *s, void *dst, const struct spyre_buf *src, uint64_t size);
+
+/*
+ * Strided copy of @depth planes of @height rows of @width bytes. Row y of
+ * plane z starts at offset z * slice + y * pitch of each buffer; pitches
+ * are at least @width and slices at least height * pitch (for depth > 1).
+ * Contiguous rows become one command; otherwise one command per row, in as
+ * few submissions as the device's command limit allows.
+ */
+struct spyre_copy3d {
+	struct spyre_buf dst, src;
+	uint64_t dst_pitch, src_pitch;
+	uint64_t dst_slice, src_slice;
+	uint64_t width, height, depth;
+};
+int spyre_memcpy3d_async(spyre_stream *s, const struct spyre_copy3d *copy);
+int spyre_memcpy2d_async(spyre_stream *s, const struct spyre_buf *dst, uint64_t dst_pitch,
+			 const struct spyre_buf *src, uint64_t src_pitch, uint64_t width,
+			 uint64_t height);
+/*
+ * Fill @size bytes of device memory (a multiple of @pattern_size: 1, 2 or
+ * 4) with the little-endian @pattern repeated from @dst's first byte, at
+ * any alignment.
+ */
+int spyre_memset_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pattern,
+		       unsigned int pattern_size, uint64_t size);
+/*
+ * Copy between two cards (or two open devices): after @src_stream's earlier
+ * work, through host memory; the writes run in @dst_stream's order. Returns
+ * once everything was read from the source.
+ */
+int spyre_memcpy_peer(spyre_stream *dst_stream, const struct spyre_buf *dst,
+		      spyre_stream *src_stream, const struct spyre_buf *src, uint64_t size);
+
 /*
  * Launch @prog with @nargs argument buffers (device memory) and an optional
  * workspace (NULL: none).
