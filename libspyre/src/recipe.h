@@ -25,6 +25,7 @@ struct rstep {
 	void *user;
 	unsigned int event;
 	unsigned int node;		/* assigned at finalize */
+	bool uses_scalars;		/* an operand is in the scalar block */
 };
 
 /* A field of a command that is filled in at launch. */
@@ -36,6 +37,8 @@ enum patch_field { PF_SRC, PF_DST, PF_RANGE, PF_TS, PF_LAUNCH_WS };
  * op.arg.
  */
 #define SPY_OPERAND_PROF 0x100
+/* The launch's scalar bytes in host memory, the source of a node's scalar copy. */
+#define SPY_OPERAND_SCAL_HOST 0x101
 
 struct patch {
 	unsigned int node, cmd, range;
@@ -55,6 +58,7 @@ struct rnode {
 	unsigned int deps[SPY_MAX_DEPS - 4];
 	unsigned int ndeps;
 	bool first, last;		/* first / last node of its stream slot */
+	bool scalars;			/* starts with a copy of the scalar block */
 };
 
 struct instance {
@@ -65,6 +69,7 @@ struct instance {
 	struct spyre_buf *args;
 	unsigned int outstanding;
 	unsigned int index;
+	struct spy_dep *scal_dep;	/* per node: its last scalar copy (ref held) */
 };
 
 struct spyre_recipe {
@@ -79,6 +84,9 @@ struct spyre_recipe {
 	 * copy waits for them on the device.
 	 */
 	struct spy_dep *ws_last;
+	uint32_t scal_size, scal_stride;	/* scalar block, bytes */
+	spyre_bo *scal_host, *scal_dev;	/* depth blocks; depth x nnodes blocks */
+	uint8_t *scal_map;
 	bool profile;			/* a TIMESTAMP after every device step */
 	spyre_bo *prof_bo;		/* depth x nsteps timestamps */
 	uint64_t *prof;

@@ -73,6 +73,27 @@ int spyre_recipe_set_inflight(spyre_recipe *r, unsigned int depth, unsigned int 
 	return 0;
 }
 
+int spyre_recipe_set_scalars(spyre_recipe *r, uint32_t size)
+{
+	static const char *call = "spyre_recipe_set_scalars";
+	unsigned int i;
+
+	if (!r)
+		return spy_err(-EINVAL, "%s: recipe is NULL", call);
+	if (r->final)
+		return spy_err(-EBUSY, "%s: %s: the recipe is finalized", call, r->dev->name);
+	if (size > SPYRE_RECIPE_MAX_SCALARS)
+		return spy_err(-E2BIG, "%s: %s: %u bytes of scalars (at most %d)", call,
+			       r->dev->name, size, SPYRE_RECIPE_MAX_SCALARS);
+	for (i = 0; i < r->nsteps; i++)
+		if (r->steps[i].uses_scalars)
+			return spy_err(-EBUSY, "%s: %s: steps already use the scalar block", call,
+				       r->dev->name);
+	r->scal_size = size;
+	r->scal_stride = (size + 127) & ~127u;
+	return 0;
+}
+
 int spyre_recipe_set_profiling(spyre_recipe *r, int enable)
 {
 	if (!r)
@@ -86,6 +107,8 @@ int spyre_recipe_set_profiling(spyre_recipe *r, int enable)
 
 static int add_step(spyre_recipe *r, const char *call, unsigned int stream, struct rstep *st)
 {
+	unsigned int i;
+
 	if (!r)
 		return spy_err(-EINVAL, "%s: recipe is NULL", call);
 	if (r->final)
@@ -103,6 +126,11 @@ static int add_step(spyre_recipe *r, const char *call, unsigned int stream, stru
 		r->cap = cap;
 	}
 	st->stream = stream;
+	st->uses_scalars = st->dst.kind == SPYRE_OPERAND_SCALARS ||
+			   st->src.kind == SPYRE_OPERAND_SCALARS;
+	for (i = 0; i < st->nargs; i++)
+		if (st->args[i].kind == SPYRE_OPERAND_SCALARS)
+			st->uses_scalars = true;
 	r->steps[r->nsteps++] = *st;
 	return 0;
 }
@@ -132,6 +160,20 @@ static int check_operand(spyre_recipe *r, const char *call, const struct spyre_o
 				       (unsigned long long)o->offset,
 				       (unsigned long long)(o->size ? o->size : need),
 				       (unsigned long long)r->ws_size);
+		return 0;
+	case SPYRE_OPERAND_SCALARS:
+		if (!r->scal_size)
+			return spy_err(-EINVAL, "%s: %s: scalar operand, but the recipe has no "
+				       "scalar block (spyre_recipe_set_scalars)", call, r->dev->name);
+		if (mem != SPYRE_MEM_DEVICE)
+			return spy_err(-EINVAL, "%s: %s: the scalar block is device memory; this "
+				       "operand must be host memory", call, r->dev->name);
+		if (o->offset > r->scal_size || need > r->scal_size - o->offset ||
+		    (o->size && o->size > r->scal_size - o->offset))
+			return spy_err(-EINVAL, "%s: %s: scalar range [%llu, +%llu) outside the "
+				       "%u-byte block", call, r->dev->name,
+				       (unsigned long long)o->offset,
+				       (unsigned long long)(o->size ? o->size : need), r->scal_size);
 		return 0;
 	case SPYRE_OPERAND_BUF:
 		if (!o->buf.bo || o->buf.bo->dev != r->dev)
@@ -211,7 +253,7 @@ int spyre_recipe_compute(spyre_recipe *r, unsigned int stream, const spyre_progr
 			return ret;
 		st.args[i] = args[i];
 	}
-	if (workspace.kind == SPYRE_OPERAND_ARG) {
+	if (workspace.kind == SPYRE_OPERAND_ARG || workspace.kind == SPYRE_OPERAND_SCALARS) {
 		return spy_err(-EINVAL, "%s: %s: the workspace of a step is fixed (WS or BUF), "
 			       "not an argument", call, r->dev->name);
 	}
@@ -312,6 +354,10 @@ static int operand(spyre_recipe *r, const struct field *fl, const struct spyre_o
 		*off = o->offset;
 		*size = o->size ? o->size : (need ? need : r->ws_size - o->offset);
 		return add_patch(r, fl->node, fl->cmd, fl->range, fl->f, o, need, mem);
+	case SPYRE_OPERAND_SCALARS:
+		/* Handle and offset are the launch's block, size is known now. */
+		*size = o->size ? o->size : (need ? need : r->scal_size - o->offset);
+		return add_patch(r, fl->node, fl->cmd, fl->range, fl->f, o, need, mem);
 	default:
 		return add_patch(r, fl->node, fl->cmd, fl->range, fl->f, o, need, mem);
 	}
@@ -377,6 +423,21 @@ static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsig
 	return ret;
 }
 
+/* The copy of the launch's scalar bytes into node @node's device block. */
+static int build_scalar_copy(spyre_recipe *r, unsigned int node, unsigned int ci)
+{
+	struct spyre_operand src = { SPY_OPERAND_SCAL_HOST, 0, { 0, 0, 0 }, 0, r->scal_size };
+	struct spyre_operand dst = spyre_op_scalars(0, r->scal_size);
+	int ret;
+
+	memset(&r->tmpl[ci], 0, sizeof(r->tmpl[ci]));
+	r->tmpl[ci].type = DRM_SPYRE_CMD_COPY;
+	r->tmpl[ci].copy.size = r->scal_size;
+	ret = add_patch(r, node, ci, 0, PF_SRC, &src, r->scal_size, SPYRE_MEM_HOST);
+	return ret ? ret : add_patch(r, node, ci, 0, PF_DST, &dst, r->scal_size,
+				     SPYRE_MEM_DEVICE);
+}
+
 /* Profiling: a TIMESTAMP into the launch's slot of step @step. */
 static int build_prof_cmd(spyre_recipe *r, unsigned int step, unsigned int node, unsigned int ci)
 {
@@ -415,6 +476,11 @@ static int make_nodes(spyre_recipe *r)
 				cur = -1;	/* the next device step starts a new node */
 				continue;
 			}
+			if (st->uses_scalars && !r->nodes[cur].scalars) {
+				r->nodes[cur].scalars = true;
+				r->nodes[cur].ncmds++;
+				ncmds++;
+			}
 			if (st->kind != ST_SIGNAL && st->kind != ST_WAIT) {
 				unsigned int n = r->profile ? 2 : 1;
 
@@ -447,6 +513,12 @@ static int make_nodes(spyre_recipe *r)
 		if (n->host)
 			continue;
 		r->nsubmits++;
+		if (n->scalars) {
+			int ret = build_scalar_copy(r, s, c++);
+
+			if (ret)
+				return ret;
+		}
 		for (i = 0; i < r->nsteps; i++) {
 			struct rstep *st = &r->steps[i];
 			int ret;
@@ -555,6 +627,19 @@ static int alloc_launch_memory(spyre_recipe *r)
 		if (ret)
 			return ret;
 	}
+	if (r->scal_size) {
+		ret = spyre_bo_create(r->dev, (uint64_t)r->depth * r->scal_stride, SPYRE_MEM_HOST,
+				      &r->scal_host);
+		if (!ret)
+			ret = spyre_bo_map(r->scal_host, &map);
+		if (!ret)
+			ret = spyre_bo_create(r->dev,
+					      (uint64_t)r->depth * r->nnodes * r->scal_stride,
+					      SPYRE_MEM_DEVICE, &r->scal_dev);
+		if (ret)
+			return ret;
+		r->scal_map = map;
+	}
 	if (!r->profile)
 		return 0;
 	ret = spyre_bo_create(r->dev, (uint64_t)r->depth * r->nsteps * sizeof(uint64_t),
@@ -609,6 +694,10 @@ int spyre_recipe_destroy(spyre_recipe *r)
 	free(r->ws);
 	if (r->prof_bo)
 		spyre_bo_destroy(r->prof_bo);
+	if (r->scal_host)
+		spyre_bo_destroy(r->scal_host);
+	if (r->scal_dev)
+		spyre_bo_destroy(r->scal_dev);
 	free(r->steps);
 	free(r->nodes);
 	free(r->order);

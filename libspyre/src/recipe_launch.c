@@ -44,7 +44,8 @@ int spy_recipe_make_instances(spyre_recipe *r)
 		in->cmds = calloc(r->ncmds ? r->ncmds : 1, sizeof(*in->cmds));
 		in->ranges = calloc(r->nranges ? r->nranges : 1, sizeof(*in->ranges));
 		in->args = calloc(r->nargs ? r->nargs : 1, sizeof(*in->args));
-		if (!in->ops || !in->cmds || !in->ranges || !in->args)
+		in->scal_dep = calloc(r->nnodes ? r->nnodes : 1, sizeof(*in->scal_dep));
+		if (!in->ops || !in->cmds || !in->ranges || !in->args || !in->scal_dep)
 			return -ENOMEM;
 		memcpy(in->cmds, r->tmpl, r->ncmds * sizeof(*in->cmds));
 		memcpy(in->ranges, r->tmpl_ranges, r->nranges * sizeof(*in->ranges));
@@ -83,6 +84,13 @@ void spy_recipe_free_instances(spyre_recipe *r)
 	for (k = 0; r->ws_last && k < r->nws * r->nstreams; k++)
 		if (r->ws_last[k].s)
 			spy_stream_put_locked(r->ws_last[k].s);
+	for (k = 0; r->inst && k < r->depth; k++) {
+		unsigned int n;
+
+		for (n = 0; r->inst[k].scal_dep && n < r->nnodes; n++)
+			if (r->inst[k].scal_dep[n].s)
+				spy_stream_put_locked(r->inst[k].scal_dep[n].s);
+	}
 	pthread_mutex_unlock(&dev->lock);
 	free(r->ws_last);
 	r->ws_last = NULL;
@@ -91,6 +99,7 @@ void spy_recipe_free_instances(spyre_recipe *r)
 		free(r->inst[k].cmds);
 		free(r->inst[k].ranges);
 		free(r->inst[k].args);
+		free(r->inst[k].scal_dep);
 	}
 	free(r->inst);
 	r->inst = NULL;
@@ -144,6 +153,14 @@ static void bind_internal(spyre_recipe *r, struct instance *in, unsigned int w)
 				in->cmds[p->cmd].copy.dst_handle = r->ws[w]->handle;
 			else
 				in->cmds[p->cmd].launch.ws_handle = r->ws[w]->handle;
+		} else if (p->op.kind == SPYRE_OPERAND_SCALARS) {
+			uint64_t block = ((uint64_t)in->index * r->nnodes + p->node) * r->scal_stride;
+
+			patch_field(in, p, r->scal_dev->handle, block + p->op.offset,
+				    p->op.size ? p->op.size : r->scal_size - p->op.offset);
+		} else if (p->op.kind == SPY_OPERAND_SCAL_HOST) {
+			patch_field(in, p, r->scal_host->handle,
+				    (uint64_t)in->index * r->scal_stride, r->scal_size);
 		} else if (p->op.kind == SPY_OPERAND_PROF) {
 			patch_field(in, p, r->prof_bo->handle,
 				    ((uint64_t)in->index * r->nsteps + p->op.arg) * 8, 0);
@@ -236,8 +253,38 @@ static void ws_used(spyre_recipe *r, unsigned int w, unsigned int slot, struct s
 	pthread_mutex_unlock(&r->dev->lock);
 }
 
+/*
+ * Write the launch's scalars into instance @in's host block, once the
+ * copies of that block's previous launch have completed (launches of
+ * "depth" ago: normally long done, so this rarely waits).
+ */
+static void put_scalars(spyre_recipe *r, struct instance *in, const void *scalars)
+{
+	unsigned int n;
+
+	for (n = 0; n < r->nnodes; n++) {
+		struct spy_dep *d = &in->scal_dep[n];
+
+		if (!d->s)
+			continue;
+		spy_stream_wait_point(d->s, d->point);
+		pthread_mutex_lock(&r->dev->lock);
+		spy_stream_put_locked(d->s);
+		pthread_mutex_unlock(&r->dev->lock);
+		d->s = NULL;
+	}
+	memcpy(r->scal_map + (size_t)in->index * r->scal_stride, scalars, r->scal_size);
+}
+
 int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 			const struct spyre_buf *args, unsigned int nargs)
+{
+	return spyre_recipe_launch_scalars(r, streams, args, nargs, NULL, 0);
+}
+
+int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
+				const struct spyre_buf *args, unsigned int nargs,
+				const void *scalars, size_t size)
 {
 	static const char *call = "spyre_recipe_launch";
 	spyre_device *dev;
@@ -253,6 +300,9 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 	if (nargs != r->nargs || (nargs && !args))
 		return spy_err(-EINVAL, "%s: %s: %u arguments bound, the recipe has %u slots", call,
 			       dev->name, nargs, r->nargs);
+	if (size != r->scal_size || (size && !scalars))
+		return spy_err(-EINVAL, "%s: %s: %zu bytes of scalars given, the recipe takes %u",
+			       call, dev->name, scalars ? size : 0, r->scal_size);
 	for (i = 0; i < r->nnodes; i++) {
 		spyre_stream *s = streams[r->nodes[i].stream];
 
@@ -276,6 +326,8 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 		return ret;
 	}
 	bind_internal(r, in, w);
+	if (r->scal_size)
+		put_scalars(r, in, scalars);
 	r->launches++;
 	in->outstanding = r->nnodes;
 	for (k = 0; k < r->nnodes; k++) {
@@ -303,6 +355,12 @@ int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 			ret = spy_op_enqueue(streams[n->stream], op);
 		if (!ret && n->last && r->ws_size)
 			ws_used(r, w, n->stream, streams[n->stream], op->point);
+		if (!ret && n->scalars) {
+			pthread_mutex_lock(&dev->lock);
+			streams[n->stream]->refs++;
+			in->scal_dep[ni] = (struct spy_dep){ streams[n->stream], op->point };
+			pthread_mutex_unlock(&dev->lock);
+		}
 		if (ret) {
 			pthread_mutex_lock(&dev->lock);
 			in->outstanding -= r->nnodes - k;

@@ -207,3 +207,69 @@ TEST(recipe_inflight_depth)
 	OK(spyre_stream_destroy(s));
 	spyre_bo_destroy(d);
 }
+
+/* Launch-time scalars: each launch's bytes reach the program that reads them. */
+TEST(recipe_scalars)
+{
+	enum { V = 8, K = 6 };
+	struct spyre_operand cargs[3] = { spyre_op_arg(0), spyre_op_scalars(0, V * 4),
+					  spyre_op_ws(0, V * 4) };
+	float sc[K][V], x[V], *ym[K];
+	spyre_program *prog;
+	spyre_recipe *r, *bad;
+	spyre_stream *s;
+	spyre_bo *xd, *y[K];
+	size_t sz;
+	void *img;
+	int i, k;
+
+	img = kern_add_f32(V, &sz);
+	OK(spyre_program_load(dev, img, sz, &prog));
+	free(img);
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &s));
+	OK(spyre_bo_create(dev, 4096, SPYRE_MEM_DEVICE, &xd));
+	for (i = 0; i < V; i++)
+		x[i] = (float)i;
+	OK(spyre_memcpy_from_host_async(s, &(struct spyre_buf){ xd, 0, V * 4 }, x, V * 4));
+	OK(spyre_recipe_create(dev, 1, 2, 4096, &r));
+	FAILS_WITH(spyre_recipe_compute(r, 0, prog, cargs, 3, spyre_op_ws(0, 0)), -EINVAL,
+		   "no scalar block");
+	FAILS_WITH(spyre_recipe_set_scalars(r, 8192), -E2BIG, "at most 4096");
+	OK(spyre_recipe_set_scalars(r, V * 4));
+	OK(spyre_recipe_set_inflight(r, 2, 1));
+	OK(spyre_recipe_compute(r, 0, prog, cargs, 3, spyre_op_ws(0, 0)));
+	OK(spyre_recipe_d2h(r, 0, spyre_op_arg(1), spyre_op_ws(0, V * 4), V * 4));
+	OK(spyre_recipe_finalize(r));
+	for (k = 0; k < K; k++) {
+		void *m;
+
+		OK(host_bo(dev, 4096, &y[k], &m));
+		ym[k] = m;
+	}
+	FAILS_WITH(spyre_recipe_launch(r, &s, (struct spyre_buf[]){ { xd, 0, V * 4 },
+								     spyre_bo_buf(y[0]) }, 2),
+		   -EINVAL, "the recipe takes 32");
+	for (k = 0; k < K; k++) {
+		struct spyre_buf args[2] = { { xd, 0, V * 4 }, spyre_bo_buf(y[k]) };
+
+		for (i = 0; i < V; i++)
+			sc[k][i] = (float)(100 * (k + 1) + i);
+		OK(spyre_recipe_launch_scalars(r, &s, args, 2, sc[k], sizeof(sc[k])));
+		memset(sc[k], 0, sizeof(sc[k]));	/* copied at the call */
+	}
+	OK(spyre_stream_synchronize(s));
+	for (k = 0; k < K; k++)
+		for (i = 0; i < V; i++)
+			CHECK(ym[k][i] == (float)(i + 100 * (k + 1) + i), "launch %d: y[%d] = %g",
+			      k, i, ym[k][i]);
+	OK(spyre_recipe_create(dev, 1, 0, 0, &bad));
+	FAILS_WITH(spyre_recipe_d2d(bad, 0, spyre_op_scalars(0, 4), spyre_op_scalars(0, 4), 4),
+		   -EINVAL, "no scalar block");
+	OK(spyre_recipe_destroy(bad));
+	OK(spyre_recipe_destroy(r));
+	OK(spyre_stream_destroy(s));
+	OK(spyre_program_destroy(prog));
+	spyre_bo_destroy(xd);
+	for (k = 0; k < K; k++)
+		spyre_bo_destroy(y[k]);
+}

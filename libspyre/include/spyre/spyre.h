@@ -383,6 +383,7 @@ enum spyre_operand_kind {
 	SPYRE_OPERAND_BUF = 0,	/* a fixed buffer, given at build time */
 	SPYRE_OPERAND_ARG = 1,	/* argument slot @arg, bound at each launch */
 	SPYRE_OPERAND_WS = 2,	/* @offset/@size inside the recipe's workspace */
+	SPYRE_OPERAND_SCALARS = 3, /* @offset/@size inside the launch's scalar block */
 };
 
 struct spyre_operand {
@@ -403,6 +404,13 @@ static inline struct spyre_operand spyre_op_arg(unsigned int arg)
 static inline struct spyre_operand spyre_op_ws(uint64_t offset, uint64_t size)
 {
 	struct spyre_operand o = { SPYRE_OPERAND_WS, 0, { 0, 0, 0 }, offset, size };
+
+	return o;
+}
+
+static inline struct spyre_operand spyre_op_scalars(uint64_t offset, uint64_t size)
+{
+	struct spyre_operand o = { SPYRE_OPERAND_SCALARS, 0, { 0, 0, 0 }, offset, size };
 
 	return o;
 }
@@ -492,6 +500,20 @@ int spyre_recipe_set_profiling(spyre_recipe *r, int enable);
  * it while the launch's streams still exist.
  */
 int spyre_recipe_step_times(spyre_recipe *r, uint64_t *ns, unsigned int count);
+/*
+ * Launch-time scalars: spyre_recipe_set_scalars(r, size) (before the steps
+ * that use them, at most 4096 bytes) gives every launch a block of @size
+ * bytes of device memory, read by steps through spyre_op_scalars(offset,
+ * size) operands (like CUDA's kernel parameters). Each launch passes the
+ * block's bytes to spyre_recipe_launch_scalars; they are copied at the
+ * call (the caller may reuse them) and reach the card in the same
+ * submissions, one COPY command ahead of the steps that read them.
+ */
+#define SPYRE_RECIPE_MAX_SCALARS 4096
+int spyre_recipe_set_scalars(spyre_recipe *r, uint32_t size);
+int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
+				const struct spyre_buf *args, unsigned int nargs,
+				const void *scalars, size_t size);
 /* Submissions one launch issues (for checks and benchmarks). */
 int spyre_recipe_submits_per_launch(const spyre_recipe *r, unsigned int *n);
 int spyre_recipe_destroy(spyre_recipe *r);
