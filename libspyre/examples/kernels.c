@@ -202,3 +202,47 @@ void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size)
 	}
 	return finish(&p, 1, 0, size);
 }
+
+void *kern_matmul_f16(uint32_t m, uint32_t n, uint32_t k, size_t *size)
+{
+	uint32_t abytes = m * k * 2, bbytes = k * n * 2, cbytes = m * n * 4;
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+
+	/* One core: A and B in, C = A x B on the PE array, C out. */
+	i = emit(&p, SPYRE_I_LOAD, 1, 0, 1);
+	mem(i, 0, 0, 0, abytes, 0);
+	i = emit(&p, SPYRE_I_LOAD, 1, 0, 2);
+	mem(i, 1, 0, 0, bbytes, abytes);
+	i = emit(&p, SPYRE_I_MATMUL, 1, 1 | 2, 4);
+	i->dtype = SPYRE_DT_FP16;
+	i->dtype_out = SPYRE_DT_FP32;
+	i->u.mm.m = m;
+	i->u.mm.n = n;
+	i->u.mm.k = k;
+	i->u.mm.a_off = 0;
+	i->u.mm.b_off = abytes;
+	i->u.mm.c_off = abytes + bbytes;
+	i->u.mm.lda = k;
+	i->u.mm.ldb = n;
+	i->u.mm.ldc = n;
+	i = emit(&p, SPYRE_I_STORE, 1, 4, 0);
+	mem(i, 2, 0, 0, cbytes, abytes + bbytes);
+	return finish(&p, 3, 0, size);
+}
+
+void *kern_sum_rows_f32(uint32_t rows, uint32_t cols, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+
+	i = emit(&p, SPYRE_I_LOAD, 1, 0, 1);
+	mem(i, 0, 0, 0, rows * cols * 4, 0);
+	i = emit(&p, SPYRE_I_VEC, 1, 1, 2);
+	vec(i, SPYRE_VF_SUM_ROW, cols, 0, 0, rows * cols * 4);
+	i->u.vec.rows = rows;
+	i->u.vec.dst_stride = 1;
+	i = emit(&p, SPYRE_I_STORE, 1, 2, 0);
+	mem(i, 1, 0, 0, rows * 4, rows * cols * 4);
+	return finish(&p, 2, 0, size);
+}

@@ -34,5 +34,9 @@ void *kern_touch(uint64_t offset, size_t *size);
  * argument 0 (32 * @bytes_per_core bytes) into its scratchpad, @reps times.
  */
 void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size);
+/* C (fp32, M x N) = A (fp16, M x K) x B (fp16, K x N) on one core; slots A, B, C. */
+void *kern_matmul_f16(uint32_t m, uint32_t n, uint32_t k, size_t *size);
+/* y[r] = sum of row r of x (fp32, rows x cols) on one core; slots x, y. */
+void *kern_sum_rows_f32(uint32_t rows, uint32_t cols, size_t *size);
 
 #endif

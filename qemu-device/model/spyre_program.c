@@ -14,21 +14,9 @@
 #include "spyre_hw.h"
 #include "spyre_internal.h"
 
-#ifdef SPYRE_HAVE_CBLAS
-#include <cblas.h>
-#endif
-
 struct spyre_exec *spyre_exec_new(unsigned int cores)
 {
 	struct spyre_exec *e = calloc(1, sizeof(*e));
-
-#if defined(SPYRE_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
-	/*
-	 * Tiles are at most a scratchpad big: OpenBLAS's worker threads only
-	 * add synchronisation and fight the vCPUs for the host's cores.
-	 */
-	openblas_set_num_threads(1);
-#endif
 
 	if (e)
 		e->cores = cores;

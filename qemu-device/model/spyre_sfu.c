@@ -117,26 +117,35 @@ static float row_max(const float *x, uint32_t n)
 }
 
 /* One row of a row-wise function; the result is in x (or x[0]). */
+/*
+ * Row sums are pairwise, as the card defines them: a row of n > 1 values
+ * sums its first n / 2 and the rest, recursively (error O(log n), and one
+ * order for every build of the model).
+ */
+static float sum_pairwise(const float *x, uint32_t n)
+{
+	if (n == 1)
+		return x[0];
+	return sum_pairwise(x, n / 2) + sum_pairwise(x + n / 2, n - n / 2);
+}
+
 static void row_func(unsigned int f, float *x, uint32_t n)
 {
-	float mx, sum = 0.0f;
+	float mx, sum;
 	uint32_t i;
 
 	switch (f) {
 	case SPYRE_VF_SOFTMAX_ROW:
 		/* NaN anywhere, or an all -inf row, gives a NaN row (as PyTorch) */
 		mx = row_max(x, n);
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < n; i++)
 			x[i] = expf(x[i] - mx);
-			sum += x[i];
-		}
+		sum = sum_pairwise(x, n);
 		for (i = 0; i < n; i++)
 			x[i] /= sum;
 		break;
 	case SPYRE_VF_SUM_ROW:
-		for (i = 0; i < n; i++)
-			sum += x[i];
-		x[0] = sum;
+		x[0] = sum_pairwise(x, n);
 		break;
 	case SPYRE_VF_MAX_ROW:
 		x[0] = row_max(x, n);

@@ -13,8 +13,15 @@
 #include "spyre_float.h"
 #include "spyre_hw.h"
 
-#ifdef SPYRE_HAVE_CBLAS
-#include <cblas.h>
+/*
+ * The PE's float summation order is part of the card's definition (see
+ * spyre_unit_pe): no build may contract a multiply and an add into one
+ * rounding.
+ */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
 #endif
 
 #define SP_BYTES	SPYRE_MODEL_SCRATCHPAD_BYTES
@@ -115,8 +122,12 @@ static void gather(float *dst, const uint8_t *src, unsigned int dt, uint32_t row
 		spyre_load_f32(dst + (size_t)r * cols, src + (size_t)r * ld * es, dt, cols);
 }
 
-#ifndef SPYRE_HAVE_CBLAS
-/* C[m x n] += A[m x k] * B[k x n], dense rows; i-p-j order vectorises over j. */
+/*
+ * C[m x n] += A[m x k] * B[k x n], dense rows. Every C[i][j] receives its
+ * products in ascending p, each product and each sum rounded to fp32: the
+ * card's order. The i-p-j loop keeps that order per element and
+ * vectorises over j.
+ */
 static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 		    const float *restrict b, float *restrict c)
 {
@@ -138,17 +149,11 @@ static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 		}
 	}
 }
-#endif
 
-/* fp32 tile product; @b is K x N, or N x K when @tb. May reorder @b's buffer. */
+/* fp32 tile product; @b is K x N, or N x K when @tb. */
 static void sgemm(struct spyre_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
 		  const float *a, float *b, float *c, bool acc)
 {
-#ifdef SPYRE_HAVE_CBLAS
-	(void)e;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-		    (int)k, 1.0f, a, (int)k, b, tb ? (int)k : (int)n, acc ? 1.0f : 0.0f, c, (int)n);
-#else
 	if (!acc)
 		memset(c, 0, (size_t)m * n * sizeof(float));
 	if (tb) {
@@ -162,7 +167,6 @@ static void sgemm(struct spyre_exec *e, bool tb, uint32_t m, uint32_t n, uint32_
 		b = bt;
 	}
 	gemm_nn(m, n, k, a, b, c);
-#endif
 }
 
 static void imatmul(const struct spyre_insn_mm *mm, bool tb, bool acc, const uint8_t *a,
