@@ -36,6 +36,8 @@ void *kern_touch(uint64_t offset, size_t *size);
 void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size);
 /* C (fp32, M x N) = A (fp16, M x K) x B (fp16, K x N) on one core; slots A, B, C. */
 void *kern_matmul_f16(uint32_t m, uint32_t n, uint32_t k, size_t *size);
+/* Core 0 stores its first @bytes of scratchpad to slot 0 (without writing them first). */
+void *kern_store_scratchpad(uint32_t bytes, size_t *size);
 /* y[r] = sum of row r of x (fp32, rows x cols) on one core; slots x, y. */
 void *kern_sum_rows_f32(uint32_t rows, uint32_t cols, size_t *size);
 

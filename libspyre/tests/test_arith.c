@@ -153,3 +153,43 @@ TEST(sum_row_pairwise)
 	spyre_bo_destroy(dy);
 	free(x);
 }
+
+/*
+ * Scratchpad contents are undefined at launch start: with the poison
+ * property (on in tests) a program that stores bytes it never wrote gets
+ * 0xff, not the previous launch's data.
+ */
+TEST(scratchpad_poisoned_between_launches)
+{
+	spyre_bo *d;
+	spyre_stream *s;
+	struct spyre_buf a = { 0 }, b = { 0 };
+	uint8_t out[256], in[256];
+	size_t sz;
+	void *img;
+	int i, bad = 0;
+
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s));
+	OK(spyre_bo_create(dev, 8192, SPYRE_MEM_DEVICE, &d));
+	a = buf_of(d, 0, 4096);
+	b = buf_of(d, 4096, 4096);
+	for (i = 0; i < 256; i++)
+		in[i] = (uint8_t)i;
+	OK(spyre_memcpy_from_host_async(s, &a, in, 256));
+	OK(spyre_stream_synchronize(s));
+	/* Launch 1 leaves a's bytes in core 0's scratchpad. */
+	img = kern_touch(0, &sz);
+	OK(run(dev, img, sz, &a, 1));
+	free(img);
+	img = kern_store_scratchpad(256, &sz);
+	OK(run(dev, img, sz, &b, 1));
+	free(img);
+	OK(spyre_memcpy_to_host(s, out, &b, 256));
+	for (i = 0; i < 256; i++)
+		if (out[i] != 0xff)
+			bad++;
+	CHECK(!bad, "%d of 256 bytes are not poison (first: 0x%02x, the previous launch left "
+	      "0x%02x)", bad, out[0], in[0]);
+	OK(spyre_stream_destroy(s));
+	spyre_bo_destroy(d);
+}

@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "spyre_isa.h"
 #include "spyre_model.h"
@@ -35,9 +37,32 @@ struct spyre_exec {
 	struct spyre_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
 	uint64_t unit_free[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
 	uint64_t dram_free;
+	bool poison;				/* scratchpads poisoned at launch start */
+	bool sp_used[SPYRE_MODEL_MAX_CORES];	/* touched since the last poisoning */
 	const int *abort;			/* model's abort request */
 	uint32_t *progress;			/* ring's SPYRE_RING_PROGRESS, or NULL */
 };
+
+/*
+ * Scratchpad contents at launch start are undefined by the card's spec;
+ * with the poison property they read as this byte (NaN in every float
+ * type, -1 in INT8), so a program that reads what it never wrote fails
+ * visibly instead of seeing the previous launch's data.
+ */
+#define SPYRE_SP_POISON 0xff
+
+/* Core @core's scratchpad (allocated on first use), marked as used. */
+static inline uint8_t *spyre_exec_scratchpad(struct spyre_exec *e, unsigned int core)
+{
+	if (!e->sp[core]) {
+		e->sp[core] = malloc(SPYRE_MODEL_SCRATCHPAD_BYTES);
+		if (e->sp[core])
+			memset(e->sp[core], e->poison ? SPYRE_SP_POISON : 0,
+			       SPYRE_MODEL_SCRATCHPAD_BYTES);
+	}
+	e->sp_used[core] = true;
+	return e->sp[core];
+}
 
 /* Run @n decoded instructions; *ns receives the program's device time. */
 uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,

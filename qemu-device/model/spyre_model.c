@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 
+#include "spyre_exec.h"
 #include "spyre_internal.h"
 
 void spyre_model_config_defaults(struct spyre_model_config *cfg)
@@ -70,6 +71,8 @@ struct spyre_model *spyre_model_new(const struct spyre_model_config *cfg,
 	m = calloc(1, sizeof(*m));
 	if (m)
 		m->exec = spyre_exec_new(cfg->num_cores);
+	if (m && m->exec)
+		m->exec->poison = cfg->poison;
 	if (!m || !m->exec) {
 		free(m);
 		if (err)

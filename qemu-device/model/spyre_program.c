@@ -255,6 +255,11 @@ uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
 	memset(e->tokens, 0, sizeof(e->tokens));
 	memset(e->unit_free, 0, sizeof(e->unit_free));
 	e->dram_free = 0;
+	for (i = 0; e->poison && i < SPYRE_MODEL_MAX_CORES; i++) {
+		if (e->sp_used[i] && e->sp[i])
+			memset(e->sp[i], SPYRE_SP_POISON, SPYRE_MODEL_SCRATCHPAD_BYTES);
+		e->sp_used[i] = false;
+	}
 	st = run(e, t, b, s, ns);
 out:
 	for (u = 0; u < SPYRE_UNIT_COUNT; u++)

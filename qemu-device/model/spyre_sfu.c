@@ -168,9 +168,7 @@ uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsig
 	    (bin && !sp_span_ok(v->src1_off, v->rows, v->src1_stride, col ? 1 : v->cols, es)) ||
 	    !sp_span_ok(v->dst_off, v->rows, v->dst_stride, out_cols, eo))
 		return SPYRE_CMD_ERR_BOUNDS;
-	if (!e->sp[core])
-		e->sp[core] = calloc(1, SP_BYTES);
-	sp = e->sp[core];
+	sp = spyre_exec_scratchpad(e, core);
 	x = row_buffer(e, 0, v->cols);
 	y = row_buffer(e, 1, v->cols);
 	if (!sp || !x || !y)

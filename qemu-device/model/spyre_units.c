@@ -28,9 +28,7 @@
 
 static uint8_t *scratchpad(struct spyre_exec *e, unsigned int core)
 {
-	if (!e->sp[core])
-		e->sp[core] = calloc(1, SP_BYTES);
-	return e->sp[core];
+	return spyre_exec_scratchpad(e, core);
 }
 
 /* Bytes spanned by @rows rows of @row_bytes, @stride apart; false on overflow. */

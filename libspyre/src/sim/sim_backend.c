@@ -611,6 +611,8 @@ int spy_sim_open(spyre_device *dev, int index)
 	/* Pacing waits for real time to catch up: only meaningful on the real clock. */
 	sim->cfg.pacing = !sim->virtual_clock && getenv("SPYRE_SIM_PACING") &&
 			  atoi(getenv("SPYRE_SIM_PACING"));
+	/* Scratchpads poisoned at launch start unless SPYRE_SIM_POISON=0. */
+	sim->cfg.poison = !getenv("SPYRE_SIM_POISON") || atoi(getenv("SPYRE_SIM_POISON"));
 	sim->timeout_ns = env_size("SPYRE_SIM_TIMEOUT_MS", 1000) * 1000000ull;
 	sim->devmem = mmap(NULL, sim->cfg.mem_size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
