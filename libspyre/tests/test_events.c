@@ -9,26 +9,6 @@
 
 #include "harness.h"
 
-struct gate {
-	int open;
-};
-
-static void wait_gate(void *user)
-{
-	struct gate *g = user;
-
-	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
-		usleep(1000);
-}
-
-/* Opens the gate after 3 s, whatever the test does (so a bug cannot hang it). */
-static void *open_later(void *user)
-{
-	sleep(3);
-	__atomic_store_n(&((struct gate *)user)->open, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 TEST(event_never_recorded_is_complete)
 {
 	spyre_event *ev, *t;
@@ -58,7 +38,7 @@ TEST(event_never_recorded_is_complete)
  */
 TEST(event_rerecord_timing_does_not_block)
 {
-	struct gate g = { 0 };
+	struct watchdog_gate g = { 0 };
 	spyre_stream *busy, *idle;
 	spyre_event *ev;
 	pthread_t th;
@@ -68,8 +48,8 @@ TEST(event_rerecord_timing_does_not_block)
 	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &busy));
 	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &idle));
 	OK(spyre_event_create(dev, SPYRE_EVENT_TIMING, &ev));
-	pthread_create(&th, NULL, open_later, &g);
-	OK(spyre_host_work_async(busy, wait_gate, &g));
+	pthread_create(&th, NULL, watchdog_gate_open_later, &g);
+	OK(spyre_host_work_async(busy, watchdog_gate_wait, &g));
 	OK(spyre_event_record(ev, busy));
 	CHECK(spyre_event_query(ev) == -EBUSY, "event complete behind a closed gate");
 	OK(spyre_device_time_ns(dev, &t0));

@@ -145,32 +145,13 @@ TEST(stream_priorities)
 	spyre_bo_destroy(d);
 }
 
-struct gate {
-	int open;
-};
-
-static void wait_gate(void *user)
-{
-	struct gate *g = user;
-
-	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
-		usleep(1000);
-}
-
-static void *open_later(void *user)
-{
-	sleep(3);
-	__atomic_store_n(&((struct gate *)user)->open, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
 /*
  * A copy deferred behind host work that holds its stream: destroying a BO
  * the copy does not use returns at once; the copy's own BOs stay valid.
  */
 TEST(bo_destroy_ignores_unrelated_deferred_work)
 {
-	struct gate g = { 0 };
+	struct watchdog_gate g = { 0 };
 	spyre_stream *s;
 	spyre_bo *h, *d, *other;
 	void *hm;
@@ -183,8 +164,8 @@ TEST(bo_destroy_ignores_unrelated_deferred_work)
 	OK(spyre_bo_create(dev, 65536, SPYRE_MEM_DEVICE, &other));
 	bh = spyre_bo_buf(h);
 	bd = spyre_bo_buf(d);
-	pthread_create(&th, NULL, open_later, &g);
-	OK(spyre_host_work_async(s, wait_gate, &g));
+	pthread_create(&th, NULL, watchdog_gate_open_later, &g);
+	OK(spyre_host_work_async(s, watchdog_gate_wait, &g));
 	OK(spyre_memcpy_async(s, &bd, &bh, 65536));
 	OK(spyre_bo_destroy(other));
 	CHECK(!__atomic_load_n(&g.open, __ATOMIC_ACQUIRE),
