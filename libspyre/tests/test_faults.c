@@ -187,6 +187,13 @@ TEST(fault_error_travels_through_events)
 	      "dma stream error %d (%s)", info.error, info.call);
 	FAILS_WITH(spyre_stream_synchronize(comp), -EFAULT, "spyre_launch_async");
 	OK(spyre_stream_clear_error(dma));
+	/* The same when the launch had already failed before the copy was submitted. */
+	OK(spyre_stream_wait_event(dma, ev));
+	OK(spyre_memcpy_async(dma, &bo, &bh, 4096));
+	ret = spyre_stream_synchronize(dma);
+	CHECK(ret == -EFAULT, "a copy after the failed launch ended returned %d", ret);
+	CHECK(om[0] == 0x5a && om[4095] == 0x5a, "the late dependent copy ran");
+	OK(spyre_stream_clear_error(dma));
 	OK(spyre_stream_clear_error(comp));
 	OK(spyre_event_destroy(ev));
 	OK(spyre_stream_destroy(comp));

@@ -223,6 +223,29 @@ static int emit(struct sim *sim, struct sim_queue *q, const struct drm_spyre_cmd
 	return -EINVAL;
 }
 
+/*
+ * A signalled fence carrying the error of @point of @so, which signalled
+ * before the job was submitted; NULL when it succeeded (nothing to wait
+ * for) or when there is no memory (the job then runs, as it used to).
+ * The caller takes the reference it adds.
+ */
+static struct sim_fence *signalled_error_fence(struct sim_syncobj *so, uint64_t point)
+{
+	struct sim_fence *f;
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < so->nerrs; i++)
+		if (so->errs[i].point == point)
+			err = so->errs[i].error;
+	if (!err || !(f = calloc(1, sizeof(*f))))
+		return NULL;
+	f->signaled = true;
+	f->error = err;
+	f->dev_end = so->dev_upto;
+	return f;	/* refs 0: the job's reference is taken below */
+}
+
 static void job_free(struct sim *sim, struct sim_job *job)
 {
 	unsigned int i;
@@ -333,6 +356,8 @@ int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_s
 			goto fail;
 		if (!f && sim_syncobj_point_dev(so, s->point) > job->ready_dev)
 			job->ready_dev = sim_syncobj_point_dev(so, s->point);
+		if (!f)	/* signalled already: its error still reaches the job */
+			f = signalled_error_fence(so, s->point ? s->point : so->last);
 		if (f) {
 			f->refs++;
 			job->deps[job->ndeps++] = f;
