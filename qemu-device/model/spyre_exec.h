@@ -36,7 +36,10 @@ struct spyre_exec {
 	size_t tmp_len[4];
 	struct spyre_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
 	uint64_t unit_free[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
-	uint64_t dram_free;
+	uint64_t dram_free;			/* without @dram: this launch's own */
+	struct spyre_dram *dram;		/* the card's LPDDR5 channel */
+	uint64_t time_base;			/* device time of program time 0 */
+	uint64_t lsu_addr;			/* device address of the last LSU row 0 */
 	bool poison;				/* scratchpads poisoned at launch start */
 	bool sp_used[SPYRE_MODEL_MAX_CORES];	/* touched since the last poisoning */
 	const int *abort;			/* model's abort request */
@@ -80,7 +83,8 @@ uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsign
 uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core);
 
 /* Modelled duration of an instruction on one core, ns (spyre_units_time.c). */
-uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
+/* @mem_addr: device address of a LOAD/STORE's first row (its sticks' alignment). */
+uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in, uint64_t mem_addr,
 		       uint64_t *dram_ns);
 
 #endif /* SPYRE_EXEC_H */

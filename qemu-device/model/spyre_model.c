@@ -122,6 +122,7 @@ void spyre_model_reset(struct spyre_model *m)
 	m->db_seq = 0;
 	m->exec_ring = -1;
 	memset(m->engine_busy, 0, sizeof(m->engine_busy));
+	spyre_dram_reset(&m->dram);
 	for (i = 0; i < SPYRE_MODEL_MAX_RINGS; i++) {
 		spyre_ring_clear_config(&m->rings[i]);
 		spyre_ring_reset(m, &m->rings[i]);

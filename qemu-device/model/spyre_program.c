@@ -208,10 +208,13 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 		st = execute(e, b, in, bc);
 		if (st != SPYRE_CMD_OK)
 			return st;
-		dur = spyre_insn_ns(t, in, &dram_ns);
+		dur = spyre_insn_ns(t, in, e->lsu_addr, &dram_ns);
 		end = best_t + dur;
-		if (dram_ns) {
-			/* LPDDR5 is shared by all cores: queue behind other transfers */
+		if (dram_ns && e->dram) {
+			/* LPDDR5 is shared by all cores and the DMA engines */
+			end = spyre_max64(end, spyre_dram_reserve(e->dram, e->time_base + best_t,
+								  dram_ns) - e->time_base);
+		} else if (dram_ns) {
 			e->dram_free = spyre_max64(e->dram_free, best_t) + dram_ns;
 			end = spyre_max64(end, e->dram_free);
 		}

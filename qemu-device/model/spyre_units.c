@@ -84,6 +84,7 @@ uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 	if (!span(mm->rows, mm->sp_row_stride, mm->row_bytes, &len) ||
 	    !in_range(mm->sp_off, len, SP_BYTES))
 		return SPYRE_CMD_ERR_BOUNDS;
+	e->lsu_addr = slot_addr + base;	/* for the timing: sticks touched */
 	for (r = 0; r < mm->rows; r++) {
 		uint8_t *mem = b->devmem + slot_addr + base + r * mm->mem_row_stride;
 		uint8_t *s = sp + mm->sp_off + r * mm->sp_row_stride;
