@@ -257,3 +257,24 @@ void *kern_store_scratchpad(uint32_t bytes, size_t *size)
 	mem(i, 0, 0, 0, bytes, 0);
 	return finish(&p, 1, 0, size);
 }
+
+void *kern_lsu_busy(unsigned int insns, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+	unsigned int k;
+
+	/*
+	 * Each LOAD reads one byte 2^21 times: 2^21 sticks on core 0's ring
+	 * port (about 2 ms) but little to emulate, and LPDDR5 only two thirds
+	 * busy, so other engines' transfers fit beside it.
+	 */
+	for (k = 0; k < insns; k++) {
+		i = emit(&p, SPYRE_I_LOAD, 1, 0, 0);
+		mem(i, 0, 0, 0, 1, 0);
+		i->u.mem.rows = 1u << 21;
+		i->u.mem.mem_row_stride = 0;
+		i->u.mem.sp_row_stride = 0;
+	}
+	return finish(&p, 1, 0, size);
+}

@@ -34,6 +34,8 @@ void *kern_touch(uint64_t offset, size_t *size);
  * argument 0 (32 * @bytes_per_core bytes) into its scratchpad, @reps times.
  */
 void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size);
+/* About 2 ms of device time per instruction on core 0's load unit (slot 0: >= 1 byte). */
+void *kern_lsu_busy(unsigned int insns, size_t *size);
 /* C (fp32, M x N) = A (fp16, M x K) x B (fp16, K x N) on one core; slots A, B, C. */
 void *kern_matmul_f16(uint32_t m, uint32_t n, uint32_t k, size_t *size);
 /* Core 0 stores its first @bytes of scratchpad to slot 0 (without writing them first). */
