@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 1
+#define SPYRE_VERSION_MINOR 2
 
 /* ---- Errors ----------------------------------------------------------- */
 
