@@ -55,6 +55,7 @@ struct SpyreState {
     uint32_t clock_mhz;
     bool pacing;
     bool poison;
+    bool hazard_check;
     uint32_t fault_dma_every;
     uint32_t fault_hang_after;
 
@@ -397,6 +398,7 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
     cfg.timing.clock_mhz = s->clock_mhz;
     cfg.pacing = s->pacing;
     cfg.poison = s->poison;
+    cfg.hazard_check = s->hazard_check;
     cfg.fault_dma_every = s->fault_dma_every;
     cfg.fault_hang_after = s->fault_hang_after;
     if (s->rings < 1 || s->rings > SPYRE_MODEL_MAX_RINGS) {
@@ -482,6 +484,7 @@ static SPYRE_PROPS_CONST Property spyre_props[] = {
     DEFINE_PROP_UINT32("clock-mhz", SpyreState, clock_mhz, 1000),
     DEFINE_PROP_BOOL("pacing", SpyreState, pacing, false),
     DEFINE_PROP_BOOL("poison", SpyreState, poison, false),
+    DEFINE_PROP_BOOL("hazard-check", SpyreState, hazard_check, false),
     DEFINE_PROP_UINT32("fault-dma-every", SpyreState, fault_dma_every, 0),
     DEFINE_PROP_UINT32("fault-hang-after", SpyreState, fault_hang_after, 0),
     SPYRE_PROP_END

@@ -278,3 +278,20 @@ void *kern_lsu_busy(unsigned int insns, size_t *size)
 	}
 	return finish(&p, 1, 0, size);
 }
+
+void *kern_scale_racy_f32(uint32_t n, bool with_token, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+
+	/* Core 0: load x, y = 2x + 1 on the SFU, store y. */
+	i = emit(&p, SPYRE_I_LOAD, 1, 0, with_token ? 1 : 0);
+	mem(i, 0, 0, 0, n * 4, 0);
+	i = emit(&p, SPYRE_I_VEC, 1, with_token ? 1 : 0, 2);	/* without: races the load */
+	vec(i, SPYRE_VF_SCALE, n, 0, 0, n * 4);
+	i->u.vec.imm0 = fbits(2.0f);
+	i->u.vec.imm1 = fbits(1.0f);
+	i = emit(&p, SPYRE_I_STORE, 1, 2, 0);
+	mem(i, 1, 0, 0, n * 4, n * 4);
+	return finish(&p, 2, 0, size);
+}

@@ -193,3 +193,42 @@ TEST(scratchpad_poisoned_between_launches)
 	OK(spyre_stream_destroy(s));
 	spyre_bo_destroy(d);
 }
+
+/*
+ * The card's hazard check (on in tests): a program whose SFU reads the
+ * scratchpad a LOAD writes, with no token between them, fails the launch
+ * (-ENOEXEC, a malformed program) instead of giving results that depend on
+ * timing; the same program with the token runs.
+ */
+TEST(hazard_check_refuses_racy_program)
+{
+	enum { V = 256 };
+	float x[V], y[V];
+	spyre_stream *s;
+	spyre_bo *d;
+	struct spyre_buf args[2];
+	size_t sz;
+	void *img;
+	int i, ret;
+
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &s));
+	OK(spyre_bo_create(dev, 8192, SPYRE_MEM_DEVICE, &d));
+	args[0] = buf_of(d, 0, V * 4);
+	args[1] = buf_of(d, 4096, V * 4);
+	for (i = 0; i < V; i++)
+		x[i] = (float)i;
+	OK(spyre_memcpy_from_host_async(s, &args[0], x, sizeof(x)));
+	OK(spyre_stream_synchronize(s));
+	img = kern_scale_racy_f32(V, true, &sz);
+	OK(run(dev, img, sz, args, 2));
+	free(img);
+	OK(spyre_memcpy_to_host(s, y, &args[1], sizeof(y)));
+	CHECK(y[0] == 1.0f && y[V - 1] == 2.0f * (V - 1) + 1.0f, "y = %g ... %g", y[0],
+	      y[V - 1]);
+	img = kern_scale_racy_f32(V, false, &sz);
+	ret = run(dev, img, sz, args, 2);
+	free(img);
+	CHECK(ret == -ENOEXEC, "the racy program's launch returned %d, want -ENOEXEC", ret);
+	OK(spyre_stream_destroy(s));
+	spyre_bo_destroy(d);
+}

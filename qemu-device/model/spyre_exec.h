@@ -41,6 +41,16 @@ struct spyre_exec {
 	uint64_t time_base;			/* device time of program time 0 */
 	uint64_t lsu_addr;			/* device address of the last LSU row 0 */
 	bool poison;				/* scratchpads poisoned at launch start */
+	/* Hazard check (spyre_hazard.c). */
+	bool hazard_check;
+	unsigned int cur_unit;			/* unit of the executing instruction */
+	uint32_t vc[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT][SPYRE_UNIT_COUNT];
+	uint32_t tok_vc[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS][SPYRE_ISA_TOKEN_MAX]
+		       [SPYRE_UNIT_COUNT];
+	struct spyre_hazard *hz[SPYRE_MODEL_MAX_CORES];
+	bool hz_used[SPYRE_MODEL_MAX_CORES];
+	unsigned int hazard_core;
+	uint64_t hazard_off;
 	bool sp_used[SPYRE_MODEL_MAX_CORES];	/* touched since the last poisoning */
 	const int *abort;			/* model's abort request */
 	uint32_t *progress;			/* ring's SPYRE_RING_PROGRESS, or NULL */
@@ -66,6 +76,15 @@ static inline uint8_t *spyre_exec_scratchpad(struct spyre_exec *e, unsigned int 
 	e->sp_used[core] = true;
 	return e->sp[core];
 }
+
+/* Hazard check: start of a launch; a wait joining a signaller's clock; an access. */
+void spyre_hazard_launch(struct spyre_exec *e);
+void spyre_hazard_free(struct spyre_exec *e);
+void spyre_hazard_wait(struct spyre_exec *e, unsigned int core, unsigned int unit,
+		       const uint32_t *vc);
+/* @rows rows of @bytes, @stride apart, from scratchpad offset @off. */
+uint32_t spyre_hazard_access(struct spyre_exec *e, unsigned int core, uint64_t off,
+			     uint64_t rows, uint64_t stride, uint64_t bytes, bool write);
 
 /* Run @n decoded instructions; *ns receives the program's device time. */
 uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,

@@ -71,8 +71,10 @@ struct spyre_model *spyre_model_new(const struct spyre_model_config *cfg,
 	m = calloc(1, sizeof(*m));
 	if (m)
 		m->exec = spyre_exec_new(cfg->num_cores);
-	if (m && m->exec)
+	if (m && m->exec) {
 		m->exec->poison = cfg->poison;
+		m->exec->hazard_check = cfg->hazard_check;
+	}
 	if (!m || !m->exec) {
 		free(m);
 		if (err)

@@ -31,6 +31,7 @@ void spyre_exec_free(struct spyre_exec *e)
 		return;
 	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++)
 		free(e->sp[i]);
+	spyre_hazard_free(e);
 	for (i = 0; i < 4; i++)
 		free(e->tmp[i]);
 	free(e);
@@ -201,10 +202,14 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 			struct spyre_token *tk = &e->tokens[bc][k];
 
 			if (in->wait & (1u << k)) {
+				if (e->hazard_check)
+					spyre_hazard_wait(e, bc, bu, e->tok_vc[bc][k][tk->head]);
 				tk->head = (tk->head + 1) % SPYRE_ISA_TOKEN_MAX;
 				tk->count--;
 			}
 		}
+		e->vc[bc][bu][bu]++;	/* this instruction's number on its unit */
+		e->cur_unit = bu;
 		st = execute(e, b, in, bc);
 		if (st != SPYRE_CMD_OK)
 			return st;
@@ -228,6 +233,8 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 			if (tk->count == SPYRE_ISA_TOKEN_MAX)
 				return SPYRE_CMD_ERR_PROGRAM;	/* token overflow */
 			tk->ns[(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX] = end;
+			memcpy(e->tok_vc[bc][k][(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX],
+			       e->vc[bc][bu], sizeof(e->vc[bc][bu]));
 			tk->count++;
 		}
 		s->pc[bc][bu]++;
@@ -258,6 +265,8 @@ uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
 	memset(e->tokens, 0, sizeof(e->tokens));
 	memset(e->unit_free, 0, sizeof(e->unit_free));
 	e->dram_free = 0;
+	if (e->hazard_check)
+		spyre_hazard_launch(e);
 	for (i = 0; e->poison && i < SPYRE_MODEL_MAX_CORES; i++) {
 		if (e->sp_used[i] && e->sp[i])
 			memset(e->sp[i], SPYRE_SP_POISON, SPYRE_MODEL_SCRATCHPAD_BYTES);

@@ -168,6 +168,15 @@ uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsig
 	    (bin && !sp_span_ok(v->src1_off, v->rows, v->src1_stride, col ? 1 : v->cols, es)) ||
 	    !sp_span_ok(v->dst_off, v->rows, v->dst_stride, out_cols, eo))
 		return SPYRE_CMD_ERR_BOUNDS;
+	if ((v->func != SPYRE_VF_FILL &&
+	     spyre_hazard_access(e, core, v->src0_off, v->rows, (uint64_t)v->src0_stride * es,
+				 v->cols * es, false)) ||
+	    (bin && spyre_hazard_access(e, core, v->src1_off, v->rows,
+					(uint64_t)v->src1_stride * es, (col ? 1 : v->cols) * es,
+					false)) ||
+	    spyre_hazard_access(e, core, v->dst_off, v->rows, (uint64_t)v->dst_stride * eo,
+				out_cols * eo, true))
+		return SPYRE_CMD_ERR_PROGRAM;
 	sp = spyre_exec_scratchpad(e, core);
 	x = row_buffer(e, 0, v->cols);
 	y = row_buffer(e, 1, v->cols);

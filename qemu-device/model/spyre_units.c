@@ -85,6 +85,9 @@ uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 	    !in_range(mm->sp_off, len, SP_BYTES))
 		return SPYRE_CMD_ERR_BOUNDS;
 	e->lsu_addr = slot_addr + base;	/* for the timing: sticks touched */
+	if (spyre_hazard_access(e, core, mm->sp_off, mm->rows, mm->sp_row_stride, mm->row_bytes,
+				in->op == SPYRE_I_LOAD))
+		return SPYRE_CMD_ERR_PROGRAM;
 	for (r = 0; r < mm->rows; r++) {
 		uint8_t *mem = b->devmem + slot_addr + base + r * mm->mem_row_stride;
 		uint8_t *s = sp + mm->sp_off + r * mm->sp_row_stride;
@@ -213,6 +216,15 @@ uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsign
 	    !sp_ok(mm->b_off, brows, mm->ldb, bcols, es) ||
 	    !sp_ok(mm->c_off, mm->m, mm->ldc, mm->n, 4))
 		return SPYRE_CMD_ERR_BOUNDS;
+	if (spyre_hazard_access(e, core, mm->a_off, mm->m, (uint64_t)mm->lda * es, mm->k * es,
+				false) ||
+	    spyre_hazard_access(e, core, mm->b_off, brows, (uint64_t)mm->ldb * es, bcols * es,
+				false) ||
+	    (acc && spyre_hazard_access(e, core, mm->c_off, mm->m, (uint64_t)mm->ldc * 4,
+					 mm->n * 4, false)) ||
+	    spyre_hazard_access(e, core, mm->c_off, mm->m, (uint64_t)mm->ldc * 4, mm->n * 4,
+				true))
+		return SPYRE_CMD_ERR_PROGRAM;
 	if (in->dtype == SPYRE_DT_INT8) {
 		imatmul(mm, tb, acc, sp + mm->a_off, sp + mm->b_off, sp + mm->c_off);
 		return SPYRE_CMD_OK;

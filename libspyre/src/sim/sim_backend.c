@@ -613,6 +613,9 @@ int spy_sim_open(spyre_device *dev, int index)
 			  atoi(getenv("SPYRE_SIM_PACING"));
 	/* Scratchpads poisoned at launch start unless SPYRE_SIM_POISON=0. */
 	sim->cfg.poison = !getenv("SPYRE_SIM_POISON") || atoi(getenv("SPYRE_SIM_POISON"));
+	/* Racing programs fail unless SPYRE_SIM_HAZARD_CHECK=0. */
+	sim->cfg.hazard_check = !getenv("SPYRE_SIM_HAZARD_CHECK") ||
+				atoi(getenv("SPYRE_SIM_HAZARD_CHECK"));
 	sim->timeout_ns = env_size("SPYRE_SIM_TIMEOUT_MS", 1000) * 1000000ull;
 	sim->devmem = mmap(NULL, sim->cfg.mem_size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
