@@ -12,6 +12,13 @@
 #include "spyre_float.h"
 #include "spyre_hw.h"
 
+/* One rounding per operation in every build: x * imm0 + imm1 is not an FMA. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #define SP_BYTES	SPYRE_MODEL_SCRATCHPAD_BYTES
 
 static bool sp_span_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols,
