@@ -92,3 +92,4 @@ bench: all
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/bench/spyre_latency
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-bench
 	SPYRE_BACKEND=sim $(BUILD)/libspyre/bench/ops-bench
+	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-streams

@@ -54,6 +54,8 @@ struct SpyreState {
     uint32_t sems;
     uint32_t clock_mhz;
     bool pacing;
+    bool poison;
+    bool hazard_check;
     uint32_t fault_dma_every;
     uint32_t fault_hang_after;
 
@@ -395,6 +397,8 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
     cfg.num_sems = s->sems;
     cfg.timing.clock_mhz = s->clock_mhz;
     cfg.pacing = s->pacing;
+    cfg.poison = s->poison;
+    cfg.hazard_check = s->hazard_check;
     cfg.fault_dma_every = s->fault_dma_every;
     cfg.fault_hang_after = s->fault_hang_after;
     if (s->rings < 1 || s->rings > SPYRE_MODEL_MAX_RINGS) {
@@ -479,6 +483,8 @@ static SPYRE_PROPS_CONST Property spyre_props[] = {
     DEFINE_PROP_UINT32("sems", SpyreState, sems, 64),
     DEFINE_PROP_UINT32("clock-mhz", SpyreState, clock_mhz, 1000),
     DEFINE_PROP_BOOL("pacing", SpyreState, pacing, false),
+    DEFINE_PROP_BOOL("poison", SpyreState, poison, false),
+    DEFINE_PROP_BOOL("hazard-check", SpyreState, hazard_check, false),
     DEFINE_PROP_UINT32("fault-dma-every", SpyreState, fault_dma_every, 0),
     DEFINE_PROP_UINT32("fault-hang-after", SpyreState, fault_hang_after, 0),
     SPYRE_PROP_END

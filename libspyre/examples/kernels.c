@@ -188,3 +188,110 @@ void *kern_touch(uint64_t offset, size_t *size)
 	mem(i, 0, 0, 0, 128, 0);
 	return finish(&p, 1, 0, size);
 }
+
+void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+	unsigned int r;
+
+	/* Every core streams its share of argument 0 into its scratchpad, @reps times. */
+	for (r = 0; r < reps; r++) {
+		i = emit(&p, SPYRE_I_LOAD, 0xffffffffu, 0, 0);
+		mem(i, 0, 0, bytes_per_core, (uint32_t)bytes_per_core, 0);
+	}
+	return finish(&p, 1, 0, size);
+}
+
+void *kern_matmul_f16(uint32_t m, uint32_t n, uint32_t k, size_t *size)
+{
+	uint32_t abytes = m * k * 2, bbytes = k * n * 2, cbytes = m * n * 4;
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+
+	/* One core: A and B in, C = A x B on the PE array, C out. */
+	i = emit(&p, SPYRE_I_LOAD, 1, 0, 1);
+	mem(i, 0, 0, 0, abytes, 0);
+	i = emit(&p, SPYRE_I_LOAD, 1, 0, 2);
+	mem(i, 1, 0, 0, bbytes, abytes);
+	i = emit(&p, SPYRE_I_MATMUL, 1, 1 | 2, 4);
+	i->dtype = SPYRE_DT_FP16;
+	i->dtype_out = SPYRE_DT_FP32;
+	i->u.mm.m = m;
+	i->u.mm.n = n;
+	i->u.mm.k = k;
+	i->u.mm.a_off = 0;
+	i->u.mm.b_off = abytes;
+	i->u.mm.c_off = abytes + bbytes;
+	i->u.mm.lda = k;
+	i->u.mm.ldb = n;
+	i->u.mm.ldc = n;
+	i = emit(&p, SPYRE_I_STORE, 1, 4, 0);
+	mem(i, 2, 0, 0, cbytes, abytes + bbytes);
+	return finish(&p, 3, 0, size);
+}
+
+void *kern_sum_rows_f32(uint32_t rows, uint32_t cols, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+
+	i = emit(&p, SPYRE_I_LOAD, 1, 0, 1);
+	mem(i, 0, 0, 0, rows * cols * 4, 0);
+	i = emit(&p, SPYRE_I_VEC, 1, 1, 2);
+	vec(i, SPYRE_VF_SUM_ROW, cols, 0, 0, rows * cols * 4);
+	i->u.vec.rows = rows;
+	i->u.vec.dst_stride = 1;
+	i = emit(&p, SPYRE_I_STORE, 1, 2, 0);
+	mem(i, 1, 0, 0, rows * 4, rows * cols * 4);
+	return finish(&p, 2, 0, size);
+}
+
+void *kern_store_scratchpad(uint32_t bytes, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+
+	/* Reads scratchpad bytes this program never wrote. */
+	i = emit(&p, SPYRE_I_STORE, 1, 0, 0);
+	mem(i, 0, 0, 0, bytes, 0);
+	return finish(&p, 1, 0, size);
+}
+
+void *kern_lsu_busy(unsigned int insns, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+	unsigned int k;
+
+	/*
+	 * Each LOAD reads one byte 2^21 times: 2^21 sticks on core 0's ring
+	 * port (about 2 ms) but little to emulate, and LPDDR5 only two thirds
+	 * busy, so other engines' transfers fit beside it.
+	 */
+	for (k = 0; k < insns; k++) {
+		i = emit(&p, SPYRE_I_LOAD, 1, 0, 0);
+		mem(i, 0, 0, 0, 1, 0);
+		i->u.mem.rows = 1u << 21;
+		i->u.mem.mem_row_stride = 0;
+		i->u.mem.sp_row_stride = 0;
+	}
+	return finish(&p, 1, 0, size);
+}
+
+void *kern_scale_racy_f32(uint32_t n, bool with_token, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+
+	/* Core 0: load x, y = 2x + 1 on the SFU, store y. */
+	i = emit(&p, SPYRE_I_LOAD, 1, 0, with_token ? 1 : 0);
+	mem(i, 0, 0, 0, n * 4, 0);
+	i = emit(&p, SPYRE_I_VEC, 1, with_token ? 1 : 0, 2);	/* without: races the load */
+	vec(i, SPYRE_VF_SCALE, n, 0, 0, n * 4);
+	i->u.vec.imm0 = fbits(2.0f);
+	i->u.vec.imm1 = fbits(1.0f);
+	i = emit(&p, SPYRE_I_STORE, 1, 2, 0);
+	mem(i, 1, 0, 0, n * 4, n * 4);
+	return finish(&p, 2, 0, size);
+}

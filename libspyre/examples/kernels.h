@@ -6,6 +6,7 @@
 #ifndef SPYRE_EXAMPLE_KERNELS_H
 #define SPYRE_EXAMPLE_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,5 +30,24 @@ void *kern_add_f32(uint64_t n, size_t *size);
 void *kern_scale_via_ws_f32(uint64_t n, float alpha, float beta, size_t *size);
 /* Reads 128 bytes at @offset of slot 0 and writes them to slot 0: a bounds test. */
 void *kern_touch(uint64_t offset, size_t *size);
+/*
+ * Memory-bound: each of the 32 cores loads its @bytes_per_core share of
+ * argument 0 (32 * @bytes_per_core bytes) into its scratchpad, @reps times.
+ */
+void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size);
+/* About 2 ms of device time per instruction on core 0's load unit (slot 0: >= 1 byte). */
+void *kern_lsu_busy(unsigned int insns, size_t *size);
+/*
+ * y = 2x + 1 for @n fp32 values on core 0 (slots x, y). Without @with_token
+ * the SFU does not wait for the load it reads: a racy program the card's
+ * hazard check refuses.
+ */
+void *kern_scale_racy_f32(uint32_t n, bool with_token, size_t *size);
+/* C (fp32, M x N) = A (fp16, M x K) x B (fp16, K x N) on one core; slots A, B, C. */
+void *kern_matmul_f16(uint32_t m, uint32_t n, uint32_t k, size_t *size);
+/* Core 0 stores its first @bytes of scratchpad to slot 0 (without writing them first). */
+void *kern_store_scratchpad(uint32_t bytes, size_t *size);
+/* y[r] = sum of row r of x (fp32, rows x cols) on one core; slots x, y. */
+void *kern_sum_rows_f32(uint32_t rows, uint32_t cols, size_t *size);
 
 #endif

@@ -218,8 +218,15 @@ int main(int argc, char **argv)
 		TRY(spyre_event_record(freed_in[i], st[COMP]));
 		TRY(spyre_event_record(freed_out[i], st[D2H]));
 	}
-	for (s = 0; s < NSTAGE; s++)
-		TRY(spyre_stream_synchronize(st[s]));
+	if (spyre_device_synchronize(dev)) {
+		struct spyre_error_info e;
+
+		/* Which operation of which stream failed, as a framework would report it. */
+		if (!spyre_device_get_error(dev, &e) && e.error)
+			fprintf(stderr, "operation %llu (%s) failed: %d\n",
+				(unsigned long long)e.op, e.call, e.error);
+		DIE("spyre_device_synchronize");
+	}
 
 	bad = check_output(out, n * chunks, reps);
 	for (s = 0; s < NSTAGE; s++)

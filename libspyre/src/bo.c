@@ -38,6 +38,13 @@ int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_
 	bo->handle = handle;
 	bo->mem = mem;
 	bo->size = size;
+	ret = spy_va_add(bo);
+	if (ret) {
+		dev->ops->bo_close(dev, handle);
+		free(bo);
+		return spy_err(ret, "spyre_bo_create: %s: no device address range left",
+			       dev->name);
+	}
 	spy_dev_get(dev);
 	*out = bo;
 	return 0;
@@ -53,15 +60,17 @@ int spyre_bo_destroy(spyre_bo *bo)
 	dev = bo->dev;
 	/*
 	 * Work deferred behind host work names the BO by handle and is not in
-	 * the kernel yet (so the kernel holds no reference): wait until it is.
+	 * the kernel yet (so the kernel holds no reference): wait until the
+	 * deferred ops that use this BO were issued (others do not matter).
 	 * The worker itself cannot wait for work queued behind its callback.
 	 */
 	if (!spy_worker_is_self(dev)) {
 		pthread_mutex_lock(&dev->lock);
-		while (dev->deferred)
-			pthread_cond_wait(&dev->cond, &dev->lock);
+		while (spy_deferred_uses_locked(dev, bo->handle))
+			spy_dev_wait_locked(dev);
 		pthread_mutex_unlock(&dev->lock);
 	}
+	spy_va_remove(bo);
 	if (bo->map)
 		dev->ops->bo_unmap(dev, bo->handle, bo->map, bo->size);
 	ret = dev->ops->bo_close(dev, bo->handle);

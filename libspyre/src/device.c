@@ -59,14 +59,7 @@ int spyre_device_count(enum spyre_backend backend, int *count)
 	ret = resolve_backend(backend, "spyre_device_count", &b);
 	if (ret)
 		return ret;
-	if (b == SPYRE_BACKEND_SIM) {
-		const char *env = getenv("SPYRE_SIM_CARDS");
-		int n = env ? atoi(env) : 1;
-
-		*count = n < 1 ? 1 : n > 8 ? 8 : n;
-		return 0;
-	}
-	return spy_drm_count(count);
+	return b == SPYRE_BACKEND_SIM ? spy_sim_count(count) : spy_drm_count(count);
 }
 
 static spyre_device *dev_alloc(void)
@@ -78,11 +71,15 @@ static spyre_device *dev_alloc(void)
 	dev->fd = -1;
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_cond_init(&dev->cond, NULL);
+	spy_va_init(dev);
+	spy_staging_init(dev);
 	return dev;
 }
 
 static void dev_free(spyre_device *dev)
 {
+	spy_va_fini(dev);
+	pthread_mutex_destroy(&dev->staging_lock);
 	pthread_mutex_destroy(&dev->lock);
 	pthread_cond_destroy(&dev->cond);
 	free(dev);
@@ -190,6 +187,7 @@ int spyre_device_close(spyre_device *dev)
 
 	if (!dev)
 		return spy_err(-EINVAL, "spyre_device_close: device is NULL");
+	spy_staging_fini(dev);	/* the library's own staging memory */
 	n = __atomic_load_n(&dev->objects, __ATOMIC_RELAXED);
 	if (n)
 		return spy_err(-EBUSY, "spyre_device_close: %s still has %lu live object%s "

@@ -46,16 +46,21 @@ int spyre_event_create(spyre_device *dev, unsigned int flags, spyre_event **out)
 int spyre_event_destroy(spyre_event *ev)
 {
 	spyre_device *dev;
+	unsigned int i;
 
 	if (!ev)
 		return spy_err(-EINVAL, "spyre_event_destroy: event is NULL");
 	dev = ev->dev;
 	/* A timing event's BO may still be written by the card: wait for it. */
-	if (ev->ts_bo && ev->s)
-		spy_stream_wait_point(ev->s, ev->point);
+	for (i = 0; i < SPY_TS_SLOTS; i++)
+		if (ev->slot_dep[i].s)
+			spy_stream_wait_point(ev->slot_dep[i].s, ev->slot_dep[i].point);
 	pthread_mutex_lock(&dev->lock);
 	if (ev->s)
 		spy_stream_put_locked(ev->s);
+	for (i = 0; i < SPY_TS_SLOTS; i++)
+		if (ev->slot_dep[i].s)
+			spy_stream_put_locked(ev->slot_dep[i].s);
 	pthread_mutex_unlock(&dev->lock);
 	if (ev->ts_bo)
 		spyre_bo_destroy(ev->ts_bo);
@@ -69,6 +74,7 @@ int spyre_event_record(spyre_event *ev, spyre_stream *s)
 	struct drm_spyre_cmd c;
 	struct spy_op op;
 	spyre_device *dev;
+	unsigned int slot = 0;
 	int ret;
 
 	if (!ev || !s)
@@ -83,6 +89,7 @@ int spyre_event_record(spyre_event *ev, spyre_stream *s)
 		 * the stream's last operation: no submission needed (a SUBMIT
 		 * costs the guest far more than the card's work on small jobs).
 		 */
+		pthread_mutex_lock(&s->submit_lock);	/* the last point is final */
 		pthread_mutex_lock(&dev->lock);
 		if (!s->destroyed && s->next_point && !s->nwait) {
 			if (ev->s)
@@ -91,18 +98,25 @@ int spyre_event_record(spyre_event *ev, spyre_stream *s)
 			s->refs++;
 			ev->point = s->next_point;
 			pthread_mutex_unlock(&dev->lock);
+			pthread_mutex_unlock(&s->submit_lock);
 			return 0;
 		}
 		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_unlock(&s->submit_lock);
 	}
 	memset(&op, 0, sizeof(op));
 	op.kind = SPY_OP_SUBMIT;
+	op.what = "spyre_event_record";
 	if (ev->ts_bo) {
-		/* The previous record's timestamp must land before we reuse the slot. */
-		if (ev->s)
-			spy_stream_wait_point(ev->s, ev->point);
-		ev->ts[0] = 0;
-		spy_cmd_timestamp(&c, ev->ts_bo, 0);
+		/*
+		 * Each record writes the next of SPY_TS_SLOTS slots, so re-recording
+		 * waits only for the record SPY_TS_SLOTS back, not the previous one.
+		 */
+		slot = ev->records % SPY_TS_SLOTS;
+		if (ev->slot_dep[slot].s)
+			spy_stream_wait_point(ev->slot_dep[slot].s, ev->slot_dep[slot].point);
+		ev->ts[slot] = 0;
+		spy_cmd_timestamp(&c, ev->ts_bo, slot * sizeof(uint64_t));
 		op.cmds = &c;
 		op.ncmds = 1;
 	}
@@ -115,6 +129,16 @@ int spyre_event_record(spyre_event *ev, spyre_stream *s)
 	ev->s = s;
 	s->refs++;
 	ev->point = op.point;
+	if (ev->ts_bo) {
+		struct spy_dep *d = &ev->slot_dep[slot];
+
+		if (d->s)
+			spy_stream_put_locked(d->s);
+		*d = (struct spy_dep){ s, op.point };
+		s->refs++;
+		ev->slot = slot;
+		ev->records++;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
 }
@@ -131,10 +155,8 @@ int spyre_stream_wait_event(spyre_stream *s, spyre_event *ev)
 		return spy_err(-EXDEV, "spyre_stream_wait_event: event of %s, stream of %s",
 			       ev->dev->name, dev->name);
 	pthread_mutex_lock(&dev->lock);
-	if (!ev->s) {
-		ret = spy_err(-EINVAL, "spyre_stream_wait_event: %s: the event was never "
-			      "recorded", dev->name);
-	} else if (ev->s != s) {
+	/* A never-recorded event is complete: nothing to wait for. */
+	if (ev->s && ev->s != s) {
 		ret = spy_stream_add_wait_locked(s, ev->s, ev->point);
 		if (ret)
 			spy_err(ret, "spyre_stream_wait_event: %s: too many pending waits",
@@ -147,15 +169,14 @@ int spyre_stream_wait_event(spyre_stream *s, spyre_event *ev)
 static int event_stream(spyre_event *ev, const char *call, struct spyre_stream **s,
 			uint64_t *point)
 {
+	*s = NULL;
+	*point = 0;
 	if (!ev)
 		return spy_err(-EINVAL, "%s: event is NULL", call);
 	pthread_mutex_lock(&ev->dev->lock);
 	*s = ev->s;
 	*point = ev->point;
 	pthread_mutex_unlock(&ev->dev->lock);
-	if (!*s)
-		return spy_err(-EINVAL, "%s: %s: the event was never recorded", call,
-			       ev->dev->name);
 	return 0;
 }
 
@@ -165,7 +186,7 @@ int spyre_event_synchronize(spyre_event *ev)
 	uint64_t point;
 	int ret = event_stream(ev, "spyre_event_synchronize", &s, &point);
 
-	if (ret)
+	if (ret || !s)	/* never recorded: complete */
 		return ret;
 	ret = spy_stream_wait_point(s, point);
 	if (!ret)
@@ -183,7 +204,7 @@ int spyre_event_query(spyre_event *ev)
 	bool issued;
 	int ret = event_stream(ev, "spyre_event_query", &s, &point);
 
-	if (ret)
+	if (ret || !s)	/* never recorded: complete, as CUDA and Level Zero say */
 		return ret;
 	pthread_mutex_lock(&ev->dev->lock);
 	issued = s->issued_point >= point;
@@ -205,13 +226,16 @@ int spyre_event_timestamp_ns(spyre_event *ev, uint64_t *ns)
 	if (!ev->ts_bo)
 		return spy_err(-EINVAL, "spyre_event_timestamp_ns: %s: the event was created "
 			       "without SPYRE_EVENT_TIMING", ev->dev->name);
+	if (!ev->records)
+		return spy_err(-EINVAL, "spyre_event_timestamp_ns: %s: the event was never "
+			       "recorded", ev->dev->name);
 	ret = spyre_event_query(ev);
 	if (ret == -EBUSY)
 		return spy_err(ret, "spyre_event_timestamp_ns: %s: the event has not completed",
 			       ev->dev->name);
 	if (ret)
 		return ret;
-	*ns = __atomic_load_n(&ev->ts[0], __ATOMIC_ACQUIRE);
+	*ns = __atomic_load_n(&ev->ts[ev->slot], __ATOMIC_ACQUIRE);
 	return 0;
 }
 

@@ -17,6 +17,8 @@
 #define SPY_PAGE 4096ull
 #define SPY_MAX_DEPS 16		/* in-syncs one library submission carries */
 #define SPY_MAX_WAITS 8		/* distinct streams a stream may wait for at once */
+#define SPY_OP_NAMES 256	/* calls remembered per stream, by point */
+#define SPY_TS_SLOTS 64		/* timestamp slots of a timing event */
 
 /* ---- errors (error.c) ---- */
 __attribute__((format(printf, 2, 3))) int spy_err(int err, const char *fmt, ...);
@@ -66,6 +68,8 @@ extern const struct spy_backend_ops spy_sim_ops;
 int spy_drm_open(spyre_device *dev, const char *path);
 int spy_drm_count(int *count);
 int spy_drm_path_of_index(int index, char *path, size_t len);
+/* Each backend counts its own cards; the front end only picks the backend. */
+int spy_sim_count(int *count);
 int spy_sim_open(spyre_device *dev, int index);
 
 /* ---- objects ---- */
@@ -83,11 +87,24 @@ struct spyre_device {
 
 	pthread_mutex_t lock;		/* submission state of all streams */
 	pthread_cond_t cond;		/* a point materialised / op finished */
+	unsigned int cond_waiters;	/* threads in spy_dev_wait_locked */
 	unsigned long objects;		/* live child objects */
 	struct spyre_stream *deferred;	/* streams with deferred ops */
+	struct spyre_stream *streams;	/* every live stream */
 	struct spy_worker *worker;
 
 	uint64_t stat_submits, stat_ioctls, stat_host_runs; /* atomics */
+
+	/* Device addresses (addr.c): BOs sorted by address, under va_lock. */
+	pthread_rwlock_t va_lock;
+	uint64_t va_next;		/* next free address (tagged) */
+	struct spy_va { uint64_t base; spyre_bo *bo; } *va;
+	size_t nva, va_cap;
+
+	/* Staging for pageable host memory (staging.c), under staging_lock. */
+	pthread_mutex_t staging_lock;
+	struct spyre_pool *staging;
+	struct spy_staged *staged;	/* staging blocks in use by queued copies */
 };
 
 struct spyre_bo {
@@ -96,6 +113,7 @@ struct spyre_bo {
 	enum spyre_mem mem;
 	uint64_t size;
 	void *map;
+	uint64_t addr;			/* device address of byte 0 */
 };
 
 struct spyre_program {
@@ -136,13 +154,29 @@ struct spy_op {
 	void *user, *user2;
 	spyre_host_fn host_fn;
 	bool owned;			/* heap op: freed once issued / run */
+	const char *what;		/* the public call that made it */
 	void (*done)(struct spy_op *op); /* called (under dev lock) after issue/run */
 };
 
 struct spyre_stream {
 	spyre_device *dev;
-	enum spyre_engine engine;
-	uint32_t queue_id;
+	enum spyre_engine engine;	/* of the queue made at creation */
+	uint32_t priority;		/* DRM_SPYRE_PRIORITY_* of its queues */
+	/*
+	 * One kernel queue per engine, the second made on first use:
+	 * launches go to compute, copies and fills to DMA, and a submission
+	 * on a queue other than the previous one's waits for the previous
+	 * point of the stream's timeline.
+	 */
+	uint32_t queue[2];
+	bool has_queue[2], queue_failed[2];
+	int last_engine;		/* of the latest SUBMIT, -1 before the first */
+	/*
+	 * Serialises this stream's submissions from point assignment to the
+	 * ioctl's return, so dev->lock need not be held across the ioctl.
+	 * Taken before dev->lock.
+	 */
+	pthread_mutex_t submit_lock;
 	uint32_t timeline;		/* syncobj: point n = op n finished */
 	int refs;			/* stream itself + events recorded on it */
 	bool destroyed;
@@ -150,7 +184,12 @@ struct spyre_stream {
 	uint64_t issued_point;		/* points <= this exist in the kernel */
 	uint64_t checked_point;		/* points <= this had their errors read */
 	uint64_t last_host_point;
-	int error;			/* sticky: first unreported error */
+	/* Sticky: the first failed operation, until spyre_stream_clear_error. */
+	int error;
+	uint64_t error_point;
+	const char *error_what;
+	const char *what[SPY_OP_NAMES];	/* call of point p at [p % SPY_OP_NAMES] */
+	struct spyre_stream *next_live;	/* dev->streams */
 	struct spy_op *dq_head, *dq_tail; /* deferred ops, FIFO */
 	struct spyre_stream *next_deferred;
 	bool on_deferred_list;
@@ -164,8 +203,10 @@ struct spyre_event {
 	unsigned int flags;
 	struct spyre_stream *s;		/* stream of the last record (ref held) */
 	uint64_t point;
-	spyre_bo *ts_bo;		/* timing: host BO, 8 bytes written */
+	spyre_bo *ts_bo;		/* timing: host BO of SPY_TS_SLOTS slots */
 	uint64_t *ts;
+	unsigned int records, slot;	/* records so far, slot of the latest */
+	struct spy_dep slot_dep[SPY_TS_SLOTS]; /* record that last wrote each slot (ref) */
 };
 
 /* ---- device (device.c) ---- */
@@ -173,6 +214,23 @@ void spy_dev_get(spyre_device *dev);
 void spy_dev_put(spyre_device *dev);
 int spy_get_param(spyre_device *dev, uint32_t param, uint64_t *value);
 uint64_t spy_now_ns(void);
+
+/*
+ * Wait on / wake dev->cond under dev->lock. Waking costs nothing when
+ * nobody waits, which is the common case on the submit path.
+ */
+static inline void spy_dev_wait_locked(spyre_device *dev)
+{
+	dev->cond_waiters++;
+	pthread_cond_wait(&dev->cond, &dev->lock);
+	dev->cond_waiters--;
+}
+
+static inline void spy_dev_wake_locked(spyre_device *dev)
+{
+	if (dev->cond_waiters)
+		pthread_cond_broadcast(&dev->cond);
+}
 
 static inline void spy_stat_add(uint64_t *ctr, uint64_t n)
 {
@@ -183,10 +241,38 @@ static inline void spy_stat_add(uint64_t *ctr, uint64_t n)
 /* Enqueue @op on @s (under no lock); the op memory must stay valid until done. */
 int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op);
 void spy_flush_deferred_locked(spyre_device *dev);
+/* Does an op not yet handed to the kernel name BO @handle? */
+bool spy_deferred_uses_locked(spyre_device *dev, uint32_t handle);
 void spy_stream_put_locked(struct spyre_stream *s);
 int spy_stream_wait_point(struct spyre_stream *s, uint64_t point);
 int spy_stream_add_wait_locked(struct spyre_stream *s, struct spyre_stream *on, uint64_t point);
 int spy_check_same_dev(spyre_device *dev, const struct spyre_buf *b, const char *call);
+/*
+ * Submit @n commands on @s as few ops as the device's command limit allows
+ * (in order); @point (may be NULL) receives the last op's point.
+ */
+int spy_submit_cmds(struct spyre_stream *s, struct drm_spyre_cmd *cmds, unsigned int n,
+		    const char *call, uint64_t *point);
+/* Read the errors of @s's points up to @upto (signalled ones) into its sticky error. */
+void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto);
+
+/* ---- device addresses (addr.c) ---- */
+void spy_va_init(spyre_device *dev);
+void spy_va_fini(spyre_device *dev);
+int spy_va_add(spyre_bo *bo);
+void spy_va_remove(spyre_bo *bo);
+
+/* ---- staging of pageable host memory (staging.c) ---- */
+void spy_staging_init(spyre_device *dev);
+/* Wait for the copies still using staging blocks, then free the staging pool. */
+void spy_staging_fini(spyre_device *dev);
+/* A host staging block of @size bytes mapped at *@ptr. */
+int spy_staging_alloc(spyre_device *dev, uint64_t size, struct spyre_buf *buf, void **ptr);
+/* Give @buf back at once (nothing used it). */
+void spy_staging_free(spyre_device *dev, const struct spyre_buf *buf);
+/* Give @buf back once @point of @s completed. */
+void spy_staging_release_after(spyre_device *dev, const struct spyre_buf *buf,
+			       struct spyre_stream *s, uint64_t point);
 
 /* ---- host worker (worker.c) ---- */
 int spy_worker_start(spyre_device *dev);

@@ -2,7 +2,8 @@
 /*
  * A sub-allocator for small buffers: first fit over a sorted free list in
  * each chunk (one BO per chunk), so thousands of small tensors cost a few
- * BOs. Chunks are added on demand and released when the pool is destroyed.
+ * BOs. Chunks are added on demand and released by spyre_pool_trim (those
+ * with no allocation) or when the pool is destroyed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ struct spyre_pool {
 	pthread_mutex_t lock;
 	struct pool_chunk *chunks;
 	uint64_t used, reserved;
+	uint64_t peak_used, peak_reserved, allocs, frees, trimmed;
 };
 
 int spyre_pool_create(spyre_device *dev, enum spyre_mem mem, uint64_t chunk_size,
@@ -80,6 +82,8 @@ static int chunk_add(spyre_pool *p, uint64_t min_size, struct pool_chunk **out)
 	c->next = p->chunks;
 	p->chunks = c;
 	p->reserved += c->bo->size;
+	if (p->reserved > p->peak_reserved)
+		p->peak_reserved = p->reserved;
 	*out = c;
 	return 0;
 }
@@ -168,6 +172,9 @@ int spyre_pool_alloc(spyre_pool *p, uint64_t size, uint64_t align, struct spyre_
 	}
 found:
 	p->used += asize;
+	p->allocs++;
+	if (p->used > p->peak_used)
+		p->peak_used = p->used;
 	pthread_mutex_unlock(&p->lock);
 	out->bo = c->bo;
 	out->offset = off;
@@ -230,6 +237,7 @@ int spyre_pool_free(spyre_pool *p, const struct spyre_buf *buf)
 				return spy_err(ret, "spyre_pool_free: out of memory");
 			}
 			p->used -= u->size;
+			p->frees++;
 			free(u);
 			pthread_mutex_unlock(&p->lock);
 			return 0;
@@ -254,6 +262,75 @@ int spyre_pool_usage(spyre_pool *p, uint64_t *used, uint64_t *reserved)
 	return 0;
 }
 
+int spyre_pool_get_stats(spyre_pool *p, struct spyre_pool_stats *st)
+{
+	struct pool_chunk *c;
+	struct pool_range *r;
+
+	if (!p || !st)
+		return spy_err(-EINVAL, "spyre_pool_get_stats: pool or stats is NULL");
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&p->lock);
+	st->used = p->used;
+	st->reserved = p->reserved;
+	st->peak_used = p->peak_used;
+	st->peak_reserved = p->peak_reserved;
+	st->allocs = p->allocs;
+	st->frees = p->frees;
+	st->trimmed = p->trimmed;
+	for (c = p->chunks; c; c = c->next) {
+		st->chunks++;
+		for (r = c->free; r; r = r->next)
+			if (r->size > st->largest_free)
+				st->largest_free = r->size;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+static void chunk_free(struct pool_chunk *c)
+{
+	while (c->free) {
+		struct pool_range *r = c->free;
+
+		c->free = r->next;
+		free(r);
+	}
+	spyre_bo_destroy(c->bo);
+	free(c);
+}
+
+int spyre_pool_trim(spyre_pool *p, uint64_t keep, uint64_t *released)
+{
+	struct pool_chunk **pp, *c, *gone = NULL;
+	uint64_t n = 0;
+
+	if (!p)
+		return spy_err(-EINVAL, "spyre_pool_trim: pool is NULL");
+	pthread_mutex_lock(&p->lock);
+	for (pp = &p->chunks; (c = *pp) && p->reserved > keep;) {
+		if (c->used) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		p->reserved -= c->bo->size;
+		p->trimmed += c->bo->size;
+		n += c->bo->size;
+		c->next = gone;
+		gone = c;
+	}
+	pthread_mutex_unlock(&p->lock);
+	/* Work still using a freed block keeps its BO's memory until it ends. */
+	while ((c = gone)) {
+		gone = c->next;
+		chunk_free(c);
+	}
+	if (released)
+		*released = n;
+	return 0;
+}
+
 int spyre_pool_destroy(spyre_pool *p)
 {
 	struct pool_chunk *c;
@@ -265,14 +342,7 @@ int spyre_pool_destroy(spyre_pool *p)
 			       p->dev->name, (unsigned long long)p->used);
 	while ((c = p->chunks)) {
 		p->chunks = c->next;
-		while (c->free) {
-			struct pool_range *r = c->free;
-
-			c->free = r->next;
-			free(r);
-		}
-		spyre_bo_destroy(c->bo);
-		free(c);
+		chunk_free(c);
 	}
 	pthread_mutex_destroy(&p->lock);
 	spy_dev_put(p->dev);

@@ -13,6 +13,7 @@
  * stream's FIFO and issued by whoever materialises the point: the worker,
  * right after the callback returned. Everything else is issued at once.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ void spy_stream_put_locked(struct spyre_stream *s)
 
 	if (--s->refs)
 		return;
+	pthread_mutex_destroy(&s->submit_lock);
 	dev->ops->syncobj_destroy(dev, s->timeline);
 	spy_dev_put(dev);
 	free(s);
@@ -57,58 +59,149 @@ static void deps_put(struct spy_op *op)
 		spy_stream_put_locked(op->deps[i].s);
 }
 
-/* Issue a SUBMIT op whose dependencies all exist. Under dev->lock. */
-static int issue_submit_locked(struct spy_op *op)
+/* The engine an op runs on: launches on compute, copies and fills on DMA. */
+static int op_engine(const struct spyre_stream *s, const struct spy_op *op)
 {
-	struct spyre_stream *s = op->s;
-	spyre_device *dev = s->dev;
-	struct drm_spyre_sync in[SPY_MAX_DEPS], out;
-	struct drm_spyre_submit sub;
-	unsigned int i, j, nin = 0;
+	bool dma = false;
+	unsigned int i;
+
+	for (i = 0; i < op->ncmds; i++) {
+		if (op->cmds[i].type == DRM_SPYRE_CMD_LAUNCH)
+			return SPYRE_ENGINE_COMPUTE;
+		if (op->cmds[i].type == DRM_SPYRE_CMD_COPY || op->cmds[i].type == DRM_SPYRE_CMD_FILL)
+			dma = true;
+	}
+	if (dma)
+		return SPYRE_ENGINE_DMA;
+	/* Timestamps and empty submissions stay where the stream last ran. */
+	return s->last_engine >= 0 ? s->last_engine : (int)s->engine;
+}
+
+static int queue_make(spyre_device *dev, int engine, uint32_t priority, uint32_t *id)
+{
+	struct drm_spyre_queue_create qc = { 0 };
 	int ret;
 
+	qc.engine = engine;
+	qc.priority = priority;
+	ret = dev->ops->queue_create(dev, &qc);
+	if (!ret)
+		*id = qc.queue_id;
+	return ret;
+}
+
+/*
+ * The queue of @engine, made on first use; if the driver refuses a second
+ * queue (the per-file limit), the stream's first queue serves (copies run
+ * on any ring; a DMA stream that cannot get a compute queue fails launches).
+ */
+static int stream_queue(struct spyre_stream *s, int engine, uint32_t *id)
+{
+	int ret;
+
+	if (!s->has_queue[engine] && !s->queue_failed[engine]) {
+		ret = queue_make(s->dev, engine, s->priority, &s->queue[engine]);
+		if (ret)
+			s->queue_failed[engine] = true;
+		else
+			s->has_queue[engine] = true;
+	}
+	if (s->has_queue[engine]) {
+		*id = s->queue[engine];
+		return engine;
+	}
+	if (engine == SPYRE_ENGINE_COMPUTE)
+		return -EINVAL;
+	*id = s->queue[s->engine];
+	return s->engine;
+}
+
+/* A SUBMIT ready to go to the kernel (built under dev->lock, issued without). */
+struct submit_ctx {
+	struct drm_spyre_sync in[SPY_MAX_DEPS + 1], out;
+	struct drm_spyre_submit sub;
+	int engine;
+};
+
+static int prepare_submit_locked(struct spy_op *op, struct submit_ctx *x)
+{
+	struct spyre_stream *s = op->s;
+	unsigned int i, j, nin = 0;
+	uint32_t qid = 0;
+	int engine;
+
+	engine = stream_queue(s, op_engine(s, op), &qid);
+	if (engine < 0)
+		return engine;
 	for (i = 0; i < op->ndeps; i++) {
 		const struct spy_dep *d = &op->deps[i];
 
 		/*
 		 * Same-stream points need no in-sync: kernel points are ordered
-		 * by the queue, and host points are signalled before anything
-		 * after them is issued.
+		 * by the queue (a change of queue is handled below), and host
+		 * points are signalled before anything after them is issued.
 		 */
 		if (!d->point || d->s == s)
 			continue;
 		for (j = 0; j < nin; j++)
-			if (in[j].handle == d->s->timeline)
+			if (x->in[j].handle == d->s->timeline)
 				break;
 		if (j < nin) {
-			if (in[j].point < d->point)
-				in[j].point = d->point;
+			if (x->in[j].point < d->point)
+				x->in[j].point = d->point;
 			continue;
 		}
-		in[nin].handle = d->s->timeline;
-		in[nin].flags = 0;
-		in[nin].point = d->point;
+		x->in[nin].handle = d->s->timeline;
+		x->in[nin].flags = 0;
+		x->in[nin].point = d->point;
 		nin++;
 	}
-	out.handle = s->timeline;
-	out.flags = 0;
-	out.point = op->point;
-	memset(&sub, 0, sizeof(sub));
-	sub.queue_id = s->queue_id;
-	sub.cmds = (uintptr_t)op->cmds;
-	sub.cmd_count = op->ncmds;
-	sub.cmd_stride = op->ncmds ? sizeof(struct drm_spyre_cmd) : 0;
-	sub.in_syncs = (uintptr_t)in;
-	sub.in_sync_count = nin;
-	sub.out_syncs = (uintptr_t)&out;
-	sub.out_sync_count = 1;
-	sub.sync_stride = sizeof(struct drm_spyre_sync);
-	ret = dev->ops->submit(dev, &sub);
-	spy_stat_add(&dev->stat_submits, 1);
-	if (ret)
-		return ret;
-	s->issued_point = op->point;
+	if (s->last_engine >= 0 && s->last_engine != engine && op->point > 1) {
+		x->in[nin].handle = s->timeline;
+		x->in[nin].flags = 0;
+		x->in[nin].point = op->point - 1;
+		nin++;
+	}
+	x->engine = engine;
+	x->out.handle = s->timeline;
+	x->out.flags = 0;
+	x->out.point = op->point;
+	memset(&x->sub, 0, sizeof(x->sub));
+	x->sub.queue_id = qid;
+	x->sub.cmds = (uintptr_t)op->cmds;
+	x->sub.cmd_count = op->ncmds;
+	x->sub.cmd_stride = op->ncmds ? sizeof(struct drm_spyre_cmd) : 0;
+	x->sub.in_syncs = (uintptr_t)x->in;
+	x->sub.in_sync_count = nin;
+	x->sub.out_syncs = (uintptr_t)&x->out;
+	x->sub.out_sync_count = 1;
+	x->sub.sync_stride = sizeof(struct drm_spyre_sync);
 	return 0;
+}
+
+static int do_submit(spyre_device *dev, struct submit_ctx *x)
+{
+	spy_stat_add(&dev->stat_submits, 1);
+	return dev->ops->submit(dev, &x->sub);
+}
+
+static void submitted_locked(struct spy_op *op, const struct submit_ctx *x)
+{
+	op->s->issued_point = op->point;
+	op->s->last_engine = x->engine;
+}
+
+/* Issue a SUBMIT op whose dependencies all exist, holding dev->lock (deferred ops). */
+static int issue_submit_locked(struct spy_op *op)
+{
+	struct submit_ctx x;
+	int ret = prepare_submit_locked(op, &x);
+
+	if (!ret)
+		ret = do_submit(op->s->dev, &x);
+	if (!ret)
+		submitted_locked(op, &x);
+	return ret;
 }
 
 /* Free a deferred (heap) copy, or tell a persistent op's owner it is done. */
@@ -129,9 +222,13 @@ static void deferred_failed_locked(struct spy_op *op, int ret)
 {
 	struct spyre_stream *s = op->s;
 
-	if (!s->error)
+	if (!s->error) {
 		s->error = spy_dev_err(s->dev, ret, "deferred submission",
-				       "stream operation %llu", (unsigned long long)op->point);
+				       "stream operation %llu (%s)", (unsigned long long)op->point,
+				       op->what ? op->what : "operation");
+		s->error_point = op->point;
+		s->error_what = op->what;
+	}
 	s->dev->ops->syncobj_signal(s->dev, s->timeline, op->point);
 	s->issued_point = op->point;
 }
@@ -187,7 +284,45 @@ void spy_flush_deferred_locked(spyre_device *dev)
 			}
 		}
 	}
-	pthread_cond_broadcast(&dev->cond);
+	spy_dev_wake_locked(dev);
+}
+
+static bool cmd_uses(const struct drm_spyre_cmd *c, uint32_t h)
+{
+	const struct drm_spyre_bo_range *r;
+	unsigned int i;
+
+	switch (c->type) {
+	case DRM_SPYRE_CMD_COPY:
+		return c->copy.src_handle == h || c->copy.dst_handle == h;
+	case DRM_SPYRE_CMD_FILL:
+		return c->fill.handle == h;
+	case DRM_SPYRE_CMD_TIMESTAMP:
+		return c->timestamp.handle == h;
+	case DRM_SPYRE_CMD_LAUNCH:
+		if (c->launch.prog_handle == h || c->launch.ws_handle == h)
+			return true;
+		r = (const struct drm_spyre_bo_range *)(uintptr_t)c->launch.args;
+		for (i = 0; i < c->launch.nargs; i++)
+			if (r[i].handle == h)
+				return true;
+		return false;
+	}
+	return false;
+}
+
+bool spy_deferred_uses_locked(spyre_device *dev, uint32_t handle)
+{
+	const struct spyre_stream *s;
+	const struct spy_op *op;
+	unsigned int i;
+
+	for (s = dev->deferred; s; s = s->next_deferred)
+		for (op = s->dq_head; op; op = op->next)
+			for (i = 0; i < op->ncmds; i++)
+				if (cmd_uses(&op->cmds[i], handle))
+					return true;
+	return false;
 }
 
 /* The stream's pending event waits went into an op: drop their references. */
@@ -260,20 +395,25 @@ static struct spy_op *op_clone(const struct spy_op *op)
 int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 {
 	spyre_device *dev = s->dev;
+	struct spy_dep taken[SPY_MAX_WAITS];
+	struct submit_ctx x;
 	uint64_t saved_host;
 	bool persistent = op->done != NULL;
 	struct spy_op *q = op;
-	unsigned int nwait = 0;
+	unsigned int i, nwait = 0;
 	int ret = 0;
 
+	pthread_mutex_lock(&s->submit_lock);
 	pthread_mutex_lock(&dev->lock);
 	if (s->destroyed) {
 		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_unlock(&s->submit_lock);
 		return -EINVAL;
 	}
 	op->s = s;
 	op->next = NULL;
 	op->point = ++s->next_point;
+	s->what[op->point % SPY_OP_NAMES] = op->what;
 	saved_host = s->last_host_point;
 	if (op->ndeps + s->nwait >= SPY_MAX_DEPS) {
 		ret = -E2BIG;
@@ -290,14 +430,35 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 		op->deps[op->ndeps++] = (struct spy_dep){ s, s->last_host_point };
 	}
 	if (op->kind == SPY_OP_SUBMIT && !s->dq_head && !s->running_host && deps_ready(op)) {
-		ret = issue_submit_locked(op);
+		ret = prepare_submit_locked(op, &x);
 		if (ret)
 			goto undo;
+		/*
+		 * The waits leave the stream now (their references with them),
+		 * so waits added while the ioctl runs apply to the next op.
+		 */
+		memcpy(taken, s->wait, nwait * sizeof(taken[0]));
+		s->nwait = 0;
+		pthread_mutex_unlock(&dev->lock);
+		ret = do_submit(dev, &x);	/* no device-wide lock held */
+		pthread_mutex_lock(&dev->lock);
+		if (ret) {
+			for (i = 0; i < nwait; i++) {
+				spy_stream_add_wait_locked(s, taken[i].s, taken[i].point);
+				spy_stream_put_locked(taken[i].s);
+			}
+			goto undo;
+		}
+		submitted_locked(op, &x);
 		if (persistent)
 			op->done(op);
-		waits_consumed_locked(s, nwait);
-		pthread_cond_broadcast(&dev->cond);
+		for (i = 0; i < nwait; i++)
+			spy_stream_put_locked(taken[i].s);
+		if (dev->deferred)	/* ops that waited for this point */
+			spy_flush_deferred_locked(dev);
+		spy_dev_wake_locked(dev);
 		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_unlock(&s->submit_lock);
 		return 0;
 	}
 	/* Deferred (or host work): keep the op and the streams it names alive. */
@@ -320,55 +481,76 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 	waits_consumed_locked(s, nwait);
 	spy_flush_deferred_locked(dev);
 	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_unlock(&s->submit_lock);
 	return 0;
 undo:
 	if (persistent)
 		op->ndeps -= nwait;
 	s->next_point--;
 	s->last_host_point = saved_host;
+	spy_dev_wake_locked(dev);	/* waiters for the vanished point */
 	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_unlock(&s->submit_lock);
 	return ret;
 }
 
-int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_stream **out)
+int spyre_stream_create_with_priority(spyre_device *dev, enum spyre_engine engine,
+				      enum spyre_priority priority, spyre_stream **out)
 {
-	struct drm_spyre_queue_create qc = { 0 };
+	static const char *call = "spyre_stream_create";
 	struct spyre_stream *s;
 	int ret;
 
 	if (!dev || !out)
-		return spy_err(-EINVAL, "spyre_stream_create: device or out is NULL");
+		return spy_err(-EINVAL, "%s: device or out is NULL", call);
 	if (engine != SPYRE_ENGINE_COMPUTE && engine != SPYRE_ENGINE_DMA)
-		return spy_err(-EINVAL, "spyre_stream_create: %s: unknown engine %d", dev->name,
-			       (int)engine);
+		return spy_err(-EINVAL, "%s: %s: unknown engine %d", call, dev->name, (int)engine);
+	if (priority != SPYRE_PRIORITY_LOW && priority != SPYRE_PRIORITY_NORMAL &&
+	    priority != SPYRE_PRIORITY_HIGH)
+		return spy_err(-EINVAL, "%s: %s: unknown priority %d", call, dev->name,
+			       (int)priority);
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return spy_err(-ENOMEM, "spyre_stream_create: out of memory");
+		return spy_err(-ENOMEM, "%s: out of memory", call);
 	ret = dev->ops->syncobj_create(dev, &s->timeline);
 	if (ret) {
 		free(s);
-		return spy_dev_err(dev, ret, "spyre_stream_create", "creating its syncobj");
+		return spy_dev_err(dev, ret, call, "creating its syncobj");
 	}
-	qc.engine = engine;
-	qc.priority = DRM_SPYRE_PRIORITY_NORMAL;
-	ret = dev->ops->queue_create(dev, &qc);
+	s->priority = priority == SPYRE_PRIORITY_LOW    ? DRM_SPYRE_PRIORITY_LOW
+		      : priority == SPYRE_PRIORITY_HIGH ? DRM_SPYRE_PRIORITY_HIGH
+							: DRM_SPYRE_PRIORITY_NORMAL;
+	ret = queue_make(dev, engine, s->priority, &s->queue[engine]);
 	if (ret) {
 		dev->ops->syncobj_destroy(dev, s->timeline);
 		free(s);
 		if (ret == -ENOSPC)
-			return spy_err(ret, "spyre_stream_create: %s: this process already holds "
-				       "the most queues the driver allows per open device",
+			return spy_err(ret, "%s: %s: this process already holds the most queues "
+				       "the driver allows per open device", call, dev->name);
+		if (ret == -EACCES)
+			return spy_err(ret, "%s: %s: high priority needs CAP_SYS_NICE", call,
 				       dev->name);
-		return spy_dev_err(dev, ret, "spyre_stream_create", "creating a %s queue",
+		return spy_dev_err(dev, ret, call, "creating a %s queue",
 				   engine == SPYRE_ENGINE_DMA ? "DMA" : "compute");
 	}
+	s->has_queue[engine] = true;
 	s->dev = dev;
 	s->engine = engine;
-	s->queue_id = qc.queue_id;
+	s->last_engine = -1;
 	s->refs = 1;
+	pthread_mutex_init(&s->submit_lock, NULL);
 	spy_dev_get(dev);
+	pthread_mutex_lock(&dev->lock);
+	s->next_live = dev->streams;
+	dev->streams = s;
+	pthread_mutex_unlock(&dev->lock);
 	*out = s;
 	return 0;
+}
+
+int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_stream **out)
+{
+	return spyre_stream_create_with_priority(dev, engine, SPYRE_PRIORITY_NORMAL, out);
 }
 
 enum spyre_engine spyre_stream_engine(const spyre_stream *s)
@@ -384,31 +566,72 @@ int spy_stream_wait_point(struct spyre_stream *s, uint64_t point)
 	if (!point)
 		return 0;
 	pthread_mutex_lock(&dev->lock);
-	while (s->issued_point < point)
-		pthread_cond_wait(&dev->cond, &dev->lock);
+	/* A point whose submission failed is handed out again: stop at the last one. */
+	while (s->issued_point < point && point <= s->next_point)
+		spy_dev_wait_locked(dev);
+	if (point > s->next_point)
+		point = s->next_point;
 	pthread_mutex_unlock(&dev->lock);
+	if (!point)
+		return 0;
 	return dev->ops->syncobj_wait(dev, &s->timeline, &point, 1, WAIT_FOREVER);
 }
 
-/* Errors of points (from, to] of @s; the first one wins. */
-static int read_errors(struct spyre_stream *s, uint64_t from, uint64_t to)
+static const char *engine_name(const struct spyre_stream *s)
 {
-	uint64_t p;
-	int ret;
+	return s->engine == SPYRE_ENGINE_DMA ? "DMA" : "compute";
+}
 
-	for (p = from + 1; p <= to; p++) {
-		ret = s->dev->ops->fence_error(s->dev, s->timeline, p);
-		if (ret)
-			return ret;
+void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto)
+{
+	spyre_device *dev = s->dev;
+	uint64_t from, p;
+	int ret = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	from = s->checked_point;
+	if (upto > from)
+		s->checked_point = upto;
+	pthread_mutex_unlock(&dev->lock);
+	for (p = from + 1; p <= upto && !ret; p++)
+		ret = dev->ops->fence_error(dev, s->timeline, p);
+	if (!ret)
+		return;
+	p--;
+	pthread_mutex_lock(&dev->lock);
+	if (!s->error) {
+		s->error = ret;
+		s->error_point = p;
+		/* Names older than the ring's reach are gone. */
+		s->error_what = s->next_point - p < SPY_OP_NAMES ? s->what[p % SPY_OP_NAMES] : NULL;
 	}
-	return 0;
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* The stream's sticky error as a return value with its message. */
+static int sticky_error(struct spyre_stream *s, const char *call)
+{
+	int err;
+	uint64_t point;
+	const char *what;
+
+	pthread_mutex_lock(&s->dev->lock);
+	err = s->error;
+	point = s->error_point;
+	what = s->error_what;
+	pthread_mutex_unlock(&s->dev->lock);
+	if (!err)
+		return 0;
+	return spy_dev_err(s->dev, err, call, "operation %llu (%s) on the %s stream failed on "
+			   "the card", (unsigned long long)point, what ? what : "operation",
+			   engine_name(s));
 }
 
 int spyre_stream_synchronize(spyre_stream *s)
 {
 	spyre_device *dev;
-	uint64_t target, from;
-	int ret, sticky;
+	uint64_t target;
+	int ret;
 
 	if (!s)
 		return spy_err(-EINVAL, "spyre_stream_synchronize: stream is NULL");
@@ -420,21 +643,147 @@ int spyre_stream_synchronize(spyre_stream *s)
 	if (ret)
 		return spy_dev_err(dev, ret, "spyre_stream_synchronize", "waiting for operation "
 				   "%llu", (unsigned long long)target);
+	spy_stream_poll_errors(s, target);
+	return sticky_error(s, "spyre_stream_synchronize");
+}
+
+/* Highest point of @s that completed (0 if none). */
+static int completed_point(struct spyre_stream *s, uint64_t *point)
+{
+	spyre_device *dev = s->dev;
+	uint64_t issued, done = 0;
+	int ret;
+
 	pthread_mutex_lock(&dev->lock);
-	from = s->checked_point;
-	if (target > from)
-		s->checked_point = target;
-	sticky = s->error;
-	s->error = 0;
+	issued = s->issued_point;
 	pthread_mutex_unlock(&dev->lock);
-	if (sticky)
-		return sticky;	/* its message was set when it happened */
-	ret = target > from ? read_errors(s, from, target) : 0;
+	ret = issued ? dev->ops->syncobj_query(dev, s->timeline, &done) : 0;
+	*point = done < issued ? done : issued;
+	return ret;
+}
+
+static void fill_info(const struct spyre_stream *s, struct spyre_error_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->core = -1;
+	info->insn = -1;
+	info->error = s->error;
+	if (!s->error)
+		return;
+	info->op = s->error_point;
+	snprintf(info->call, sizeof(info->call), "%s", s->error_what ? s->error_what : "");
+}
+
+int spyre_stream_get_error(spyre_stream *s, struct spyre_error_info *info)
+{
+	uint64_t done;
+	int ret;
+
+	if (!s || !info)
+		return spy_err(-EINVAL, "spyre_stream_get_error: stream or info is NULL");
+	ret = completed_point(s, &done);
 	if (ret)
-		return spy_dev_err(dev, ret, "spyre_stream_synchronize",
-				   "an operation on the %s stream failed on the card",
-				   s->engine == SPYRE_ENGINE_DMA ? "DMA" : "compute");
+		return spy_dev_err(s->dev, ret, "spyre_stream_get_error", "querying the timeline");
+	spy_stream_poll_errors(s, done);
+	pthread_mutex_lock(&s->dev->lock);
+	fill_info(s, info);
+	pthread_mutex_unlock(&s->dev->lock);
 	return 0;
+}
+
+int spyre_stream_clear_error(spyre_stream *s)
+{
+	uint64_t done;
+	int ret;
+
+	if (!s)
+		return spy_err(-EINVAL, "spyre_stream_clear_error: stream is NULL");
+	/* Errors of work that completed so far are cleared too. */
+	ret = completed_point(s, &done);
+	if (ret)
+		return spy_dev_err(s->dev, ret, "spyre_stream_clear_error", "querying the timeline");
+	pthread_mutex_lock(&s->dev->lock);
+	if (done > s->checked_point)
+		s->checked_point = done;
+	s->error = 0;
+	s->error_point = 0;
+	s->error_what = NULL;
+	pthread_mutex_unlock(&s->dev->lock);
+	return 0;
+}
+
+/* References to every live stream of @dev (NULL-terminated, heap); NULL on ENOMEM. */
+static struct spyre_stream **live_streams(spyre_device *dev)
+{
+	struct spyre_stream **v, *s;
+	size_t n = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	for (s = dev->streams; s; s = s->next_live)
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	for (n = 0, s = dev->streams; v && s; s = s->next_live) {
+		s->refs++;
+		v[n++] = s;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return v;
+}
+
+static void put_streams(spyre_device *dev, struct spyre_stream **v)
+{
+	size_t i;
+
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; v[i]; i++)
+		spy_stream_put_locked(v[i]);
+	pthread_mutex_unlock(&dev->lock);
+	free(v);
+}
+
+int spyre_device_synchronize(spyre_device *dev)
+{
+	struct spyre_stream **v, *failed = NULL;
+	int ret = 0, r;
+	size_t i;
+
+	if (!dev)
+		return spy_err(-EINVAL, "spyre_device_synchronize: device is NULL");
+	v = live_streams(dev);
+	if (!v)
+		return spy_err(-ENOMEM, "spyre_device_synchronize: out of memory");
+	for (i = 0; v[i]; i++) {
+		r = spyre_stream_synchronize(v[i]);
+		if (r && !ret) {
+			ret = r;
+			failed = v[i];
+		}
+	}
+	/* The message names the first failing stream's operation. */
+	if (failed && failed->error)
+		ret = sticky_error(failed, "spyre_device_synchronize");
+	put_streams(dev, v);
+	return ret;
+}
+
+int spyre_device_get_error(spyre_device *dev, struct spyre_error_info *info)
+{
+	struct spyre_stream **v;
+	size_t i;
+	int ret = 0;
+
+	if (!dev || !info)
+		return spy_err(-EINVAL, "spyre_device_get_error: device or info is NULL");
+	v = live_streams(dev);
+	if (!v)
+		return spy_err(-ENOMEM, "spyre_device_get_error: out of memory");
+	memset(info, 0, sizeof(*info));
+	info->core = -1;
+	info->insn = -1;
+	for (i = 0; v[i] && !ret && !info->error; i++)
+		ret = spyre_stream_get_error(v[i], info);
+	put_streams(dev, v);
+	return ret;
 }
 
 int spyre_stream_query(spyre_stream *s)
@@ -463,16 +812,29 @@ int spyre_stream_query(spyre_stream *s)
 
 int spyre_stream_destroy(spyre_stream *s)
 {
+	struct spyre_stream **pp;
 	spyre_device *dev;
-	int ret, ret2;
+	int ret, ret2, e;
 
 	if (!s)
 		return spy_err(-EINVAL, "spyre_stream_destroy: stream is NULL");
 	dev = s->dev;
 	ret = spyre_stream_synchronize(s);
-	ret2 = dev->ops->queue_destroy(dev, s->queue_id);
+	ret2 = 0;
+	for (e = 0; e < 2; e++) {
+		int r = s->has_queue[e] ? dev->ops->queue_destroy(dev, s->queue[e]) : 0;
+
+		if (r && !ret2)
+			ret2 = r;
+	}
 	pthread_mutex_lock(&dev->lock);
 	s->destroyed = true;
+	for (pp = &dev->streams; *pp; pp = &(*pp)->next_live) {
+		if (*pp == s) {
+			*pp = s->next_live;
+			break;
+		}
+	}
 	waits_consumed_locked(s, s->nwait);
 	spy_stream_put_locked(s);
 	pthread_mutex_unlock(&dev->lock);
@@ -481,20 +843,34 @@ int spyre_stream_destroy(spyre_stream *s)
 	return ret;
 }
 
-/* Issue (or defer) a one-command op: the body of every async call. */
-static int submit_one(struct spyre_stream *s, struct drm_spyre_cmd *cmd, const char *call)
+int spy_submit_cmds(struct spyre_stream *s, struct drm_spyre_cmd *cmds, unsigned int n,
+		    const char *call, uint64_t *point)
 {
+	unsigned int done = 0, max = s->dev->max_cmds ? (unsigned int)s->dev->max_cmds : 1;
 	struct spy_op op;
 	int ret;
 
-	memset(&op, 0, sizeof(op));
-	op.kind = SPY_OP_SUBMIT;
-	op.cmds = cmd;
-	op.ncmds = 1;
-	ret = spy_op_enqueue(s, &op);
-	if (ret)
-		return spy_dev_err(s->dev, ret, call, "submission refused");
+	do {
+		memset(&op, 0, sizeof(op));
+		op.kind = SPY_OP_SUBMIT;
+		op.cmds = cmds + done;
+		op.ncmds = n - done < max ? n - done : max;
+		op.what = call;
+		ret = spy_op_enqueue(s, &op);
+		if (ret)
+			return spy_dev_err(s->dev, ret, call, "submission refused%s",
+					   done ? " (earlier parts were issued)" : "");
+		done += op.ncmds;
+	} while (done < n);
+	if (point)
+		*point = op.point;
 	return 0;
+}
+
+/* Issue (or defer) a one-command op: the body of every async call. */
+static int submit_one(struct spyre_stream *s, struct drm_spyre_cmd *cmd, const char *call)
+{
+	return spy_submit_cmds(s, cmd, 1, call, NULL);
 }
 
 int spyre_memcpy_async(spyre_stream *s, const struct spyre_buf *dst, const struct spyre_buf *src,
@@ -540,9 +916,6 @@ int spyre_launch_async(spyre_stream *s, const spyre_program *prog, const struct 
 
 	if (!s)
 		return spy_err(-EINVAL, "spyre_launch_async: stream is NULL");
-	if (s->engine != SPYRE_ENGINE_COMPUTE)
-		return spy_err(-EINVAL, "spyre_launch_async: %s: launches need a compute stream, "
-			       "this one feeds the DMA engine", s->dev->name);
 	ret = spy_cmd_launch("spyre_launch_async", &c, ranges, prog, args, nargs, workspace);
 	if (ret)
 		return ret;
@@ -569,6 +942,7 @@ int spyre_host_work_async(spyre_stream *s, spyre_host_fn fn, void *user)
 	op.fn = host_body;
 	op.host_fn = fn;
 	op.user = user;
+	op.what = "spyre_host_work_async";
 	ret = spy_op_enqueue(s, &op);
 	if (ret)
 		return spy_dev_err(s->dev, ret, "spyre_host_work_async", "queueing host work");

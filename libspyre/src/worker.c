@@ -13,6 +13,7 @@ struct spy_worker {
 	pthread_t thread;
 	struct spy_op *head, *tail;	/* ready host ops, FIFO */
 	bool stop;
+	pthread_cond_t cond;		/* work arrived or stop (under dev->lock) */
 };
 
 static void run_one(spyre_device *dev, struct spy_op *op)
@@ -60,7 +61,7 @@ static void *worker_main(void *arg)
 		if (!op) {
 			if (w->stop)
 				break;
-			pthread_cond_wait(&dev->cond, &dev->lock);
+			pthread_cond_wait(&w->cond, &dev->lock);
 			continue;
 		}
 		w->head = op->next;
@@ -80,9 +81,11 @@ int spy_worker_start(spyre_device *dev)
 
 	if (!w)
 		return -ENOMEM;
+	pthread_cond_init(&w->cond, NULL);
 	dev->worker = w;
 	if (pthread_create(&w->thread, NULL, worker_main, dev)) {
 		dev->worker = NULL;
+		pthread_cond_destroy(&w->cond);
 		free(w);
 		return -EAGAIN;
 	}
@@ -101,7 +104,7 @@ void spy_worker_push_locked(spyre_device *dev, struct spy_op *op)
 	else
 		w->head = op;
 	w->tail = op;
-	pthread_cond_broadcast(&dev->cond);
+	pthread_cond_signal(&w->cond);
 }
 
 void spy_worker_stop(spyre_device *dev)
@@ -112,9 +115,10 @@ void spy_worker_stop(spyre_device *dev)
 		return;
 	pthread_mutex_lock(&dev->lock);
 	w->stop = true;
-	pthread_cond_broadcast(&dev->cond);
+	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&dev->lock);
 	pthread_join(w->thread, NULL);
+	pthread_cond_destroy(&w->cond);
 	free(w);
 	dev->worker = NULL;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "spyre/spyre.h"
 
@@ -113,6 +114,31 @@ static inline struct spyre_buf buf_of(spyre_bo *bo, uint64_t off, uint64_t size)
 	struct spyre_buf b = { bo, off, size };
 
 	return b;
+}
+
+/*
+ * A gate for host work that holds a stream: watchdog_gate_wait (a host
+ * work function) returns once the gate is open; a thread running
+ * watchdog_gate_open_later opens it after 3 s whatever the test does, so a
+ * bug that waits for the gate cannot hang the test (it sees the gate open).
+ */
+struct watchdog_gate {
+	int open;
+};
+
+static inline void watchdog_gate_wait(void *user)
+{
+	struct watchdog_gate *g = user;
+
+	while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE))
+		usleep(1000);
+}
+
+static inline void *watchdog_gate_open_later(void *user)
+{
+	sleep(3);
+	__atomic_store_n(&((struct watchdog_gate *)user)->open, 1, __ATOMIC_RELEASE);
+	return NULL;
 }
 
 #endif

@@ -58,8 +58,10 @@ TEST(launch_scale_and_add)
 			bad = i;
 	CHECK(bad < 0, "z[%d] = %g, want %g", bad, bad < 0 ? 0 : y[bad],
 	      bad < 0 ? 0 : 4.0f * x[bad] + 0.5f);
-	/* Launches are refused on DMA streams and with missing arguments. */
-	FAILS_WITH(spyre_launch_async(dma, scale, args, 2, NULL), -EINVAL, "compute stream");
+	/* A stream takes any operation: a launch on a DMA stream runs on compute. */
+	OK(spyre_launch_async(dma, scale, args, 2, NULL));
+	OK(spyre_stream_synchronize(dma));
+	/* Launches with missing arguments are refused. */
 	FAILS_WITH(spyre_launch_async(comp, add, args, 2, NULL), -EINVAL,
 		   "uses 3 argument slots, 2 bound");
 	args[0] = bhx;
@@ -140,10 +142,28 @@ TEST(launch_out_of_bounds_fails_job)
 	arg = buf_of(d, 0, 4096);	/* the BO is bigger, the slot is not */
 	OK(spyre_launch_async(s, p, &arg, 1, NULL));
 	FAILS_WITH(spyre_stream_synchronize(s), -EFAULT, "failed on the card");
-	/* The error was reported once; the stream goes on working. */
+	/* The error is sticky and names the operation; later work still runs. */
 	arg = buf_of(d, 0, 8192);
 	OK(spyre_launch_async(s, p, &arg, 1, NULL));
+	FAILS_WITH(spyre_stream_synchronize(s), -EFAULT, "operation 1 (spyre_launch_async)");
+	{
+		struct spyre_error_info info;
+
+		OK(spyre_stream_get_error(s, &info));
+		CHECK(info.error == -EFAULT && info.op == 1 &&
+		      !strcmp(info.call, "spyre_launch_async"), "error %d, op %llu, call %s",
+		      info.error, (unsigned long long)info.op, info.call);
+		OK(spyre_device_get_error(dev, &info));
+		CHECK(info.error == -EFAULT && info.op == 1, "device error %d, op %llu", info.error,
+		      (unsigned long long)info.op);
+		FAILS_WITH(spyre_device_synchronize(dev), -EFAULT, "operation 1");
+		OK(spyre_stream_clear_error(s));
+		OK(spyre_stream_get_error(s, &info));
+		CHECK(info.error == 0, "error %d after clearing", info.error);
+	}
+	OK(spyre_launch_async(s, p, &arg, 1, NULL));
 	OK(spyre_stream_synchronize(s));
+	OK(spyre_device_synchronize(dev));
 	OK(spyre_stream_destroy(s));
 	OK(spyre_program_destroy(p));
 	spyre_bo_destroy(d);

@@ -31,6 +31,9 @@ TEST(fault_dma_error)
 	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 2));
 	FAILS_WITH(copy_sync(s, d, h), -EIO, "failed on the card");
 	OK(spyre_sim_inject_fault(dev, SPYRE_ENGINE_DMA, 0));	/* disarm the other rings */
+	/* The error is sticky and names the operation until cleared. */
+	FAILS_WITH(copy_sync(s, d, h), -EIO, "operation 2 (spyre_memcpy_async)");
+	OK(spyre_stream_clear_error(s));
 	OK(copy_sync(s, d, h));
 	OK(spyre_stream_destroy(s));
 	spyre_bo_destroy(h);
@@ -135,4 +138,67 @@ TEST_ORDER(fault_device_lost, 100)
 	spyre_stream_destroy(s);
 	spyre_bo_destroy(h);
 	spyre_bo_destroy(d);
+}
+
+/*
+ * A DMA stream that waits for a failed launch's event does not run: its
+ * copy fails with the launch's error (the driver's rule, mirrored by the
+ * sim), and the destination keeps its old contents.
+ */
+TEST(fault_error_travels_through_events)
+{
+	spyre_program *p;
+	spyre_stream *comp, *dma;
+	spyre_event *ev;
+	spyre_bo *d, *out;
+	struct spyre_buf arg, bh, bo;
+	struct spyre_error_info info;
+	uint8_t *om;
+	void *m;
+	size_t sz;
+	int ret;
+
+	p = NULL;
+	{
+		void *img = kern_touch(4096 + 128, &sz);
+
+		OK(spyre_program_load(dev, img, sz, &p));
+		free(img);
+	}
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &comp));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &dma));
+	OK(spyre_event_create(dev, 0, &ev));
+	OK(spyre_bo_create(dev, 8192, SPYRE_MEM_DEVICE, &d));
+	OK(host_bo(dev, 4096, &out, &m));
+	om = m;
+	memset(om, 0x5a, 4096);
+	arg = buf_of(d, 0, 4096);	/* the program reads past the slot: -EFAULT */
+	OK(spyre_launch_async(comp, p, &arg, 1, NULL));
+	OK(spyre_event_record(ev, comp));
+	OK(spyre_stream_wait_event(dma, ev));
+	bh = buf_of(d, 4096, 4096);
+	bo = spyre_bo_buf(out);
+	OK(spyre_memcpy_async(dma, &bo, &bh, 4096));
+	ret = spyre_stream_synchronize(dma);
+	CHECK(ret == -EFAULT, "the dependent copy returned %d, want the launch's -EFAULT", ret);
+	CHECK(om[0] == 0x5a && om[4095] == 0x5a, "the dependent copy ran");
+	OK(spyre_stream_get_error(dma, &info));
+	CHECK(info.error == -EFAULT && !strcmp(info.call, "spyre_memcpy_async"),
+	      "dma stream error %d (%s)", info.error, info.call);
+	FAILS_WITH(spyre_stream_synchronize(comp), -EFAULT, "spyre_launch_async");
+	OK(spyre_stream_clear_error(dma));
+	/* The same when the launch had already failed before the copy was submitted. */
+	OK(spyre_stream_wait_event(dma, ev));
+	OK(spyre_memcpy_async(dma, &bo, &bh, 4096));
+	ret = spyre_stream_synchronize(dma);
+	CHECK(ret == -EFAULT, "a copy after the failed launch ended returned %d", ret);
+	CHECK(om[0] == 0x5a && om[4095] == 0x5a, "the late dependent copy ran");
+	OK(spyre_stream_clear_error(dma));
+	OK(spyre_stream_clear_error(comp));
+	OK(spyre_event_destroy(ev));
+	OK(spyre_stream_destroy(comp));
+	OK(spyre_stream_destroy(dma));
+	OK(spyre_program_destroy(p));
+	spyre_bo_destroy(d);
+	spyre_bo_destroy(out);
 }

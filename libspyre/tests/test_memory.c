@@ -101,3 +101,56 @@ TEST(pool_suballocation)
 	CHECK(used == 0, "used %llu", (unsigned long long)used);
 	OK(spyre_pool_destroy(pool));
 }
+
+/* Pools give memory back (trim) and report statistics. */
+TEST(pool_trim_and_stats)
+{
+	enum { CHUNK = 1 << 20, K = 40 };
+	struct spyre_device_props before, full, after;
+	struct spyre_pool_stats st;
+	struct spyre_buf b[K];
+	spyre_pool *p;
+	uint64_t released = 0;
+	int i;
+
+	OK(spyre_device_get_props(dev, &before));
+	OK(spyre_pool_create(dev, SPYRE_MEM_DEVICE, CHUNK, &p));
+	for (i = 0; i < K; i++)
+		OK(spyre_pool_alloc(p, 100 << 10, 0, &b[i]));	/* 10 per chunk: 4 chunks */
+	OK(spyre_pool_get_stats(p, &st));
+	CHECK(st.allocs == K && st.frees == 0 && st.chunks == 4 && st.reserved == 4ull * CHUNK,
+	      "allocs %llu chunks %llu reserved %llu", (unsigned long long)st.allocs,
+	      (unsigned long long)st.chunks, (unsigned long long)st.reserved);
+	CHECK(st.used == st.peak_used && st.peak_reserved == st.reserved, "peaks");
+	OK(spyre_device_get_props(dev, &full));
+	/* Free all but one block: one chunk stays, three go back. */
+	for (i = 1; i < K; i++)
+		OK(spyre_pool_free(p, &b[i]));
+	OK(spyre_pool_trim(p, 0, &released));
+	OK(spyre_pool_get_stats(p, &st));
+	CHECK(released == 3ull * CHUNK && st.chunks == 1 && st.reserved == CHUNK &&
+	      st.trimmed == 3ull * CHUNK, "released %llu, %llu chunks left",
+	      (unsigned long long)released, (unsigned long long)st.chunks);
+	CHECK(st.peak_reserved == 4ull * CHUNK && st.frees == K - 1, "peak %llu frees %llu",
+	      (unsigned long long)st.peak_reserved, (unsigned long long)st.frees);
+	CHECK(st.largest_free == CHUNK - 102400,
+	      "largest free block %llu", (unsigned long long)st.largest_free);
+	OK(spyre_device_get_props(dev, &after));
+	CHECK(after.mem_free >= full.mem_free + 3ull * CHUNK, "device free %llu -> %llu",
+	      (unsigned long long)full.mem_free, (unsigned long long)after.mem_free);
+	/* keep: trimming to a budget leaves that much. */
+	OK(spyre_pool_free(p, &b[0]));
+	OK(spyre_pool_alloc(p, 2 * CHUNK, 0, &b[0]));
+	OK(spyre_pool_free(p, &b[0]));
+	OK(spyre_pool_get_stats(p, &st));
+	OK(spyre_pool_trim(p, st.reserved, &released));
+	CHECK(released == 0, "trim to the current size released %llu", (unsigned long long)released);
+	OK(spyre_pool_trim(p, 0, &released));
+	OK(spyre_pool_get_stats(p, &st));
+	CHECK(st.reserved == 0 && st.chunks == 0, "reserved %llu after a full trim",
+	      (unsigned long long)st.reserved);
+	OK(spyre_device_get_props(dev, &after));
+	CHECK(after.mem_free == before.mem_free, "device free %llu, was %llu",
+	      (unsigned long long)after.mem_free, (unsigned long long)before.mem_free);
+	OK(spyre_pool_destroy(p));
+}

@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "spyre_isa.h"
 #include "spyre_model.h"
@@ -34,10 +36,55 @@ struct spyre_exec {
 	size_t tmp_len[4];
 	struct spyre_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
 	uint64_t unit_free[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
-	uint64_t dram_free;
+	uint64_t dram_free;			/* without @dram: this launch's own */
+	struct spyre_dram *dram;		/* the card's LPDDR5 channel */
+	uint64_t time_base;			/* device time of program time 0 */
+	uint64_t lsu_addr;			/* device address of the last LSU row 0 */
+	bool poison;				/* scratchpads poisoned at launch start */
+	/* Hazard check (spyre_hazard.c). */
+	bool hazard_check;
+	unsigned int cur_unit;			/* unit of the executing instruction */
+	uint32_t vc[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT][SPYRE_UNIT_COUNT];
+	uint32_t tok_vc[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS][SPYRE_ISA_TOKEN_MAX]
+		       [SPYRE_UNIT_COUNT];
+	struct spyre_hazard *hz[SPYRE_MODEL_MAX_CORES];
+	bool hz_used[SPYRE_MODEL_MAX_CORES];
+	unsigned int hazard_core;
+	uint64_t hazard_off;
+	bool sp_used[SPYRE_MODEL_MAX_CORES];	/* touched since the last poisoning */
 	const int *abort;			/* model's abort request */
 	uint32_t *progress;			/* ring's SPYRE_RING_PROGRESS, or NULL */
 };
+
+/*
+ * Scratchpad contents at launch start are undefined by the card's spec;
+ * with the poison property they read as this byte (NaN in every float
+ * type, -1 in INT8), so a program that reads what it never wrote fails
+ * visibly instead of seeing the previous launch's data.
+ */
+#define SPYRE_SP_POISON 0xff
+
+/* Core @core's scratchpad (allocated on first use), marked as used. */
+static inline uint8_t *spyre_exec_scratchpad(struct spyre_exec *e, unsigned int core)
+{
+	if (!e->sp[core]) {
+		e->sp[core] = malloc(SPYRE_MODEL_SCRATCHPAD_BYTES);
+		if (e->sp[core])
+			memset(e->sp[core], e->poison ? SPYRE_SP_POISON : 0,
+			       SPYRE_MODEL_SCRATCHPAD_BYTES);
+	}
+	e->sp_used[core] = true;
+	return e->sp[core];
+}
+
+/* Hazard check: start of a launch; a wait joining a signaller's clock; an access. */
+void spyre_hazard_launch(struct spyre_exec *e);
+void spyre_hazard_free(struct spyre_exec *e);
+void spyre_hazard_wait(struct spyre_exec *e, unsigned int core, unsigned int unit,
+		       const uint32_t *vc);
+/* @rows rows of @bytes, @stride apart, from scratchpad offset @off. */
+uint32_t spyre_hazard_access(struct spyre_exec *e, unsigned int core, uint64_t off,
+			     uint64_t rows, uint64_t stride, uint64_t bytes, bool write);
 
 /* Run @n decoded instructions; *ns receives the program's device time. */
 uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
@@ -55,7 +102,8 @@ uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsign
 uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core);
 
 /* Modelled duration of an instruction on one core, ns (spyre_units_time.c). */
-uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
+/* @mem_addr: device address of a LOAD/STORE's first row (its sticks' alignment). */
+uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in, uint64_t mem_addr,
 		       uint64_t *dram_ns);
 
 #endif /* SPYRE_EXEC_H */

@@ -110,6 +110,17 @@ struct spyre_cmd {
 
 struct spyre_exec;
 
+/* The LPDDR5 channel's reservations (spyre_dram.c), in device ns. */
+#define SPYRE_DRAM_SLOTS 256
+struct spyre_dram {
+	struct { uint64_t s, e; } busy[SPYRE_DRAM_SLOTS];	/* sorted, disjoint */
+	unsigned int n;
+};
+
+void spyre_dram_reset(struct spyre_dram *d);
+/* Take @need ns of the channel at or after @start; returns when the last ns ends. */
+uint64_t spyre_dram_reserve(struct spyre_dram *d, uint64_t start, uint64_t need);
+
 struct spyre_model {
 	struct spyre_model_config cfg;
 	struct spyre_model_ops ops;
@@ -128,6 +139,8 @@ struct spyre_model {
 
 	struct spyre_ring rings[SPYRE_MODEL_MAX_RINGS];
 	uint64_t engine_busy[SPYRE_ENG_COUNT];
+	struct spyre_dram dram;		/* LPDDR5, shared by programs and DMA */
+	uint64_t cmd_start;		/* device time the running command started */
 	struct spyre_sem sems[SPYRE_MODEL_MAX_SEMS];
 
 	int abort_req;		/* accessed atomically */

@@ -78,7 +78,7 @@ uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct
 	const uint8_t *d = c->desc;
 	struct spyre_insn *in = NULL;
 	struct spyre_bind b;
-	uint64_t ns = 0;
+	uint64_t ns = 0, base = m->cmd_start + m->cfg.timing.launch_latency_ns;
 	uint32_t n = 0, st, i;
 
 	memset(&b, 0, sizeof(b));
@@ -94,14 +94,26 @@ uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct
 	spyre_unlock(m, (int)ring);
 	st = load_program(m, c, &in, &n);
 	if (st == SPYRE_CMD_OK) {
+		/*
+		 * The program is read from LPDDR5 during the launch latency; its
+		 * bytes take their share of the channel, and a program too big
+		 * for the latency to cover delays the start.
+		 */
+		uint64_t fetch = spyre_time_bytes(SPYRE_PROG_HEADER_SIZE +
+						  (uint64_t)n * SPYRE_PROG_INSN_SIZE,
+						  m->cfg.timing.dram_bytes_per_us);
+
+		base = spyre_max64(base, spyre_dram_reserve(&m->dram, m->cmd_start, fetch));
 		m->exec->abort = &m->abort_req;
 		m->exec->progress = &m->rings[ring].progress;
+		m->exec->dram = &m->dram;
+		m->exec->time_base = base;
 		st = spyre_program_run(m->exec, &m->cfg.timing, &b, in, n, &ns);
 	}
 	free(in);
 	spyre_lock(m);
 	if (spyre_abort_pending(m))
 		return SPYRE_CMD_ABORTED;
-	*duration_ns = m->cfg.timing.launch_latency_ns + ns;
+	*duration_ns = base - m->cmd_start + ns;
 	return st;
 }

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 
+#include "spyre_exec.h"
 #include "spyre_internal.h"
 
 void spyre_model_config_defaults(struct spyre_model_config *cfg)
@@ -70,6 +71,10 @@ struct spyre_model *spyre_model_new(const struct spyre_model_config *cfg,
 	m = calloc(1, sizeof(*m));
 	if (m)
 		m->exec = spyre_exec_new(cfg->num_cores);
+	if (m && m->exec) {
+		m->exec->poison = cfg->poison;
+		m->exec->hazard_check = cfg->hazard_check;
+	}
 	if (!m || !m->exec) {
 		free(m);
 		if (err)
@@ -119,6 +124,7 @@ void spyre_model_reset(struct spyre_model *m)
 	m->db_seq = 0;
 	m->exec_ring = -1;
 	memset(m->engine_busy, 0, sizeof(m->engine_busy));
+	spyre_dram_reset(&m->dram);
 	for (i = 0; i < SPYRE_MODEL_MAX_RINGS; i++) {
 		spyre_ring_clear_config(&m->rings[i]);
 		spyre_ring_reset(m, &m->rings[i]);

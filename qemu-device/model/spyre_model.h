@@ -53,6 +53,8 @@ struct spyre_model_config {
 	uint32_t num_rings;		/* 1..64 */
 	uint32_t num_sems;		/* 1..256 */
 	bool pacing;			/* completions not before their device time */
+	bool poison;			/* scratchpads poisoned at each launch start */
+	bool hazard_check;		/* racing programs fail (ERR_PROGRAM) */
 	uint32_t fault_dma_every;	/* every Nth DMA command fails (0: off) */
 	uint32_t fault_hang_after;	/* the Nth command of the card hangs (0: off) */
 	struct spyre_timing timing;

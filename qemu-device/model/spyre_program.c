@@ -14,21 +14,9 @@
 #include "spyre_hw.h"
 #include "spyre_internal.h"
 
-#ifdef SPYRE_HAVE_CBLAS
-#include <cblas.h>
-#endif
-
 struct spyre_exec *spyre_exec_new(unsigned int cores)
 {
 	struct spyre_exec *e = calloc(1, sizeof(*e));
-
-#if defined(SPYRE_HAVE_CBLAS) && defined(OPENBLAS_VERSION)
-	/*
-	 * Tiles are at most a scratchpad big: OpenBLAS's worker threads only
-	 * add synchronisation and fight the vCPUs for the host's cores.
-	 */
-	openblas_set_num_threads(1);
-#endif
 
 	if (e)
 		e->cores = cores;
@@ -43,6 +31,7 @@ void spyre_exec_free(struct spyre_exec *e)
 		return;
 	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++)
 		free(e->sp[i]);
+	spyre_hazard_free(e);
 	for (i = 0; i < 4; i++)
 		free(e->tmp[i]);
 	free(e);
@@ -219,17 +208,24 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 			struct spyre_token *tk = &e->tokens[bc][k];
 
 			if (in->wait & (1u << k)) {
+				if (e->hazard_check)
+					spyre_hazard_wait(e, bc, bu, e->tok_vc[bc][k][tk->head]);
 				tk->head = (tk->head + 1) % SPYRE_ISA_TOKEN_MAX;
 				tk->count--;
 			}
 		}
+		e->vc[bc][bu][bu]++;	/* this instruction's number on its unit */
+		e->cur_unit = bu;
 		st = execute(e, b, in, bc);
 		if (st != SPYRE_CMD_OK)
 			return st;
-		dur = spyre_insn_ns(t, in, &dram_ns);
+		dur = spyre_insn_ns(t, in, e->lsu_addr, &dram_ns);
 		end = best_t + dur;
-		if (dram_ns) {
-			/* LPDDR5 is shared by all cores: queue behind other transfers */
+		if (dram_ns && e->dram) {
+			/* LPDDR5 is shared by all cores and the DMA engines */
+			end = spyre_max64(end, spyre_dram_reserve(e->dram, e->time_base + best_t,
+								  dram_ns) - e->time_base);
+		} else if (dram_ns) {
 			e->dram_free = spyre_max64(e->dram_free, best_t) + dram_ns;
 			end = spyre_max64(end, e->dram_free);
 		}
@@ -243,6 +239,8 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 			if (tk->count == SPYRE_ISA_TOKEN_MAX)
 				return SPYRE_CMD_ERR_PROGRAM;	/* token overflow */
 			tk->ns[(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX] = end;
+			memcpy(e->tok_vc[bc][k][(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX],
+			       e->vc[bc][bu], sizeof(e->vc[bc][bu]));
 			tk->count++;
 		}
 		s->pc[bc][bu]++;
@@ -273,6 +271,13 @@ uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
 	memset(e->tokens, 0, sizeof(e->tokens));
 	memset(e->unit_free, 0, sizeof(e->unit_free));
 	e->dram_free = 0;
+	if (e->hazard_check)
+		spyre_hazard_launch(e);
+	for (i = 0; e->poison && i < SPYRE_MODEL_MAX_CORES; i++) {
+		if (e->sp_used[i] && e->sp[i])
+			memset(e->sp[i], SPYRE_SP_POISON, SPYRE_MODEL_SCRATCHPAD_BYTES);
+		e->sp_used[i] = false;
+	}
 	st = run(e, t, b, s, ns);
 out:
 	for (u = 0; u < SPYRE_UNIT_COUNT; u++)

@@ -182,6 +182,21 @@ static uint64_t start_time(struct spyre_model *m, struct spyre_ring *r,
 	return t;
 }
 
+/*
+ * Every DMA command moves its bytes through LPDDR5 too (D2D twice): it
+ * takes that much of the shared channel after its setup latency and ends
+ * no earlier than its last byte there.
+ */
+static uint64_t dma_dram_end(struct spyre_model *m, unsigned int dir, uint64_t len,
+			     uint64_t start)
+{
+	const struct spyre_timing *t = &m->cfg.timing;
+	uint64_t bytes = dir == SPYRE_DMA_D2D ? 2 * len : len;
+
+	return spyre_dram_reserve(&m->dram, start + t->dma_latency_ns,
+				  spyre_time_bytes(bytes, t->dram_bytes_per_us));
+}
+
 /* Run an engine command that was checked, account its device time. */
 static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 				       struct spyre_cmd *c, enum spyre_engine eng,
@@ -191,13 +206,17 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 	uint64_t dur = 0;
 	uint32_t st;
 
+	m->cmd_start = start;
 	if (eng == SPYRE_ENG_COMPUTE) {
 		st = spyre_cmd_launch(m, n, c, &dur);
 	} else {
+		unsigned int dir = spyre_ld16(c->desc + DESC_OFF(spyre_hw_dma, dir));
+		uint64_t len = spyre_ld64(c->desc + DESC_OFF(spyre_hw_dma, len));
+
 		st = spyre_cmd_dma(m, n, c);
-		dur = spyre_time_dma(&m->cfg.timing,
-				     spyre_ld16(c->desc + DESC_OFF(spyre_hw_dma, dir)),
-				     spyre_ld64(c->desc + DESC_OFF(spyre_hw_dma, len)));
+		dur = spyre_time_dma(&m->cfg.timing, dir, len);
+		if (st == SPYRE_CMD_OK)
+			dur = spyre_max64(dur, dma_dram_end(m, dir, len, start) - start);
 	}
 	if (st == SPYRE_CMD_ABORTED)
 		return STEP_ABORT;

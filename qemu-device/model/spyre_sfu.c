@@ -12,6 +12,13 @@
 #include "spyre_float.h"
 #include "spyre_hw.h"
 
+/* One rounding per operation in every build: x * imm0 + imm1 is not an FMA. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #define SP_BYTES	SPYRE_MODEL_SCRATCHPAD_BYTES
 
 static bool sp_span_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols,
@@ -132,26 +139,35 @@ static float row_max(const float *x, uint32_t n)
 }
 
 /* One row of a row-wise function; the result is in x (or x[0]). */
+/*
+ * Row sums are pairwise, as the card defines them: a row of n > 1 values
+ * sums its first n / 2 and the rest, recursively (error O(log n), and one
+ * order for every build of the model).
+ */
+static float sum_pairwise(const float *x, uint32_t n)
+{
+	if (n == 1)
+		return x[0];
+	return sum_pairwise(x, n / 2) + sum_pairwise(x + n / 2, n - n / 2);
+}
+
 static void row_func(unsigned int f, float *x, uint32_t n)
 {
-	float mx, sum = 0.0f;
+	float mx, sum;
 	uint32_t i;
 
 	switch (f) {
 	case SPYRE_VF_SOFTMAX_ROW:
 		/* NaN anywhere, or an all -inf row, gives a NaN row (as PyTorch) */
 		mx = row_max(x, n);
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < n; i++)
 			x[i] = expf(x[i] - mx);
-			sum += x[i];
-		}
+		sum = sum_pairwise(x, n);
 		for (i = 0; i < n; i++)
 			x[i] /= sum;
 		break;
 	case SPYRE_VF_SUM_ROW:
-		for (i = 0; i < n; i++)
-			sum += x[i];
-		x[0] = sum;
+		x[0] = sum_pairwise(x, n);
 		break;
 	case SPYRE_VF_MAX_ROW:
 		x[0] = row_max(x, n);
@@ -191,9 +207,16 @@ uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsig
 	    (bin && !sp_span_ok(v->src1_off, v->rows, v->src1_stride, col ? 1 : v->cols, es)) ||
 	    !sp_span_ok(v->dst_off, v->rows, v->dst_stride, out_cols, eo))
 		return SPYRE_CMD_ERR_BOUNDS;
-	if (!e->sp[core])
-		e->sp[core] = calloc(1, SP_BYTES);
-	sp = e->sp[core];
+	if ((v->func != SPYRE_VF_FILL &&
+	     spyre_hazard_access(e, core, v->src0_off, v->rows, (uint64_t)v->src0_stride * es,
+				 v->cols * es, false)) ||
+	    (bin && spyre_hazard_access(e, core, v->src1_off, v->rows,
+					(uint64_t)v->src1_stride * es, (col ? 1 : v->cols) * es,
+					false)) ||
+	    spyre_hazard_access(e, core, v->dst_off, v->rows, (uint64_t)v->dst_stride * eo,
+				out_cols * eo, true))
+		return SPYRE_CMD_ERR_PROGRAM;
+	sp = spyre_exec_scratchpad(e, core);
 	x = row_buffer(e, 0, v->cols);
 	y = row_buffer(e, 1, v->cols);
 	if (!sp || !x || !y)

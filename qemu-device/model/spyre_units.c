@@ -13,17 +13,22 @@
 #include "spyre_float.h"
 #include "spyre_hw.h"
 
-#ifdef SPYRE_HAVE_CBLAS
-#include <cblas.h>
+/*
+ * The PE's float summation order is part of the card's definition (see
+ * spyre_unit_pe): no build may contract a multiply and an add into one
+ * rounding.
+ */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
 #endif
 
 #define SP_BYTES	SPYRE_MODEL_SCRATCHPAD_BYTES
 
 static uint8_t *scratchpad(struct spyre_exec *e, unsigned int core)
 {
-	if (!e->sp[core])
-		e->sp[core] = calloc(1, SP_BYTES);
-	return e->sp[core];
+	return spyre_exec_scratchpad(e, core);
 }
 
 /* Bytes spanned by @rows rows of @row_bytes, @stride apart; false on overflow. */
@@ -110,6 +115,10 @@ uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 	if (!span(mm->rows, mm->sp_row_stride, mm->row_bytes, &len) ||
 	    !in_range(mm->sp_off, len, SP_BYTES))
 		return SPYRE_CMD_ERR_BOUNDS;
+	e->lsu_addr = slot_addr + base;	/* for the timing: sticks touched */
+	if (spyre_hazard_access(e, core, mm->sp_off, mm->rows, mm->sp_row_stride, mm->row_bytes,
+				in->op == SPYRE_I_LOAD))
+		return SPYRE_CMD_ERR_PROGRAM;
 	for (r = 0; r < mm->rows; r++) {
 		uint8_t *mem = b->devmem + slot_addr + base + r * mm->mem_row_stride;
 		uint8_t *s = sp + mm->sp_off + r * mm->sp_row_stride;
@@ -146,8 +155,12 @@ static void gather(float *dst, const uint8_t *src, unsigned int dt, uint32_t row
 		spyre_load_f32(dst + (size_t)r * cols, src + (size_t)r * ld * es, dt, cols);
 }
 
-#ifndef SPYRE_HAVE_CBLAS
-/* C[m x n] += A[m x k] * B[k x n], dense rows; i-p-j order vectorises over j. */
+/*
+ * C[m x n] += A[m x k] * B[k x n], dense rows. Every C[i][j] receives its
+ * products in ascending p, each product and each sum rounded to fp32: the
+ * card's order. The i-p-j loop keeps that order per element and
+ * vectorises over j.
+ */
 static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 		    const float *restrict b, float *restrict c)
 {
@@ -169,17 +182,11 @@ static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 		}
 	}
 }
-#endif
 
-/* fp32 tile product; @b is K x N, or N x K when @tb. May reorder @b's buffer. */
+/* fp32 tile product; @b is K x N, or N x K when @tb. */
 static void sgemm(struct spyre_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
 		  const float *a, float *b, float *c, bool acc)
 {
-#ifdef SPYRE_HAVE_CBLAS
-	(void)e;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-		    (int)k, 1.0f, a, (int)k, b, tb ? (int)k : (int)n, acc ? 1.0f : 0.0f, c, (int)n);
-#else
 	if (!acc)
 		memset(c, 0, (size_t)m * n * sizeof(float));
 	if (tb) {
@@ -193,7 +200,6 @@ static void sgemm(struct spyre_exec *e, bool tb, uint32_t m, uint32_t n, uint32_
 		b = bt;
 	}
 	gemm_nn(m, n, k, a, b, c);
-#endif
 }
 
 static void imatmul(const struct spyre_insn_mm *mm, bool tb, bool acc, const uint8_t *a,
@@ -241,6 +247,15 @@ uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsign
 	    !sp_ok(mm->b_off, brows, mm->ldb, bcols, es) ||
 	    !sp_ok(mm->c_off, mm->m, mm->ldc, mm->n, 4))
 		return SPYRE_CMD_ERR_BOUNDS;
+	if (spyre_hazard_access(e, core, mm->a_off, mm->m, (uint64_t)mm->lda * es, mm->k * es,
+				false) ||
+	    spyre_hazard_access(e, core, mm->b_off, brows, (uint64_t)mm->ldb * es, bcols * es,
+				false) ||
+	    (acc && spyre_hazard_access(e, core, mm->c_off, mm->m, (uint64_t)mm->ldc * 4,
+					 mm->n * 4, false)) ||
+	    spyre_hazard_access(e, core, mm->c_off, mm->m, (uint64_t)mm->ldc * 4, mm->n * 4,
+				true))
+		return SPYRE_CMD_ERR_PROGRAM;
 	if (in->dtype == SPYRE_DT_INT8) {
 		imatmul(mm, tb, acc, sp + mm->a_off, sp + mm->b_off, sp + mm->c_off);
 		return SPYRE_CMD_OK;

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
  * Spyre card model: modelled duration of one instruction on one core.
- * LSU: whole 128-byte sticks over the core's ring port (ring_bytes_per_cycle)
- * and LPDDR5 (shared by all cores, returned in *dram_ns for the scheduler
- * to serialise). PE: M*N*K multiply-accumulates at the dtype's rate plus
- * the systolic fill. SFU: elements at the simple or transcendental rate.
+ * LSU: the 128-byte sticks each row touches (a misaligned row touches one
+ * more) over the core's ring port (ring_bytes_per_cycle) and LPDDR5
+ * (shared by all cores and the DMA engines, returned in *dram_ns for the
+ * scheduler to reserve). PE: the 8x8 array works on whole 8x8 blocks of C,
+ * so M and N count rounded up to multiples of 8 (M = 1 runs at 1/8 rate),
+ * times K multiply-accumulates at the dtype's rate, plus the systolic
+ * fill. SFU: elements at the simple or transcendental rate.
  */
 #include "spyre_exec.h"
 #include "spyre_internal.h"
@@ -19,8 +22,20 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return (a + b - 1) / b;
 }
 
+/* 128-byte sticks touched by @rows rows of @bytes, @stride apart, from @addr. */
+static uint64_t sticks(uint64_t addr, uint32_t rows, uint64_t stride, uint32_t bytes)
+{
+	uint64_t n = 0, r;
+
+	if (stride % SPYRE_ISA_STICK == 0)	/* every row has the same alignment */
+		return (uint64_t)rows * div_up(addr % SPYRE_ISA_STICK + bytes, SPYRE_ISA_STICK);
+	for (r = 0; r < rows; r++)
+		n += div_up((addr + r * stride) % SPYRE_ISA_STICK + bytes, SPYRE_ISA_STICK);
+	return n;
+}
+
 uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
-		       uint64_t *dram_ns)
+		       uint64_t mem_addr, uint64_t *dram_ns)
 {
 	uint64_t cycles = t->unit_issue_cycles, bytes, macs, elems;
 	uint32_t rate;
@@ -29,13 +44,13 @@ uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in
 	switch (in->op) {
 	case SPYRE_I_LOAD:
 	case SPYRE_I_STORE:
-		bytes = (uint64_t)in->u.mem.rows *
-			div_up(in->u.mem.row_bytes, SPYRE_ISA_STICK) * SPYRE_ISA_STICK;
+		bytes = sticks(mem_addr, in->u.mem.rows, in->u.mem.mem_row_stride,
+			       in->u.mem.row_bytes) * SPYRE_ISA_STICK;
 		cycles += div_up(bytes, t->ring_bytes_per_cycle);
 		*dram_ns = spyre_time_bytes(bytes, t->dram_bytes_per_us);
 		break;
 	case SPYRE_I_MATMUL:
-		macs = (uint64_t)in->u.mm.m * in->u.mm.n * in->u.mm.k;
+		macs = div_up(in->u.mm.m, 8) * 8 * div_up(in->u.mm.n, 8) * 8 * in->u.mm.k;
 		rate = in->dtype == SPYRE_DT_FP32 ? t->pe_macs_fp32 :
 		       in->dtype == SPYRE_DT_INT8 ? t->pe_macs_int8 : t->pe_macs_fp16;
 		cycles += t->pe_fill_cycles + div_up(macs, rate);

@@ -55,7 +55,8 @@ fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-"$top/scripts/spyre-vm" run --timeout 500 --card-opt pacing=on -- \
+"$top/scripts/spyre-vm" run --timeout 500 --card-opt pacing=on --card-opt poison=on \
+	--card-opt hazard-check=on -- \
 	"$top/scripts/tests/libspyre-vm.sh" --guest "$@" 2>&1 | tee "$log"
 vm_rc=${PIPESTATUS[0]}
 

@@ -14,7 +14,8 @@
  *   one object is never destroyed while another thread still uses it.
  * - Work submitted to a stream runs asynchronously. A failure of the work
  *   itself (a bounds violation of a program, a DMA error, a lost device) is
- *   reported by the next spyre_stream_synchronize() or
+ *   reported by spyre_stream_synchronize() (sticky, naming the failed
+ *   operation, see spyre_stream_get_error()) and by the
  *   spyre_event_synchronize() covering it.
  *
  * Backends: "drm" drives a real (or QEMU-emulated) card through
@@ -35,7 +36,7 @@ extern "C" {
 #endif
 
 #define SPYRE_VERSION_MAJOR 0
-#define SPYRE_VERSION_MINOR 1
+#define SPYRE_VERSION_MINOR 2
 
 /* ---- Errors ----------------------------------------------------------- */
 
@@ -136,6 +137,25 @@ enum spyre_mem spyre_bo_mem(const spyre_bo *bo);
 struct spyre_buf spyre_bo_buf(spyre_bo *bo);
 
 /*
+ * Device addresses. Every BO (device or host memory) owns the range
+ * [spyre_bo_addr(bo), + size) of its open device's 64-bit address space,
+ * so a framework can keep a plain integer (its allocator's DataPtr) and
+ * find the buffer back. Addresses are never 0, never reused while the
+ * device is open, and an unmapped gap follows every BO. They name
+ * library objects, not card memory: pass them to spyre_addr_lookup, not
+ * to programs.
+ */
+uint64_t spyre_bo_addr(const spyre_bo *bo);
+/* Address of a range's first byte (spyre_bo_addr + offset; 0 for NULL). */
+uint64_t spyre_buf_addr(const struct spyre_buf *buf);
+/*
+ * The live BO holding [@addr, @addr + @size) as a spyre_buf (offset from
+ * the BO's start, @size bytes). -EFAULT when no live BO holds all of it,
+ * -EXDEV for an address of another open device.
+ */
+int spyre_addr_lookup(spyre_device *dev, uint64_t addr, uint64_t size, struct spyre_buf *out);
+
+/*
  * Pool: a sub-allocator carving small buffers out of a few large BOs, so
  * that many small tensors do not cost a BO (and an ioctl) each.
  * Allocations are aligned to at least 128 bytes (one stick).
@@ -148,6 +168,22 @@ int spyre_pool_alloc(spyre_pool *pool, uint64_t size, uint64_t align, struct spy
 int spyre_pool_free(spyre_pool *pool, const struct spyre_buf *buf);
 /* Bytes handed out, bytes of BOs held. */
 int spyre_pool_usage(spyre_pool *pool, uint64_t *used, uint64_t *reserved);
+/*
+ * Give memory back: release chunks that hold no allocation, newest first,
+ * until at most @keep bytes stay reserved (0: every empty chunk). Work
+ * still using a freed block keeps its memory alive until it ends.
+ * @released (may be NULL) receives the bytes released.
+ */
+int spyre_pool_trim(spyre_pool *pool, uint64_t keep, uint64_t *released);
+struct spyre_pool_stats {
+	uint64_t used, reserved;		/* as spyre_pool_usage */
+	uint64_t peak_used, peak_reserved;	/* highest so far */
+	uint64_t allocs, frees;			/* successful calls */
+	uint64_t chunks;			/* BOs held */
+	uint64_t largest_free;			/* largest free block of any chunk */
+	uint64_t trimmed;			/* bytes released by trims so far */
+};
+int spyre_pool_get_stats(spyre_pool *pool, struct spyre_pool_stats *stats);
 /* Fails with -EBUSY while allocations are outstanding. */
 int spyre_pool_destroy(spyre_pool *pool);
 
@@ -171,12 +207,29 @@ uint64_t spyre_program_workspace_size(const spyre_program *prog);
 
 typedef struct spyre_stream spyre_stream;
 
+/*
+ * A stream accepts every operation, in order. Internally it has one kernel
+ * queue per engine: launches run on the compute engine, copies and fills
+ * on a DMA ring (so a copy never waits behind another stream's launch),
+ * and a change of engine waits for the stream's previous operation on the
+ * device. The engine given at creation only picks the queue made at once
+ * (the other is made on first use).
+ */
 enum spyre_engine {
-	SPYRE_ENGINE_COMPUTE = 0,	/* launches and everything else */
-	SPYRE_ENGINE_DMA = 1,		/* copies, fills; runs beside compute */
+	SPYRE_ENGINE_COMPUTE = 0,
+	SPYRE_ENGINE_DMA = 1,
+};
+
+enum spyre_priority {
+	SPYRE_PRIORITY_LOW = -1,
+	SPYRE_PRIORITY_NORMAL = 0,
+	SPYRE_PRIORITY_HIGH = 1,	/* drm: needs CAP_SYS_NICE (-EACCES) */
 };
 
 int spyre_stream_create(spyre_device *dev, enum spyre_engine engine, spyre_stream **out);
+/* The same with a scheduling priority for the stream's queues. */
+int spyre_stream_create_with_priority(spyre_device *dev, enum spyre_engine engine,
+				      enum spyre_priority priority, spyre_stream **out);
 /* Waits for the stream's work, then destroys it. Returns its last error. */
 int spyre_stream_destroy(spyre_stream *s);
 enum spyre_engine spyre_stream_engine(const spyre_stream *s);
@@ -192,8 +245,55 @@ int spyre_memcpy_async(spyre_stream *s, const struct spyre_buf *dst,
 int spyre_memset32_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pattern,
 			 uint64_t size);
 /*
+ * Copy from pageable host memory (any pointer) to @dst: the bytes are
+ * staged before the call returns, so @src may be reused at once; the copy
+ * runs in stream order. Staging memory is the library's (a host pool given
+ * back as copies complete).
+ */
+int spyre_memcpy_from_host_async(spyre_stream *s, const struct spyre_buf *dst, const void *src,
+				 uint64_t size);
+/*
+ * Copy @src to pageable host memory: runs in stream order and returns when
+ * @dst holds the data (as cudaMemcpyAsync to pageable memory does), with
+ * the copy's error.
+ */
+int spyre_memcpy_to_host(spyre_stream *s, void *dst, const struct spyre_buf *src, uint64_t size);
+
+/*
+ * Strided copy of @depth planes of @height rows of @width bytes. Row y of
+ * plane z starts at offset z * slice + y * pitch of each buffer; pitches
+ * are at least @width and slices at least height * pitch (for depth > 1).
+ * Contiguous rows become one command; otherwise one command per row, in as
+ * few submissions as the device's command limit allows.
+ */
+struct spyre_copy3d {
+	struct spyre_buf dst, src;
+	uint64_t dst_pitch, src_pitch;
+	uint64_t dst_slice, src_slice;
+	uint64_t width, height, depth;
+};
+int spyre_memcpy3d_async(spyre_stream *s, const struct spyre_copy3d *copy);
+int spyre_memcpy2d_async(spyre_stream *s, const struct spyre_buf *dst, uint64_t dst_pitch,
+			 const struct spyre_buf *src, uint64_t src_pitch, uint64_t width,
+			 uint64_t height);
+/*
+ * Fill @size bytes of device memory (a multiple of @pattern_size: 1, 2 or
+ * 4) with the little-endian @pattern repeated from @dst's first byte, at
+ * any alignment.
+ */
+int spyre_memset_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pattern,
+		       unsigned int pattern_size, uint64_t size);
+/*
+ * Copy between two cards (or two open devices): after @src_stream's earlier
+ * work, through host memory; the writes run in @dst_stream's order. Returns
+ * once everything was read from the source.
+ */
+int spyre_memcpy_peer(spyre_stream *dst_stream, const struct spyre_buf *dst,
+		      spyre_stream *src_stream, const struct spyre_buf *src, uint64_t size);
+
+/*
  * Launch @prog with @nargs argument buffers (device memory) and an optional
- * workspace (NULL: none). Compute streams only.
+ * workspace (NULL: none).
  */
 int spyre_launch_async(spyre_stream *s, const spyre_program *prog,
 		       const struct spyre_buf *args, unsigned int nargs,
@@ -210,10 +310,41 @@ int spyre_launch_async(spyre_stream *s, const spyre_program *prog,
 typedef void (*spyre_host_fn)(void *user);
 int spyre_host_work_async(spyre_stream *s, spyre_host_fn fn, void *user);
 
-/* Wait for all work submitted so far; returns its first error, then clears it. */
+/*
+ * Wait for all work submitted so far. Returns the stream's sticky error:
+ * the first operation of the stream that failed, reported by every later
+ * synchronize (its message names the operation's number and call) until
+ * spyre_stream_clear_error(). Work submitted after a failure still runs.
+ */
 int spyre_stream_synchronize(spyre_stream *s);
 /* 0 when all submitted work completed, -EBUSY when some is pending. */
 int spyre_stream_query(spyre_stream *s);
+
+/* What failed: the first failed operation of a stream (or of a device). */
+struct spyre_error_info {
+	int error;		/* -errno of the failed operation; 0: no error */
+	uint64_t op;		/* its number on its stream (1 = the stream's first) */
+	char call[32];		/* the call that submitted it, e.g. "spyre_launch_async" */
+	/*
+	 * Where on the card a failed launch stopped, when the backend reports
+	 * it (-1 / 0 otherwise; neither backend reports them yet).
+	 */
+	int32_t core;
+	int64_t insn;		/* instruction index in the program */
+	uint64_t addr;		/* faulting device address */
+};
+
+/*
+ * The stream's sticky error without waiting: errors of work that already
+ * completed are read first. info->error is 0 when nothing failed.
+ */
+int spyre_stream_get_error(spyre_stream *s, struct spyre_error_info *info);
+/* Forget the sticky error (and the errors of work completed so far). */
+int spyre_stream_clear_error(spyre_stream *s);
+/* Wait for the work of every stream of @dev; returns the first sticky error. */
+int spyre_device_synchronize(spyre_device *dev);
+/* The first sticky error of any live stream of @dev, without waiting. */
+int spyre_device_get_error(spyre_device *dev, struct spyre_error_info *info);
 
 /* ---- Events ----------------------------------------------------------- */
 
@@ -225,14 +356,18 @@ int spyre_event_create(spyre_device *dev, unsigned int flags, spyre_event **out)
 int spyre_event_destroy(spyre_event *ev);
 /*
  * The event completes when all work submitted to @s so far completed.
- * Re-recording a timing event first waits for its previous record (its
- * timestamp slot is reused).
+ * Re-recording does not wait for the previous record (a timing event
+ * rotates over 64 timestamp slots; only the record 64 back must be done).
  */
 int spyre_event_record(spyre_event *ev, spyre_stream *s);
-/* Work submitted to @s later starts after @ev completed (no host round trip). */
+/*
+ * Work submitted to @s later starts after @ev completed (no host round
+ * trip). A never-recorded event is complete: waiting for it does nothing.
+ */
 int spyre_stream_wait_event(spyre_stream *s, spyre_event *ev);
+/* Wait for @ev; returns the error of the work it covers. Never recorded: 0. */
 int spyre_event_synchronize(spyre_event *ev);
-/* 0 when complete, -EBUSY when pending, -EINVAL when never recorded. */
+/* 0 when complete (or never recorded), -EBUSY when pending. */
 int spyre_event_query(spyre_event *ev);
 /* Device time between two completed timing events, in ns. */
 int spyre_event_elapsed_ns(spyre_event *start, spyre_event *end, uint64_t *ns);
@@ -248,6 +383,7 @@ enum spyre_operand_kind {
 	SPYRE_OPERAND_BUF = 0,	/* a fixed buffer, given at build time */
 	SPYRE_OPERAND_ARG = 1,	/* argument slot @arg, bound at each launch */
 	SPYRE_OPERAND_WS = 2,	/* @offset/@size inside the recipe's workspace */
+	SPYRE_OPERAND_SCALARS = 3, /* @offset/@size inside the launch's scalar block */
 };
 
 struct spyre_operand {
@@ -268,6 +404,13 @@ static inline struct spyre_operand spyre_op_arg(unsigned int arg)
 static inline struct spyre_operand spyre_op_ws(uint64_t offset, uint64_t size)
 {
 	struct spyre_operand o = { SPYRE_OPERAND_WS, 0, { 0, 0, 0 }, offset, size };
+
+	return o;
+}
+
+static inline struct spyre_operand spyre_op_scalars(uint64_t offset, uint64_t size)
+{
+	struct spyre_operand o = { SPYRE_OPERAND_SCALARS, 0, { 0, 0, 0 }, offset, size };
 
 	return o;
 }
@@ -321,15 +464,56 @@ int spyre_recipe_wait(spyre_recipe *r, unsigned int stream, unsigned int event_i
 /* Freeze the recipe: checks it and prepares every submission. */
 int spyre_recipe_finalize(spyre_recipe *r);
 /*
- * Launch on @streams (one per stream slot, compute-capable where a compute
- * step runs) with @args bound to the argument slots. Issues one submission
+ * Launch on @streams (one per stream slot) with @args bound to the argument slots. Issues one submission
  * per stream slot and host-work boundary, allocates nothing. A launch may
  * start before the previous one of the same recipe finished; at most
- * SPYRE_RECIPE_INFLIGHT launches are in flight, the next one waits.
+ * "depth" launches (SPYRE_RECIPE_INFLIGHT unless spyre_recipe_set_inflight
+ * says otherwise) are in flight on the host side, the next one waits until
+ * the oldest was handed to the kernel.
+ *
+ * Launches that share a copy of the workspace are ordered on the device:
+ * launch k + n (n workspace copies, default 1) starts after every stream of
+ * launch k finished, as CUDA orders launches of one graph; the host does
+ * not wait. Launches on different copies overlap.
  */
 #define SPYRE_RECIPE_INFLIGHT 4
+#define SPYRE_RECIPE_MAX_INFLIGHT 64
 int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
 			const struct spyre_buf *args, unsigned int nargs);
+/*
+ * Before finalize: at most @depth launches in flight (1..64, default
+ * SPYRE_RECIPE_INFLIGHT) and @workspaces copies of the workspace (1..depth,
+ * default 1; each extra copy is a device BO of the workspace's size,
+ * allocated at finalize). Launch k uses copy k % @workspaces.
+ */
+int spyre_recipe_set_inflight(spyre_recipe *r, unsigned int depth, unsigned int workspaces);
+/*
+ * Before finalize: when @enable, every device step is followed by a
+ * TIMESTAMP command (in the same submission) recording when it completed.
+ */
+int spyre_recipe_set_profiling(spyre_recipe *r, int enable);
+/*
+ * Completion times (ns, device clock) of the steps of the latest launch,
+ * indexed in build order (every spyre_recipe_* step call counts; host,
+ * signal and wait steps read 0). Up to @count entries are written. Fails
+ * with -EBUSY until that launch completed, -EINVAL without profiling. Call
+ * it while the launch's streams still exist.
+ */
+int spyre_recipe_step_times(spyre_recipe *r, uint64_t *ns, unsigned int count);
+/*
+ * Launch-time scalars: spyre_recipe_set_scalars(r, size) (before the steps
+ * that use them, at most 4096 bytes) gives every launch a block of @size
+ * bytes of device memory, read by steps through spyre_op_scalars(offset,
+ * size) operands (like CUDA's kernel parameters). Each launch passes the
+ * block's bytes to spyre_recipe_launch_scalars; they are copied at the
+ * call (the caller may reuse them) and reach the card in the same
+ * submissions, one COPY command ahead of the steps that read them.
+ */
+#define SPYRE_RECIPE_MAX_SCALARS 4096
+int spyre_recipe_set_scalars(spyre_recipe *r, uint32_t size);
+int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
+				const struct spyre_buf *args, unsigned int nargs,
+				const void *scalars, size_t size);
 /* Submissions one launch issues (for checks and benchmarks). */
 int spyre_recipe_submits_per_launch(const spyre_recipe *r, unsigned int *n);
 int spyre_recipe_destroy(spyre_recipe *r);

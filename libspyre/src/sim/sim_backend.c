@@ -577,6 +577,16 @@ static void sim_close(spyre_device *dev)
 	dev->priv = NULL;
 }
 
+/* The sim has one card unless SPYRE_SIM_CARDS asks for more (1..8). */
+int spy_sim_count(int *count)
+{
+	const char *env = getenv("SPYRE_SIM_CARDS");
+	int n = env ? atoi(env) : 1;
+
+	*count = n < 1 ? 1 : n > 8 ? 8 : n;
+	return 0;
+}
+
 int spy_sim_open(spyre_device *dev, int index)
 {
 	struct sim *sim;
@@ -585,7 +595,7 @@ int spy_sim_open(spyre_device *dev, int index)
 	unsigned int i;
 	int count = 1;
 
-	spyre_device_count(SPYRE_BACKEND_SIM, &count);
+	spy_sim_count(&count);
 	if (index < 0 || index >= count)
 		return spy_err(-ENODEV, "spyre_device_open: sim card index %d out of range (%d "
 			       "card%s; SPYRE_SIM_CARDS sets more)", index, count,
@@ -601,6 +611,11 @@ int spy_sim_open(spyre_device *dev, int index)
 	/* Pacing waits for real time to catch up: only meaningful on the real clock. */
 	sim->cfg.pacing = !sim->virtual_clock && getenv("SPYRE_SIM_PACING") &&
 			  atoi(getenv("SPYRE_SIM_PACING"));
+	/* Scratchpads poisoned at launch start unless SPYRE_SIM_POISON=0. */
+	sim->cfg.poison = !getenv("SPYRE_SIM_POISON") || atoi(getenv("SPYRE_SIM_POISON"));
+	/* Racing programs fail unless SPYRE_SIM_HAZARD_CHECK=0. */
+	sim->cfg.hazard_check = !getenv("SPYRE_SIM_HAZARD_CHECK") ||
+				atoi(getenv("SPYRE_SIM_HAZARD_CHECK"));
 	sim->timeout_ns = env_size("SPYRE_SIM_TIMEOUT_MS", 1000) * 1000000ull;
 	sim->devmem = mmap(NULL, sim->cfg.mem_size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

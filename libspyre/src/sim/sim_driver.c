@@ -118,6 +118,35 @@ static bool deps_signaled(const struct sim_job *job)
 	return true;
 }
 
+/* The error of a failed in-fence (the first), or 0. */
+static int deps_error(const struct sim_job *job)
+{
+	unsigned int i;
+
+	for (i = 0; i < job->ndeps; i++)
+		if (job->deps[i]->error)
+			return job->deps[i]->error;
+	return 0;
+}
+
+/*
+ * As the driver's run_job: a job whose input failed would compute on
+ * garbage, so it does not run and ends with its input's error, at the
+ * device time its inputs ended.
+ */
+static void fail_on_input(struct sim *sim, struct sim_job *job, int err)
+{
+	uint64_t t = 0;
+	unsigned int i;
+
+	for (i = 0; i < job->ndeps; i++)
+		if (job->deps[i]->dev_end > t)
+			t = job->deps[i]->dev_end;
+	job->done->dev_end = t;
+	sim_fence_signal(sim, job->done, err);
+	sim_job_free(sim, job);
+}
+
 /*
  * Virtual clock: the job is doorbelled at the device time its inputs were
  * ready (its in-fences, and what the host had waited for when it
@@ -144,11 +173,19 @@ bool sim_run_jobs(struct sim *sim)
 		struct sim_queue *q = sim->queues[i];
 		struct sim_job *job;
 
-		while (q && (job = q->head) && deps_signaled(job) &&
-		       ring_space(job->ring) > job->ndescs) {
+		while (q && (job = q->head) && deps_signaled(job)) {
+			int err = deps_error(job);
+
+			if (!err && ring_space(job->ring) <= job->ndescs)
+				break;
 			q->head = job->next;
 			if (!q->head)
 				q->tail = NULL;
+			progress = true;
+			if (err) {
+				fail_on_input(sim, job, err);
+				continue;
+			}
 			if (sim->virtual_clock)
 				set_vclock(sim, job);
 			sim_ring_emit(sim, job->ring, job);

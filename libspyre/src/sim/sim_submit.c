@@ -238,6 +238,29 @@ static const struct drm_spyre_sync *sync_at(uint64_t base, uint32_t stride, uint
 	return (const struct drm_spyre_sync *)(uintptr_t)(base + (uint64_t)i * stride);
 }
 
+
+/*
+ * A signalled fence carrying the error of @point of @so, which signalled
+ * before the job was submitted; NULL when it succeeded (nothing to wait
+ * for) or when there is no memory (the job then runs, as it used to).
+ * The caller takes the reference it adds.
+ */
+static struct sim_fence *signalled_error_fence(struct sim_syncobj *so, uint64_t point)
+{
+	struct sim_fence *f;
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < so->nerrs; i++)
+		if (so->errs[i].point == point)
+			err = so->errs[i].error;
+	if (!err || !(f = calloc(1, sizeof(*f))))
+		return NULL;
+	f->signaled = true;
+	f->error = err;
+	f->dev_end = so->dev_upto;
+	return f;	/* refs 0: the job's reference is taken below */
+}
 int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_submit *sub)
 {
 	struct sim_queue *q;
@@ -316,6 +339,8 @@ int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_
 			goto fail;
 		if (!f && sim_syncobj_point_dev(so, s->point) > job->ready_dev)
 			job->ready_dev = sim_syncobj_point_dev(so, s->point);
+		if (!f)	/* signalled already: its error still reaches the job */
+			f = signalled_error_fence(so, s->point ? s->point : so->last);
 		if (f) {
 			f->refs++;
 			job->deps[job->ndeps++] = f;

@@ -1,97 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * Recipes: prepared launch plans.
+ * Recipes: prepared launch plans, built here.
  *
  * At build time the typed steps of each stream slot are grouped into
  * nodes: a run of device steps (copies, launches, timestamps, event signals
- * and waits)
- * becomes one SUBMIT; a host step becomes one host work item. Event waits
- * become dependencies on the node holding the signal (so a wait covers the
- * signalling stream's whole submission: the price of one submit per
- * stream). Nodes are put in an issue order where every dependency comes
- * first; a cycle is refused.
- *
- * Launching binds the argument buffers into preallocated copies of the
- * commands (one "instance" per launch in flight) and enqueues the nodes:
- * nothing is allocated and each SUBMIT node costs one ioctl.
+ * and waits) becomes one SUBMIT; a host step becomes one host work item.
+ * Event waits become dependencies on the node holding the signal (so a wait
+ * covers the signalling stream's whole submission: the price of one submit
+ * per stream). Nodes are put in an issue order where every dependency comes
+ * first; a cycle is refused. Launching is in recipe_launch.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-#define MAX_EVENTS 16
-
-enum step_kind { ST_HOST, ST_H2D, ST_D2H, ST_D2D, ST_COMPUTE, ST_SIGNAL, ST_WAIT, ST_TIMESTAMP };
-
-struct rstep {
-	enum step_kind kind;
-	unsigned int stream;
-	struct spyre_operand dst, src;	/* copies */
-	uint64_t size;
-	const spyre_program *prog;	/* compute */
-	struct spyre_operand args[16];
-	unsigned int nargs;
-	struct spyre_operand ws;
-	spyre_recipe_host_fn fn;	/* host */
-	void *user;
-	unsigned int event;
-	unsigned int node;		/* assigned at finalize */
-};
-
-/* A field of a command that takes an argument slot at launch. */
-enum patch_field { PF_SRC, PF_DST, PF_RANGE, PF_TS };
-
-struct patch {
-	unsigned int node, cmd, range;
-	enum patch_field field;
-	struct spyre_operand op;
-	uint64_t need;			/* bytes the step uses */
-	enum spyre_mem mem;		/* placement the step needs */
-};
-
-struct rnode {
-	unsigned int stream;
-	bool host;
-	spyre_recipe_host_fn fn;
-	void *user;
-	unsigned int ncmds, cmd0;	/* into the template command array */
-	unsigned int nranges, range0;
-	unsigned int deps[SPY_MAX_DEPS - 4];
-	unsigned int ndeps;
-};
-
-struct instance {
-	spyre_recipe *r;
-	struct spy_op *ops;
-	struct drm_spyre_cmd *cmds;
-	struct drm_spyre_bo_range *ranges;
-	struct spyre_buf *args;
-	unsigned int outstanding;
-};
-
-struct spyre_recipe {
-	spyre_device *dev;
-	unsigned int nstreams, nargs;
-	spyre_bo *ws;
-	uint64_t ws_size;
-	struct rstep *steps;
-	unsigned int nsteps, cap;
-	bool final;
-	pthread_mutex_t lock;		/* launches */
-	uint64_t launches;
-
-	struct rnode *nodes;
-	unsigned int nnodes, nsubmits;
-	unsigned int *order;
-	struct drm_spyre_cmd *tmpl;
-	unsigned int ncmds;
-	unsigned int nranges;
-	struct drm_spyre_bo_range *tmpl_ranges;
-	struct patch *patches;
-	unsigned int npatches;
-	struct instance inst[SPYRE_RECIPE_INFLIGHT];
-};
+#include "recipe.h"
 
 int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int nargs,
 			uint64_t workspace_size, spyre_recipe **out)
@@ -108,15 +30,20 @@ int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int n
 		return spy_err(-EINVAL, "spyre_recipe_create: %s: %u argument slots (at most 64)",
 			       dev->name, nargs);
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r || !(r->ws = calloc(1, sizeof(*r->ws)))) {
+		free(r);
 		return spy_err(-ENOMEM, "spyre_recipe_create: out of memory");
+	}
 	r->dev = dev;
 	r->nstreams = nstreams;
 	r->nargs = nargs;
 	r->ws_size = workspace_size;
+	r->depth = SPYRE_RECIPE_INFLIGHT;
+	r->nws = 1;
 	if (workspace_size) {
-		ret = spyre_bo_create(dev, workspace_size, SPYRE_MEM_DEVICE, &r->ws);
+		ret = spyre_bo_create(dev, workspace_size, SPYRE_MEM_DEVICE, &r->ws[0]);
 		if (ret) {
+			free(r->ws);
 			free(r);
 			return ret;
 		}
@@ -127,8 +54,61 @@ int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int n
 	return 0;
 }
 
+int spyre_recipe_set_inflight(spyre_recipe *r, unsigned int depth, unsigned int workspaces)
+{
+	static const char *call = "spyre_recipe_set_inflight";
+
+	if (!r)
+		return spy_err(-EINVAL, "%s: recipe is NULL", call);
+	if (r->final)
+		return spy_err(-EBUSY, "%s: %s: the recipe is finalized", call, r->dev->name);
+	if (!depth || depth > SPYRE_RECIPE_MAX_INFLIGHT)
+		return spy_err(-EINVAL, "%s: %s: depth %u (1..%d)", call, r->dev->name, depth,
+			       SPYRE_RECIPE_MAX_INFLIGHT);
+	if (!workspaces || workspaces > depth)
+		return spy_err(-EINVAL, "%s: %s: %u workspace copies for depth %u (1..depth)",
+			       call, r->dev->name, workspaces, depth);
+	r->depth = depth;
+	r->nws = workspaces;
+	return 0;
+}
+
+int spyre_recipe_set_scalars(spyre_recipe *r, uint32_t size)
+{
+	static const char *call = "spyre_recipe_set_scalars";
+	unsigned int i;
+
+	if (!r)
+		return spy_err(-EINVAL, "%s: recipe is NULL", call);
+	if (r->final)
+		return spy_err(-EBUSY, "%s: %s: the recipe is finalized", call, r->dev->name);
+	if (size > SPYRE_RECIPE_MAX_SCALARS)
+		return spy_err(-E2BIG, "%s: %s: %u bytes of scalars (at most %d)", call,
+			       r->dev->name, size, SPYRE_RECIPE_MAX_SCALARS);
+	for (i = 0; i < r->nsteps; i++)
+		if (r->steps[i].uses_scalars)
+			return spy_err(-EBUSY, "%s: %s: steps already use the scalar block", call,
+				       r->dev->name);
+	r->scal_size = size;
+	r->scal_stride = (size + 127) & ~127u;
+	return 0;
+}
+
+int spyre_recipe_set_profiling(spyre_recipe *r, int enable)
+{
+	if (!r)
+		return spy_err(-EINVAL, "spyre_recipe_set_profiling: recipe is NULL");
+	if (r->final)
+		return spy_err(-EBUSY, "spyre_recipe_set_profiling: %s: the recipe is finalized",
+			       r->dev->name);
+	r->profile = enable != 0;
+	return 0;
+}
+
 static int add_step(spyre_recipe *r, const char *call, unsigned int stream, struct rstep *st)
 {
+	unsigned int i;
+
 	if (!r)
 		return spy_err(-EINVAL, "%s: recipe is NULL", call);
 	if (r->final)
@@ -146,6 +126,11 @@ static int add_step(spyre_recipe *r, const char *call, unsigned int stream, stru
 		r->cap = cap;
 	}
 	st->stream = stream;
+	st->uses_scalars = st->dst.kind == SPYRE_OPERAND_SCALARS ||
+			   st->src.kind == SPYRE_OPERAND_SCALARS;
+	for (i = 0; i < st->nargs; i++)
+		if (st->args[i].kind == SPYRE_OPERAND_SCALARS)
+			st->uses_scalars = true;
 	r->steps[r->nsteps++] = *st;
 	return 0;
 }
@@ -175,6 +160,20 @@ static int check_operand(spyre_recipe *r, const char *call, const struct spyre_o
 				       (unsigned long long)o->offset,
 				       (unsigned long long)(o->size ? o->size : need),
 				       (unsigned long long)r->ws_size);
+		return 0;
+	case SPYRE_OPERAND_SCALARS:
+		if (!r->scal_size)
+			return spy_err(-EINVAL, "%s: %s: scalar operand, but the recipe has no "
+				       "scalar block (spyre_recipe_set_scalars)", call, r->dev->name);
+		if (mem != SPYRE_MEM_DEVICE)
+			return spy_err(-EINVAL, "%s: %s: the scalar block is device memory; this "
+				       "operand must be host memory", call, r->dev->name);
+		if (o->offset > r->scal_size || need > r->scal_size - o->offset ||
+		    (o->size && o->size > r->scal_size - o->offset))
+			return spy_err(-EINVAL, "%s: %s: scalar range [%llu, +%llu) outside the "
+				       "%u-byte block", call, r->dev->name,
+				       (unsigned long long)o->offset,
+				       (unsigned long long)(o->size ? o->size : need), r->scal_size);
 		return 0;
 	case SPYRE_OPERAND_BUF:
 		if (!o->buf.bo || o->buf.bo->dev != r->dev)
@@ -254,7 +253,7 @@ int spyre_recipe_compute(spyre_recipe *r, unsigned int stream, const spyre_progr
 			return ret;
 		st.args[i] = args[i];
 	}
-	if (workspace.kind == SPYRE_OPERAND_ARG) {
+	if (workspace.kind == SPYRE_OPERAND_ARG || workspace.kind == SPYRE_OPERAND_SCALARS) {
 		return spy_err(-EINVAL, "%s: %s: the workspace of a step is fixed (WS or BUF), "
 			       "not an argument", call, r->dev->name);
 	}
@@ -322,21 +321,6 @@ int spyre_recipe_wait(spyre_recipe *r, unsigned int stream, unsigned int event_i
 	return add_event(r, "spyre_recipe_wait", ST_WAIT, stream, event_id);
 }
 
-/* Resolve a fixed (BUF or WS) operand to handle/offset/size. */
-static void fixed_operand(spyre_recipe *r, const struct spyre_operand *o, uint64_t need,
-			  __u32 *handle, __u64 *off, __u64 *size)
-{
-	if (o->kind == SPYRE_OPERAND_BUF) {
-		*handle = o->buf.bo->handle;
-		*off = o->buf.offset;
-		*size = o->buf.size;
-	} else {
-		*handle = r->ws->handle;
-		*off = o->offset;
-		*size = o->size ? o->size : (need ? need : r->ws_size - o->offset);
-	}
-}
-
 static int add_patch(spyre_recipe *r, unsigned int node, unsigned int cmd, unsigned int range,
 		     enum patch_field f, const struct spyre_operand *o, uint64_t need,
 		     enum spyre_mem mem)
@@ -350,13 +334,42 @@ static int add_patch(spyre_recipe *r, unsigned int node, unsigned int cmd, unsig
 	return 0;
 }
 
+/* Where a command field's operand sits; argument and workspace operands are patched at launch. */
+struct field {
+	unsigned int node, cmd, range;
+	enum patch_field f;
+};
+
+static int operand(spyre_recipe *r, const struct field *fl, const struct spyre_operand *o,
+		   uint64_t need, enum spyre_mem mem, __u32 *handle, __u64 *off, __u64 *size)
+{
+	switch (o->kind) {
+	case SPYRE_OPERAND_BUF:
+		*handle = o->buf.bo->handle;
+		*off = o->buf.offset;
+		*size = o->buf.size;
+		return 0;
+	case SPYRE_OPERAND_WS:
+		/* The handle is the launch's copy of the workspace. */
+		*off = o->offset;
+		*size = o->size ? o->size : (need ? need : r->ws_size - o->offset);
+		return add_patch(r, fl->node, fl->cmd, fl->range, fl->f, o, need, mem);
+	case SPYRE_OPERAND_SCALARS:
+		/* Handle and offset are the launch's block, size is known now. */
+		*size = o->size ? o->size : (need ? need : r->scal_size - o->offset);
+		return add_patch(r, fl->node, fl->cmd, fl->range, fl->f, o, need, mem);
+	default:
+		return add_patch(r, fl->node, fl->cmd, fl->range, fl->f, o, need, mem);
+	}
+}
+
 /* Template command of a device step; argument operands are patched at launch. */
 static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsigned int ci,
 		     unsigned int *ri)
 {
 	struct drm_spyre_cmd *c = &r->tmpl[ci];
-	__u32 h = 0;
-	__u64 off = 0, size = 0;
+	struct field fl = { node, ci, 0, PF_SRC };
+	__u64 size = 0;
 	unsigned int i;
 	int ret = 0;
 
@@ -369,23 +382,22 @@ static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsig
 		c->launch.args_stride = sizeof(struct drm_spyre_bo_range);
 		if (st->ws.kind == SPYRE_OPERAND_BUF ? st->ws.buf.bo != NULL
 						     : (st->prog->ws_size || st->ws.size)) {
-			fixed_operand(r, &st->ws, st->prog->ws_size, &h, &off, &size);
-			c->launch.ws_handle = h;
-			c->launch.ws_offset = off;
-			c->launch.ws_size = size;
+			fl.f = PF_LAUNCH_WS;
+			ret = operand(r, &fl, &st->ws, st->prog->ws_size, SPYRE_MEM_DEVICE,
+				      &c->launch.ws_handle, &c->launch.ws_offset,
+				      &c->launch.ws_size);
+			if (ret)
+				return ret;
 		}
 		c->launch.args = *ri;	/* index for now; a pointer per instance */
+		fl.f = PF_RANGE;
 		for (i = 0; i < st->nargs; i++) {
 			struct drm_spyre_bo_range *rg = &r->tmpl_ranges[*ri + i];
 
 			memset(rg, 0, sizeof(*rg));
-			if (st->args[i].kind == SPYRE_OPERAND_ARG) {
-				ret = add_patch(r, node, ci, *ri + i, PF_RANGE, &st->args[i], 0,
-						SPYRE_MEM_DEVICE);
-			} else {
-				fixed_operand(r, &st->args[i], 0, &rg->handle, &rg->offset,
-					      &rg->size);
-			}
+			fl.range = *ri + i;
+			ret = operand(r, &fl, &st->args[i], 0, SPYRE_MEM_DEVICE, &rg->handle,
+				      &rg->offset, &rg->size);
 			if (ret)
 				return ret;
 		}
@@ -394,28 +406,46 @@ static int build_cmd(spyre_recipe *r, struct rstep *st, unsigned int node, unsig
 	}
 	if (st->kind == ST_TIMESTAMP) {
 		c->type = DRM_SPYRE_CMD_TIMESTAMP;
-		if (st->dst.kind == SPYRE_OPERAND_ARG)
-			return add_patch(r, node, ci, 0, PF_TS, &st->dst, st->size,
-					 SPYRE_MEM_HOST);
-		fixed_operand(r, &st->dst, st->size, &c->timestamp.handle, &c->timestamp.offset,
-			      &size);
-		return 0;
+		fl.f = PF_TS;
+		return operand(r, &fl, &st->dst, st->size, SPYRE_MEM_HOST, &c->timestamp.handle,
+			       &c->timestamp.offset, &size);
 	}
 	c->type = DRM_SPYRE_CMD_COPY;
 	c->copy.size = st->size;
-	if (st->src.kind == SPYRE_OPERAND_ARG)
-		ret = add_patch(r, node, ci, 0, PF_SRC, &st->src, st->size,
-				st->kind == ST_H2D ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE);
-	else
-		fixed_operand(r, &st->src, st->size, &c->copy.src_handle, &c->copy.src_offset,
-			      &size);
-	if (!ret && st->dst.kind == SPYRE_OPERAND_ARG)
-		ret = add_patch(r, node, ci, 0, PF_DST, &st->dst, st->size,
-				st->kind == ST_D2H ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE);
-	else if (!ret)
-		fixed_operand(r, &st->dst, st->size, &c->copy.dst_handle, &c->copy.dst_offset,
-			      &size);
+	ret = operand(r, &fl, &st->src, st->size,
+		      st->kind == ST_H2D ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE, &c->copy.src_handle,
+		      &c->copy.src_offset, &size);
+	fl.f = PF_DST;
+	if (!ret)
+		ret = operand(r, &fl, &st->dst, st->size,
+			      st->kind == ST_D2H ? SPYRE_MEM_HOST : SPYRE_MEM_DEVICE,
+			      &c->copy.dst_handle, &c->copy.dst_offset, &size);
 	return ret;
+}
+
+/* The copy of the launch's scalar bytes into node @node's device block. */
+static int build_scalar_copy(spyre_recipe *r, unsigned int node, unsigned int ci)
+{
+	struct spyre_operand src = { SPY_OPERAND_SCAL_HOST, 0, { 0, 0, 0 }, 0, r->scal_size };
+	struct spyre_operand dst = spyre_op_scalars(0, r->scal_size);
+	int ret;
+
+	memset(&r->tmpl[ci], 0, sizeof(r->tmpl[ci]));
+	r->tmpl[ci].type = DRM_SPYRE_CMD_COPY;
+	r->tmpl[ci].copy.size = r->scal_size;
+	ret = add_patch(r, node, ci, 0, PF_SRC, &src, r->scal_size, SPYRE_MEM_HOST);
+	return ret ? ret : add_patch(r, node, ci, 0, PF_DST, &dst, r->scal_size,
+				     SPYRE_MEM_DEVICE);
+}
+
+/* Profiling: a TIMESTAMP into the launch's slot of step @step. */
+static int build_prof_cmd(spyre_recipe *r, unsigned int step, unsigned int node, unsigned int ci)
+{
+	struct spyre_operand o = { SPY_OPERAND_PROF, step, { 0, 0, 0 }, 0, 8 };
+
+	memset(&r->tmpl[ci], 0, sizeof(r->tmpl[ci]));
+	r->tmpl[ci].type = DRM_SPYRE_CMD_TIMESTAMP;
+	return add_patch(r, node, ci, 0, PF_TS, &o, 8, SPYRE_MEM_HOST);
 }
 
 /* Group steps into nodes per stream slot. */
@@ -446,15 +476,26 @@ static int make_nodes(spyre_recipe *r)
 				cur = -1;	/* the next device step starts a new node */
 				continue;
 			}
-			if (st->kind != ST_SIGNAL && st->kind != ST_WAIT) {
+			if (st->uses_scalars && !r->nodes[cur].scalars) {
+				r->nodes[cur].scalars = true;
 				r->nodes[cur].ncmds++;
 				ncmds++;
+			}
+			if (st->kind != ST_SIGNAL && st->kind != ST_WAIT) {
+				unsigned int n = r->profile ? 2 : 1;
+
+				r->nodes[cur].ncmds += n;
+				ncmds += n;
 			}
 			if (st->kind == ST_COMPUTE) {
 				r->nodes[cur].nranges += st->nargs;
 				nranges += st->nargs;
 			}
 		}
+	}
+	for (s = 0; s < r->nnodes; s++) {
+		r->nodes[s].first = !s || r->nodes[s - 1].stream != r->nodes[s].stream;
+		r->nodes[s].last = s + 1 == r->nnodes || r->nodes[s + 1].stream != r->nodes[s].stream;
 	}
 	r->tmpl = calloc(ncmds ? ncmds : 1, sizeof(*r->tmpl));
 	r->tmpl_ranges = calloc(nranges ? nranges : 1, sizeof(*r->tmpl_ranges));
@@ -472,6 +513,12 @@ static int make_nodes(spyre_recipe *r)
 		if (n->host)
 			continue;
 		r->nsubmits++;
+		if (n->scalars) {
+			int ret = build_scalar_copy(r, s, c++);
+
+			if (ret)
+				return ret;
+		}
 		for (i = 0; i < r->nsteps; i++) {
 			struct rstep *st = &r->steps[i];
 			int ret;
@@ -480,6 +527,8 @@ static int make_nodes(spyre_recipe *r)
 			    st->kind == ST_WAIT)
 				continue;
 			ret = build_cmd(r, st, s, c++, &ri);
+			if (!ret && r->profile)
+				ret = build_prof_cmd(r, i, s, c++);
 			if (ret)
 				return ret;
 		}
@@ -553,56 +602,54 @@ static int order_nodes(spyre_recipe *r)
 	return 0;
 }
 
-static void inst_done(struct spy_op *op)
+/* The extra workspace copies and the profiling slots. */
+static int alloc_launch_memory(spyre_recipe *r)
 {
-	struct instance *in = op->user2;
+	spyre_bo **ws;
+	unsigned int i;
+	void *map;
+	int ret;
 
-	in->outstanding--;
-	pthread_cond_broadcast(&in->r->dev->cond);
-}
-
-static void host_node(struct spy_op *op)
-{
-	struct instance *in = op->user2;
-	spyre_recipe_host_fn fn = (spyre_recipe_host_fn)(uintptr_t)op->host_fn;
-
-	fn(op->user, in->args, in->r->nargs);
-}
-
-static int make_instances(spyre_recipe *r)
-{
-	unsigned int k, i;
-
-	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++) {
-		struct instance *in = &r->inst[k];
-
-		in->r = r;
-		in->ops = calloc(r->nnodes ? r->nnodes : 1, sizeof(*in->ops));
-		in->cmds = calloc(r->ncmds ? r->ncmds : 1, sizeof(*in->cmds));
-		in->ranges = calloc(r->nranges ? r->nranges : 1, sizeof(*in->ranges));
-		in->args = calloc(r->nargs ? r->nargs : 1, sizeof(*in->args));
-		if (!in->ops || !in->cmds || !in->ranges || !in->args)
-			return -ENOMEM;
-		memcpy(in->cmds, r->tmpl, r->ncmds * sizeof(*in->cmds));
-		memcpy(in->ranges, r->tmpl_ranges, r->nranges * sizeof(*in->ranges));
-		for (i = 0; i < r->ncmds; i++)
-			if (in->cmds[i].type == DRM_SPYRE_CMD_LAUNCH)
-				in->cmds[i].launch.args =
-					(uintptr_t)(in->ranges + in->cmds[i].launch.args);
-		for (i = 0; i < r->nnodes; i++) {
-			struct spy_op *op = &in->ops[i];
-			struct rnode *n = &r->nodes[i];
-
-			op->kind = n->host ? SPY_OP_HOST : SPY_OP_SUBMIT;
-			op->cmds = in->cmds + n->cmd0;
-			op->ncmds = n->ncmds;
-			op->fn = host_node;
-			op->host_fn = (spyre_host_fn)(uintptr_t)n->fn;
-			op->user = n->user;
-			op->user2 = in;
-			op->done = inst_done;
-		}
+	r->ws_last = calloc((size_t)r->nws * r->nstreams, sizeof(*r->ws_last));
+	ws = realloc(r->ws, r->nws * sizeof(*ws));
+	if (!r->ws_last || !ws) {
+		if (ws)
+			r->ws = ws;
+		else
+			r->nws = 1;
+		return spy_err(-ENOMEM, "spyre_recipe_finalize: out of memory");
 	}
+	r->ws = ws;
+	for (i = 1; i < r->nws; i++)
+		r->ws[i] = NULL;
+	for (i = 1; r->ws_size && i < r->nws; i++) {
+		ret = spyre_bo_create(r->dev, r->ws_size, SPYRE_MEM_DEVICE, &r->ws[i]);
+		if (ret)
+			return ret;
+	}
+	if (r->scal_size) {
+		ret = spyre_bo_create(r->dev, (uint64_t)r->depth * r->scal_stride, SPYRE_MEM_HOST,
+				      &r->scal_host);
+		if (!ret)
+			ret = spyre_bo_map(r->scal_host, &map);
+		if (!ret)
+			ret = spyre_bo_create(r->dev,
+					      (uint64_t)r->depth * r->nnodes * r->scal_stride,
+					      SPYRE_MEM_DEVICE, &r->scal_dev);
+		if (ret)
+			return ret;
+		r->scal_map = map;
+	}
+	if (!r->profile)
+		return 0;
+	ret = spyre_bo_create(r->dev, (uint64_t)r->depth * r->nsteps * sizeof(uint64_t),
+			      SPYRE_MEM_HOST, &r->prof_bo);
+	if (!ret)
+		ret = spyre_bo_map(r->prof_bo, &map);
+	if (ret)
+		return ret;
+	r->prof = map;
+	memset(r->prof, 0, spyre_bo_size(r->prof_bo));
 	return 0;
 }
 
@@ -624,183 +671,33 @@ int spyre_recipe_finalize(spyre_recipe *r)
 	ret = order_nodes(r);
 	if (ret)
 		return ret;
-	ret = make_instances(r);
+	ret = alloc_launch_memory(r);
+	if (ret)
+		return ret;
+	ret = spy_recipe_make_instances(r);
 	if (ret)
 		return spy_err(ret, "spyre_recipe_finalize: out of memory");
 	r->final = true;
 	return 0;
 }
 
-/* Bind the launch's arguments into instance @in. No allocation. */
-static int bind(spyre_recipe *r, struct instance *in, const struct spyre_buf *args)
-{
-	static const char *call = "spyre_recipe_launch";
-	unsigned int i;
-
-	for (i = 0; i < r->nargs; i++) {
-		const struct spyre_buf *b = &args[i];
-
-		if (!b->bo)
-			return spy_err(-EINVAL, "%s: %s: argument %u is unbound", call,
-				       r->dev->name, i);
-		if (b->bo->dev != r->dev)
-			return spy_err(-EXDEV, "%s: argument %u belongs to %s, not %s", call, i,
-				       b->bo->dev->name, r->dev->name);
-		if (b->offset > b->bo->size || b->size > b->bo->size - b->offset)
-			return spy_err(-EINVAL, "%s: %s: argument %u range lies outside its BO",
-				       call, r->dev->name, i);
-		in->args[i] = *b;
-	}
-	for (i = 0; i < r->npatches; i++) {
-		const struct patch *p = &r->patches[i];
-		const struct spyre_buf *b = &args[p->op.arg];
-		struct drm_spyre_cmd *c = &in->cmds[r->nodes[p->node].cmd0] +
-					  (p->cmd - r->nodes[p->node].cmd0);
-		uint64_t size;
-
-		if (p->op.offset > b->size)
-			return spy_err(-EINVAL, "%s: %s: argument %u has %llu bytes, a step uses "
-				       "offset %llu", call, r->dev->name, p->op.arg,
-				       (unsigned long long)b->size,
-				       (unsigned long long)p->op.offset);
-		size = p->op.size ? p->op.size : b->size - p->op.offset;
-		if (size > b->size - p->op.offset || size < p->need)
-			return spy_err(-EINVAL, "%s: %s: argument %u has %llu bytes, a step needs "
-				       "%llu at offset %llu", call, r->dev->name, p->op.arg,
-				       (unsigned long long)b->size,
-				       (unsigned long long)(p->need > size ? p->need : size),
-				       (unsigned long long)p->op.offset);
-		if (b->bo->mem != p->mem)
-			return spy_err(-EINVAL, "%s: %s: argument %u is %s memory, a step needs %s "
-				       "memory", call, r->dev->name, p->op.arg,
-				       b->bo->mem == SPYRE_MEM_HOST ? "host" : "device",
-				       p->mem == SPYRE_MEM_HOST ? "host" : "device");
-		switch (p->field) {
-		case PF_SRC:
-			c->copy.src_handle = b->bo->handle;
-			c->copy.src_offset = b->offset + p->op.offset;
-			break;
-		case PF_DST:
-			c->copy.dst_handle = b->bo->handle;
-			c->copy.dst_offset = b->offset + p->op.offset;
-			break;
-		case PF_TS:
-			c->timestamp.handle = b->bo->handle;
-			c->timestamp.offset = b->offset + p->op.offset;
-			break;
-		case PF_RANGE:
-			in->ranges[p->range].handle = b->bo->handle;
-			in->ranges[p->range].offset = b->offset + p->op.offset;
-			in->ranges[p->range].size = size;
-			break;
-		}
-	}
-	return 0;
-}
-
-int spyre_recipe_launch(spyre_recipe *r, spyre_stream *const *streams,
-			const struct spyre_buf *args, unsigned int nargs)
-{
-	static const char *call = "spyre_recipe_launch";
-	spyre_device *dev;
-	struct instance *in;
-	unsigned int i, k;
-	int ret;
-
-	if (!r || !streams)
-		return spy_err(-EINVAL, "%s: recipe or streams is NULL", call);
-	dev = r->dev;
-	if (!r->final)
-		return spy_err(-EINVAL, "%s: %s: finalize the recipe first", call, dev->name);
-	if (nargs != r->nargs || (nargs && !args))
-		return spy_err(-EINVAL, "%s: %s: %u arguments bound, the recipe has %u slots", call,
-			       dev->name, nargs, r->nargs);
-	for (i = 0; i < r->nnodes; i++) {
-		spyre_stream *s = streams[r->nodes[i].stream];
-
-		if (!s)
-			return spy_err(-EINVAL, "%s: %s: stream slot %u is NULL", call, dev->name,
-				       r->nodes[i].stream);
-		if (s->dev != dev)
-			return spy_err(-EXDEV, "%s: stream slot %u belongs to %s, not %s", call,
-				       r->nodes[i].stream, s->dev->name, dev->name);
-	}
-	for (i = 0; i < r->nsteps; i++)
-		if (r->steps[i].kind == ST_COMPUTE &&
-		    streams[r->steps[i].stream]->engine != SPYRE_ENGINE_COMPUTE)
-			return spy_err(-EINVAL, "%s: %s: stream slot %u runs a compute step but is "
-				       "a DMA stream", call, dev->name, r->steps[i].stream);
-	pthread_mutex_lock(&r->lock);
-	in = &r->inst[r->launches % SPYRE_RECIPE_INFLIGHT];
-	pthread_mutex_lock(&dev->lock);
-	while (in->outstanding)
-		pthread_cond_wait(&dev->cond, &dev->lock);
-	pthread_mutex_unlock(&dev->lock);
-	ret = bind(r, in, args);
-	if (ret) {
-		pthread_mutex_unlock(&r->lock);
-		return ret;
-	}
-	r->launches++;
-	in->outstanding = r->nnodes;
-	for (k = 0; k < r->nnodes; k++) {
-		unsigned int ni = r->order[k], j;
-		struct rnode *n = &r->nodes[ni];
-		struct spy_op *op = &in->ops[ni];
-
-		op->ndeps = 0;
-		for (j = 0; j < n->ndeps; j++) {
-			struct spy_op *dep = &in->ops[n->deps[j]];
-
-			op->deps[op->ndeps++] = (struct spy_dep){
-				streams[r->nodes[n->deps[j]].stream], dep->point };
-		}
-		ret = spy_op_enqueue(streams[n->stream], op);
-		if (ret) {
-			pthread_mutex_lock(&dev->lock);
-			in->outstanding -= r->nnodes - k;
-			pthread_cond_broadcast(&dev->cond);
-			pthread_mutex_unlock(&dev->lock);
-			pthread_mutex_unlock(&r->lock);
-			return spy_dev_err(dev, ret, call, "submission %u of %u refused (the "
-					   "earlier ones were issued)", k + 1, r->nnodes);
-		}
-	}
-	pthread_mutex_unlock(&r->lock);
-	return 0;
-}
-
-int spyre_recipe_submits_per_launch(const spyre_recipe *r, unsigned int *n)
-{
-	if (!r || !n)
-		return spy_err(-EINVAL, "spyre_recipe_submits_per_launch: an argument is NULL");
-	if (!r->final)
-		return spy_err(-EINVAL, "spyre_recipe_submits_per_launch: %s: not finalized",
-			       r->dev->name);
-	*n = r->nsubmits;
-	return 0;
-}
-
 int spyre_recipe_destroy(spyre_recipe *r)
 {
-	unsigned int k;
+	unsigned int i;
 
 	if (!r)
 		return spy_err(-EINVAL, "spyre_recipe_destroy: recipe is NULL");
-	/* Wait until no launch still needs the instances. */
-	pthread_mutex_lock(&r->dev->lock);
-	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++)
-		while (r->inst[k].outstanding)
-			pthread_cond_wait(&r->dev->cond, &r->dev->lock);
-	pthread_mutex_unlock(&r->dev->lock);
-	for (k = 0; k < SPYRE_RECIPE_INFLIGHT; k++) {
-		free(r->inst[k].ops);
-		free(r->inst[k].cmds);
-		free(r->inst[k].ranges);
-		free(r->inst[k].args);
-	}
-	if (r->ws)
-		spyre_bo_destroy(r->ws);
+	spy_recipe_free_instances(r);
+	for (i = 0; i < r->nws; i++)
+		if (r->ws[i])
+			spyre_bo_destroy(r->ws[i]);
+	free(r->ws);
+	if (r->prof_bo)
+		spyre_bo_destroy(r->prof_bo);
+	if (r->scal_host)
+		spyre_bo_destroy(r->scal_host);
+	if (r->scal_dev)
+		spyre_bo_destroy(r->scal_dev);
 	free(r->steps);
 	free(r->nodes);
 	free(r->order);

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * The hazard check (hazard-check property): units that touch the same
+ * scratchpad bytes, one of them writing, must be ordered by program order
+ * (same unit) or a token path; otherwise the launch fails with
+ * SPYRE_CMD_ERR_PROGRAM. Off, the same programs run.
+ */
+#include "harness.h"
+
+static void hazard_on(struct spyre_model_config *c)
+{
+	c->hazard_check = true;
+}
+
+/*
+ * LOAD sp[0, 512) (signal @load_sig); VEC reads it into sp[4096, ...)
+ * (wait @vec_wait, signal @vec_sig); a second LOAD rewrites sp[0, 512)
+ * (wait @reload_wait).
+ */
+static uint32_t run_prog(bool check, uint16_t load_sig, uint16_t vec_wait, uint16_t vec_sig,
+			 uint16_t reload_wait)
+{
+	struct tcard *t = tc_new(check ? hazard_on : NULL);
+	uint64_t slots[2] = { 0x400000, 4096 }, len;
+	struct spyre_hw_completion c;
+	struct spyre_insn *in;
+	struct prog p;
+
+	prog_init(&p, 1, 0);
+	in = p_load(&p, false, 1, 0, 0, 1, 512, 512, 0, 512);
+	in->signal = load_sig;
+	in = p_vec(&p, 1, SPYRE_VF_COPY, SPYRE_DT_FP32, SPYRE_DT_FP32, 1, 128, 0, 0, 4096);
+	in->wait = vec_wait;
+	in->signal = vec_sig;
+	in = p_load(&p, false, 1, 0, 0, 1, 512, 512, 0, 512);
+	in->wait = reload_wait;
+	len = prog_store(t, &p, 0x100000);
+	c = run_launch(t, 0x100000, len, 0, 0, 1, slots);
+	tc_free(t);
+	return c.status;
+}
+
+TEST(hazard_ordered_program_passes)
+{
+	/* load -> token 1 -> vec -> token 2 -> reload */
+	CHECK_EQ(run_prog(true, 1, 1, 2, 2), 0);
+}
+
+TEST(hazard_read_after_write_without_token_fails)
+{
+	CHECK_EQ(run_prog(true, 0, 0, 2, 2), SPYRE_CMD_ERR_PROGRAM);
+	CHECK_EQ(run_prog(false, 0, 0, 2, 2), 0);	/* off: it runs */
+}
+
+TEST(hazard_write_after_read_without_token_fails)
+{
+	/* the reload does not wait for the VEC that reads the old bytes */
+	CHECK_EQ(run_prog(true, 1, 1, 0, 0), SPYRE_CMD_ERR_PROGRAM);
+	CHECK_EQ(run_prog(false, 1, 1, 0, 0), 0);
+}
