@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+#include "fallback.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/native/CPUFallback.h>
+#include <torch/library.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <set>
+
+namespace torch_spyre {
+namespace {
+
+struct FallbackState {
+	std::mutex mutex;
+	std::map<std::string, uint64_t> counts;
+	std::set<std::string> warned;
+	bool error_mode;
+	FallbackState()
+	{
+		const char *env = std::getenv("TORCH_SPYRE_FALLBACK");
+		error_mode = env && std::string(env) == "error";
+	}
+};
+
+FallbackState &state()
+{
+	static auto *s = new FallbackState();
+	return *s;
+}
+
+// Mixing devices is an error on spyre as on CUDA: every tensor argument of
+// an op must be on the same spyre device, except 0-dim CPU tensors.
+void check_devices(const c10::OperatorHandle &op, const torch::jit::Stack &stack, size_t nargs)
+{
+	std::optional<c10::Device> dev;
+	auto check = [&](const at::Tensor &t) {
+		if (!t.defined())
+			return;
+		if (t.device().is_cpu() && t.dim() == 0)
+			return;
+		if (!dev) {
+			dev = t.device();
+			return;
+		}
+		TORCH_CHECK(*dev == t.device(),
+			    "Expected all tensors to be on the same device, but found at least two "
+			    "devices, ",
+			    *dev, " and ", t.device(), "! (when checking arguments for ",
+			    op.schema().operator_name(), ")");
+	};
+	for (size_t i = stack.size() - nargs; i < stack.size(); i++) {
+		const auto &v = stack[i];
+		if (v.isTensor())
+			check(v.toTensor());
+		else if (v.isTensorList())
+			for (const at::Tensor &t : v.toTensorList().vec())
+				check(t);
+		else if (v.isOptionalTensorList())
+			for (const auto &t : v.toOptionalTensorList().vec())
+				if (t.has_value())
+					check(*t);
+	}
+}
+
+void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
+{
+	const auto &schema = op.schema();
+	std::string name = schema.operator_name().name;
+	if (!schema.operator_name().overload_name.empty())
+		name += "." + schema.operator_name().overload_name;
+	auto &st = state();
+	bool warn = false, error;
+	{
+		std::lock_guard<std::mutex> lock(st.mutex);
+		error = st.error_mode;
+		if (!error) {
+			st.counts[name]++;
+			warn = st.warned.insert(name).second;
+		}
+	}
+	TORCH_CHECK_NOT_IMPLEMENTED(!error, "spyre: the operator '", name,
+				    "' has no spyre kernel and TORCH_SPYRE_FALLBACK=error forbids "
+				    "running it on the CPU");
+	if (warn)
+		TORCH_WARN("spyre: the operator '", name,
+			   "' has no spyre kernel; it runs on the CPU (copies to and from the "
+			   "device). torch.spyre.fallback_counts() counts such calls; "
+			   "TORCH_SPYRE_FALLBACK=error makes them errors.");
+	check_devices(op, *stack, schema.arguments().size());
+	at::native::cpu_fallback(op, stack);
+}
+
+} // namespace
+
+std::map<std::string, uint64_t> fallback_counts()
+{
+	auto &st = state();
+	std::lock_guard<std::mutex> lock(st.mutex);
+	return st.counts;
+}
+
+void reset_fallback_counts()
+{
+	auto &st = state();
+	std::lock_guard<std::mutex> lock(st.mutex);
+	st.counts.clear();
+	st.warned.clear();
+}
+
+void set_fallback_mode(const std::string &mode)
+{
+	TORCH_CHECK(mode == "warn" || mode == "error", "spyre: fallback mode must be 'warn' or "
+						      "'error', not '",
+		    mode, "'");
+	auto &st = state();
+	std::lock_guard<std::mutex> lock(st.mutex);
+	st.error_mode = mode == "error";
+}
+
+std::string fallback_mode()
+{
+	auto &st = state();
+	std::lock_guard<std::mutex> lock(st.mutex);
+	return st.error_mode ? "error" : "warn";
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m)
+{
+	m.fallback(torch::CppFunction::makeFromBoxedFunction<&spyre_cpu_fallback>());
+}
+
+} // namespace torch_spyre
