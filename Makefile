@@ -15,10 +15,10 @@ KVER      = $(shell cat $(BUILD)/kernel/version 2>/dev/null)
 KDIR      = /usr/src/linux-headers-$(KVER)
 QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 
-.PHONY: all deps qemu module initramfs kernel-tools libspyre selftests check \
+.PHONY: all deps qemu module initramfs kernel-tools libspyre selftests plugin check \
 	check-host check-vm demo bench checkpatch clean distclean
 
-all: deps qemu module initramfs libspyre selftests
+all: deps qemu module initramfs libspyre selftests plugin
 
 deps:
 	@$(TOP)/scripts/setup-deps
@@ -43,6 +43,10 @@ initramfs: deps
 libspyre: deps
 	$(MAKE) -s -C $(TOP)/libspyre BUILD=$(BUILD)
 
+# The project venv (build/venv: torch 2.13.0 CPU) with the PyTorch plugin.
+plugin: libspyre
+	@$(TOP)/scripts/build-plugin
+
 selftests: kernel-tools
 	$(MAKE) -s -C $(TOP)/selftests/drivers/accel/spyre OUTPUT=$(BUILD)/selftests \
 		KHDR_INCLUDES=-I$(TOP)/uapi
@@ -54,7 +58,7 @@ checkpatch: kernel-tools
 check: all kernel-tools
 	@$(TOP)/scripts/check
 
-check-host: kernel-tools
+check-host: kernel-tools plugin
 	@$(TOP)/scripts/check --host
 
 check-vm: all

@@ -464,14 +464,14 @@ private:
 					: (size + kLargeRound - 1) / kLargeRound * kLargeRound;
 		spyre_bo *bo = nullptr;
 		int rc = spyre_bo_create(device_handle(st.index), seg_size, SPYRE_MEM_DEVICE, &bo);
-		if (rc == -ENOMEM || rc == -ENOSPC) {
+		if (rc == -ENOMEM || rc == -ENOSPC || rc == -E2BIG) {
 			st.stats.num_alloc_retries++;
 			process_deferred(st);
 			release_cached(st);
 			rc = spyre_bo_create(device_handle(st.index), seg_size, SPYRE_MEM_DEVICE,
 					     &bo);
 		}
-		if (rc == -ENOMEM || rc == -ENOSPC) {
+		if (rc == -ENOMEM || rc == -ENOSPC || rc == -E2BIG) {
 			st.stats.num_ooms++;
 			throw_oom(st, requested);
 		}

@@ -221,6 +221,14 @@ at::Tensor &zero_(at::Tensor &self)
 	return fill_scalar(self, 0);
 }
 
+// The block stays reserved until the work queued on @stream so far completed.
+void record_stream(at::Tensor &self, c10::Stream stream)
+{
+	TORCH_CHECK(stream.device() == self.device(), "spyre: record_stream: the stream is on ",
+		    stream.device(), " but the tensor on ", self.device());
+	device_allocator()->recordStream(self.storage().data_ptr(), stream);
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
@@ -241,6 +249,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("fill_.Scalar", fill_scalar);
 	m.impl("fill_.Tensor", fill_tensor);
 	m.impl("zero_", zero_);
+	m.impl("record_stream", record_stream);
 }
 
 } // namespace torch_spyre

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: MIT
+"""The caching allocator: reuse, splitting, stream awareness, statistics, OOM."""
+import pytest
+import torch
+
+MiB = 1 << 20
+
+
+def fresh():
+    torch.spyre.synchronize()
+    torch.spyre.empty_cache()
+    torch.spyre.reset_peak_memory_stats()
+
+
+def test_stats_follow_allocations():
+    fresh()
+    base = torch.spyre.memory_allocated()
+    x = torch.empty(1000, device="spyre")  # 4000 B -> 4096 B block
+    assert torch.spyre.memory_allocated() == base + 4096
+    assert torch.spyre.memory_reserved() >= 2 * MiB
+    assert torch.accelerator.memory_allocated() == torch.spyre.memory_allocated()
+    del x
+    assert torch.spyre.memory_allocated() == base
+    assert torch.spyre.max_memory_allocated() >= base + 4096
+    torch.spyre.reset_peak_memory_stats()
+    assert torch.spyre.max_memory_allocated() == base
+    st = torch.spyre.memory_stats()
+    for k in ("allocated_bytes.all.current", "reserved_bytes.all.peak",
+              "active_bytes.small_pool.current", "segment.all.current", "num_ooms",
+              "requested_bytes.all.allocated"):
+        assert k in st, k
+
+
+def test_freed_block_is_reused():
+    fresh()
+    x = torch.empty(MiB // 4, device="spyre")
+    p = x.data_ptr()
+    del x
+    before = torch.spyre.counters()["alloc_cache_hits"]
+    y = torch.empty(MiB // 4, device="spyre")
+    assert y.data_ptr() == p
+    assert torch.spyre.counters()["alloc_cache_hits"] == before + 1
+
+
+def test_small_blocks_split_one_segment():
+    fresh()
+    r0 = torch.spyre.memory_reserved()
+    ts = [torch.empty(256, device="spyre") for _ in range(8)]  # 1 KiB each
+    assert torch.spyre.memory_reserved() - r0 == 2 * MiB  # one small segment
+    ptrs = sorted(t.data_ptr() for t in ts)
+    assert all(b - a == 1024 for a, b in zip(ptrs, ptrs[1:]))
+    del ts
+    # after freeing, the pieces merge back: a 1.5 MiB request... goes large,
+    # but a 1 MiB small request fits in the merged small segment
+    z = torch.empty(MiB // 4, device="spyre")
+    assert torch.spyre.memory_reserved() - r0 == 2 * MiB
+    del z
+
+
+def test_large_blocks_and_empty_cache():
+    fresh()
+    r0 = torch.spyre.memory_reserved()
+    x = torch.empty(3 * MiB, dtype=torch.uint8, device="spyre")
+    assert torch.spyre.memory_reserved() - r0 == 4 * MiB  # rounded to 2 MiB
+    del x
+    assert torch.spyre.memory_reserved() - r0 == 4 * MiB  # cached
+    torch.spyre.empty_cache()
+    assert torch.spyre.memory_reserved() == r0
+    free, total = torch.spyre.mem_get_info()
+    assert 0 < free <= total == torch.spyre.get_device_properties().total_memory
+
+
+def test_other_stream_reuses_only_after_owner_is_idle():
+    fresh()
+    s1 = torch.Stream(device="spyre")
+    s2 = torch.Stream(device="spyre")
+    with torch.spyre.stream(s1):
+        x = torch.empty(64 * MiB // 4, device="spyre").fill_(1.0)  # s1 busy for a while
+        p = x.data_ptr()
+        del x
+    with torch.spyre.stream(s2):
+        busy = not s1.query()
+        y = torch.empty(64 * MiB // 4, device="spyre")
+        if busy:  # s1 still had work queued: its block must not be handed out
+            assert y.data_ptr() != p
+        del y
+    s1.synchronize()
+    with torch.spyre.stream(s2):
+        before = torch.spyre.counters()["alloc_cross_stream_reuses"]
+        z = torch.empty(64 * MiB // 4, device="spyre")
+        assert z.data_ptr() in (p,) or torch.spyre.counters()["alloc_cross_stream_reuses"] >= before
+    del z
+
+
+def test_record_stream_defers_free():
+    fresh()
+    s = torch.Stream(device="spyre")
+    x = torch.empty(MiB // 4, device="spyre")
+    p = x.data_ptr()
+    with torch.spyre.stream(s):
+        x.fill_(2.0)
+    x.record_stream(s)
+    before = torch.spyre.counters()["alloc_deferred_frees"]
+    del x
+    assert torch.spyre.counters()["alloc_deferred_frees"] == before + 1
+    s.synchronize()
+    y = torch.empty(MiB // 4, device="spyre")  # the event completed: reusable
+    assert y.data_ptr() == p
+
+
+def test_out_of_memory_is_a_python_error():
+    fresh()
+    total = torch.spyre.get_device_properties().total_memory
+    keep = torch.empty(MiB, dtype=torch.uint8, device="spyre")
+    with pytest.raises(torch.OutOfMemoryError, match="Tried to allocate"):
+        torch.empty(total * 2, dtype=torch.uint8, device="spyre")  # never fits
+    held = []
+    with pytest.raises(torch.OutOfMemoryError) as e:
+        for _ in range(total // (128 * MiB) + 2):
+            held.append(torch.empty(128 * MiB, dtype=torch.uint8, device="spyre"))
+    msg = str(e.value)
+    assert "Tried to allocate 128.00 MiB" in msg, msg
+    assert torch.spyre.memory_allocated() >= (total // (128 * MiB) - 1) * 128 * MiB
+    del held
+    for part in ("Tried to allocate", "total capacity", "allocated by PyTorch",
+                 "reserved by PyTorch"):
+        assert part in msg, msg
+    assert torch.spyre.memory_stats()["num_ooms"] >= 1
+    # the device still works
+    keep.fill_(1)
+    assert keep.cpu().sum().item() == MiB
