@@ -155,8 +155,12 @@ public:
 			if (!has_state(i))
 				continue;
 			auto &st = state(i);
+			// After a device-wide synchronize no stream has pending work,
+			// so free neighbours of different streams can merge.
+			synchronize_device(i);
 			std::lock_guard<std::mutex> lock(st.mutex);
 			process_deferred(st);
+			coalesce_idle(st);
 			release_cached(st);
 		}
 	}
@@ -444,6 +448,32 @@ private:
 		delete seg;
 	}
 
+	// Merges every pair of neighbouring free blocks (all streams idle).
+	void coalesce_idle(DeviceState &st)
+	{
+		for (Pool *p : {&st.small, &st.large}) {
+			std::vector<Block *> blocks(p->begin(), p->end());
+			for (Block *b : blocks) {
+				if (!p->count(b))
+					continue;
+				Block *prev = b->prev;
+				while (prev && p->count(prev)) {
+					p->erase(prev);
+					p->erase(b);
+					prev->size += b->size;
+					prev->next = b->next;
+					if (b->next)
+						b->next->prev = prev;
+					delete b;
+					p->insert(prev);
+					b = prev;
+					prev = b->prev;
+				}
+			}
+		}
+		update_inactive_split(st);
+	}
+
 	// Frees every cached segment with no live block.
 	void release_cached(DeviceState &st)
 	{
@@ -466,7 +496,9 @@ private:
 		int rc = spyre_bo_create(device_handle(st.index), seg_size, SPYRE_MEM_DEVICE, &bo);
 		if (rc == -ENOMEM || rc == -ENOSPC || rc == -E2BIG) {
 			st.stats.num_alloc_retries++;
+			synchronize_device(st.index);
 			process_deferred(st);
+			coalesce_idle(st);
 			release_cached(st);
 			rc = spyre_bo_create(device_handle(st.index), seg_size, SPYRE_MEM_DEVICE,
 					     &bo);
