@@ -15,12 +15,14 @@ build=${SPYRE_BUILD:-$top/build}
 # --- inside the VM -----------------------------------------------------------
 if [ "${1:-}" = --guest ]; then
 	shift
+	# the fault-injection tests use the driver's debugfs "fault" file
+	mountpoint -q /sys/kernel/debug 2>/dev/null || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 	cd "$top/torch_plugin/tests" || exit 1
 	export SPYRE_BACKEND=drm PYTHONDONTWRITEBYTECODE=1 HOME=/tmp
 	"$build/venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp=/tmp/pytest \
 		-k "not autoload and not no_card and not from_environment" "$@" \
 		test_device.py test_copy.py test_ops.py test_streams.py test_allocator.py \
-		test_fallback.py 2>&1
+		test_fallback.py test_errors.py 2>&1
 	echo "# plugin-vm: pytest exit $?"
 	exit 0
 fi

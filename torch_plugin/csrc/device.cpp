@@ -33,8 +33,9 @@ thread_local c10::DeviceIndex tls_current_device = 0;
 void throw_spyre_error(int rc, const char *what)
 {
 	const char *msg = spyre_last_error();
-	TORCH_CHECK(false, "spyre: ", what, " failed: ", (msg && *msg) ? msg : std::strerror(-rc),
-		    " (", std::strerror(-rc), ")");
+	if (msg && *msg)
+		TORCH_CHECK(false, "spyre: ", what, " failed: ", msg);
+	TORCH_CHECK(false, "spyre: ", what, " failed: ", std::strerror(-rc));
 }
 
 c10::DeviceIndex device_count() noexcept

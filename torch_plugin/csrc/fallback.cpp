@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <set>
+#include <vector>
 
 namespace torch_spyre {
 namespace {
@@ -65,6 +66,58 @@ void check_devices(const c10::OperatorHandle &op, const torch::jit::Stack &stack
 	}
 }
 
+// The spyre device of the first spyre tensor argument (-1 if none).
+c10::DeviceIndex first_spyre_device(const torch::jit::Stack &stack, size_t nargs)
+{
+	for (size_t i = stack.size() - nargs; i < stack.size(); i++)
+		if (stack[i].isTensor() && stack[i].toTensor().defined() &&
+		    stack[i].toTensor().device().type() == c10::DeviceType::PrivateUse1)
+			return stack[i].toTensor().device().index();
+	return -1;
+}
+
+// Random ops on the CPU: the CPU kernel gets a CPU generator carrying the
+// spyre generator's state (the default one of the device when the op was
+// given none), and the advanced state goes back afterwards, so
+// torch.spyre.manual_seed makes spyre's random ops reproducible.
+struct GeneratorSwap {
+	at::Generator spyre;
+	at::Generator cpu;
+};
+
+std::vector<GeneratorSwap> swap_generators(const c10::FunctionSchema &schema,
+					   torch::jit::Stack &stack)
+{
+	std::vector<GeneratorSwap> swaps;
+	size_t nargs = schema.arguments().size();
+	for (size_t i = 0; i < nargs; i++) {
+		if (schema.arguments()[i].type()->str() != "Generator?")
+			continue;
+		auto &v = stack[stack.size() - nargs + i];
+		at::Generator g;
+		if (v.isNone()) {
+			auto index = first_spyre_device(stack, nargs);
+			if (index < 0)
+				continue;
+			g = at::globalContext().defaultGenerator(
+				c10::Device(c10::DeviceType::PrivateUse1, index));
+		} else if (v.isGenerator() &&
+			   v.toGenerator().device().type() == c10::DeviceType::PrivateUse1) {
+			g = v.toGenerator();
+		} else {
+			continue;
+		}
+		at::Generator cpu = at::make_generator<at::CPUGeneratorImpl>();
+		{
+			std::lock_guard<std::mutex> lock(g.mutex());
+			cpu.set_state(g.get_state());
+		}
+		v = c10::IValue(cpu);
+		swaps.push_back({g, cpu});
+	}
+	return swaps;
+}
+
 void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 {
 	const auto &schema = op.schema();
@@ -90,7 +143,12 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 			   "device). torch.spyre.fallback_counts() counts such calls; "
 			   "TORCH_SPYRE_FALLBACK=error makes them errors.");
 	check_devices(op, *stack, schema.arguments().size());
+	auto swaps = swap_generators(schema, *stack);
 	at::native::cpu_fallback(op, stack);
+	for (auto &s : swaps) {
+		std::lock_guard<std::mutex> lock(s.spyre.mutex());
+		s.spyre.set_state(s.cpu.get_state());
+	}
 }
 
 } // namespace

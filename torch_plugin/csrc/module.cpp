@@ -81,6 +81,12 @@ PYBIND11_MODULE(_C, m)
 	m.def("_set_fallback_mode", [](const std::string &s) { set_fallback_mode(s); });
 	m.def("_fallback_mode", [] { return fallback_mode(); });
 	m.def("_is_pinned_ptr", [](uintptr_t p) { return is_pinned_ptr(reinterpret_cast<void *>(p)); });
+	// Test hook: a one-shot card fault on the next command of the compute
+	// (0) or DMA (1) engine (libspyre's spyre_sim_inject_fault kinds).
+	m.def("_inject_fault", [](int i, int engine, unsigned kind) {
+		SPYRE_CHECK(spyre_sim_inject_fault(device_handle(c10::DeviceIndex(i)),
+						   static_cast<spyre_engine>(engine), kind));
+	});
 	m.def("_default_generator", [](int i) {
 		const at::Generator &g =
 			at::detail::getPrivateUse1Hooks().getDefaultGenerator(c10::DeviceIndex(i));

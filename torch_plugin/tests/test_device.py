@@ -133,3 +133,18 @@ def test_save_load_roundtrip(tmp_path):
     assert torch.equal(back["v"].cpu(), x.cpu()[:, 1])
     cpu = torch.load(f, map_location="cpu")
     assert cpu["x"].device.type == "cpu" and torch.equal(cpu["x"], x.cpu())
+
+
+def test_manual_seed_makes_random_ops_reproducible():
+    torch.spyre.manual_seed(7)
+    a = torch.randn(64, device="spyre")
+    b = torch.randn(64, device="spyre")
+    assert not torch.equal(a.cpu(), b.cpu())  # the state advances
+    torch.manual_seed(123)  # the CPU generator is another one
+    torch.spyre.manual_seed(7)
+    assert torch.equal(torch.randn(64, device="spyre").cpu(), a.cpu())
+    g = torch.Generator(device="spyre")
+    g.manual_seed(5)
+    c = torch.rand(8, device="spyre", generator=g)
+    g.manual_seed(5)
+    assert torch.equal(torch.rand(8, device="spyre", generator=g).cpu(), c.cpu())
