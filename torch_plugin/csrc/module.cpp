@@ -76,6 +76,10 @@ PYBIND11_MODULE(_C, m)
 		py::gil_scoped_release nogil;
 		synchronize_device(c10::DeviceIndex(i));
 	});
+	m.def("_new_transfer_stream", [](int i) {
+		c10::Stream s = new_transfer_stream(c10::DeviceIndex(i));
+		return py::make_tuple(s.id(), int(s.device_index()));
+	});
 	m.def("_fallback_counts", [] { return fallback_counts(); });
 	m.def("_reset_fallback_counts", [] { reset_fallback_counts(); });
 	m.def("_set_fallback_mode", [](const std::string &s) { set_fallback_mode(s); });

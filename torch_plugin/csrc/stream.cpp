@@ -18,6 +18,8 @@ struct StreamTable {
 	// per device: slot 0 = default stream
 	std::unordered_map<c10::DeviceIndex, std::vector<spyre_stream *>> streams;
 	std::unordered_map<c10::DeviceIndex, size_t> next_id;
+	std::unordered_map<c10::DeviceIndex, std::vector<spyre_stream *>> transfer;
+	std::unordered_map<c10::DeviceIndex, size_t> next_transfer;
 };
 
 StreamTable &table()
@@ -28,10 +30,10 @@ StreamTable &table()
 
 thread_local std::unordered_map<c10::DeviceIndex, c10::StreamId> tls_current;
 
-spyre_stream *create_native(c10::DeviceIndex index)
+spyre_stream *create_native(c10::DeviceIndex index, spyre_engine engine = SPYRE_ENGINE_COMPUTE)
 {
 	spyre_stream *s = nullptr;
-	SPYRE_CHECK(spyre_stream_create(device_handle(index), SPYRE_ENGINE_COMPUTE, &s));
+	SPYRE_CHECK(spyre_stream_create(device_handle(index), engine, &s));
 	return s;
 }
 
@@ -69,6 +71,24 @@ c10::Stream new_stream(c10::DeviceIndex index)
 	return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, index), id);
 }
 
+c10::Stream new_transfer_stream(c10::DeviceIndex index)
+{
+	index = or_current(index);
+	check_device_index(index);
+	auto &t = table();
+	std::lock_guard<std::mutex> lock(t.mutex);
+	auto &v = t.transfer[index];
+	size_t k;
+	if (v.size() < kPoolSize / 2) {
+		v.push_back(create_native(index, SPYRE_ENGINE_DMA));
+		k = v.size() - 1;
+	} else {
+		k = t.next_transfer[index]++ % v.size();
+	}
+	return c10::Stream(c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, index),
+			   kTransferStreamBase + static_cast<c10::StreamId>(k));
+}
+
 c10::Stream current_stream(c10::DeviceIndex index)
 {
 	index = or_current(index);
@@ -92,6 +112,13 @@ spyre_stream *native_stream(c10::Stream s)
 	check_device_index(index);
 	auto &t = table();
 	std::lock_guard<std::mutex> lock(t.mutex);
+	if (s.id() >= kTransferStreamBase) {
+		auto &tv = t.transfer[index];
+		size_t k = static_cast<size_t>(s.id() - kTransferStreamBase);
+		TORCH_CHECK(k < tv.size(), "spyre: unknown stream id ", s.id(), " on spyre:",
+			    int(index));
+		return tv[k];
+	}
 	auto &v = t.streams[index];
 	if (v.empty())
 		v.push_back(nullptr);
@@ -111,6 +138,7 @@ void synchronize_device(c10::DeviceIndex index)
 		auto &t = table();
 		std::lock_guard<std::mutex> lock(t.mutex);
 		v = t.streams[index];
+		v.insert(v.end(), t.transfer[index].begin(), t.transfer[index].end());
 	}
 	for (auto *s : v)
 		if (s)

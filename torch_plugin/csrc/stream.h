@@ -13,6 +13,11 @@ namespace torch_spyre {
 
 c10::Stream default_stream(c10::DeviceIndex index);
 c10::Stream new_stream(c10::DeviceIndex index);
+// A stream on the card's DMA engine (copies and fills only; launches on it
+// fail): transfers on it overlap compute on the compute streams. Ids
+// from kTransferStreamBase up.
+constexpr c10::StreamId kTransferStreamBase = 1 << 16;
+c10::Stream new_transfer_stream(c10::DeviceIndex index);
 // The calling thread's current stream of @index (the default stream first).
 c10::Stream current_stream(c10::DeviceIndex index);
 // Makes @s current for its device; returns the previous current stream.

@@ -57,7 +57,9 @@ def test_elapsed_time_is_modelled_device_time():
 
 
 def _ordering(wait):
-    s1 = torch.Stream(device="spyre")
+    # s1: an upload on a transfer (DMA engine) stream; s2: a compute stream
+    # that records an event, after waiting for s1's event or not.
+    s1 = torch.spyre.Stream(transfer=True)
     s2 = torch.Stream(device="spyre")
     start = torch.Event(device="spyre", enable_timing=True)
     done1 = torch.Event(device="spyre", enable_timing=True)
@@ -65,8 +67,10 @@ def _ordering(wait):
     x = torch.randn(BIG).pin_memory()
     y = torch.empty(BIG, device="spyre")
     torch.spyre.synchronize()
-    with torch.spyre.stream(s1):
+    with torch.spyre.stream(s2):
         start.record()
+    with torch.spyre.stream(s1):
+        s1.wait_event(start)
         y.copy_(x, non_blocking=True)
         done1.record()
     with torch.spyre.stream(s2):
@@ -74,12 +78,32 @@ def _ordering(wait):
             s2.wait_event(done1)
         mark2.record()
     torch.spyre.synchronize()
+    assert torch.equal(y.cpu(), x)
     return start.elapsed_time(done1), start.elapsed_time(mark2)
 
 
 def test_wait_event_orders_streams():
     t_done, t_mark = _ordering(wait=True)
-    assert t_mark >= t_done, (t_done, t_mark)
+    assert t_done > 0 and t_mark >= t_done, (t_done, t_mark)
+
+
+def test_without_wait_the_race_is_visible():
+    # the compute stream's event does not wait for the transfer: in device
+    # time it completes before the upload does
+    t_done, t_mark = _ordering(wait=False)
+    assert t_mark < t_done, (t_done, t_mark)
+
+
+def test_transfer_stream_copies_and_fills():
+    t = torch.spyre.Stream(transfer=True)
+    assert t.stream_id >= 1 << 16
+    x = torch.randn(1000)
+    with torch.spyre.stream(t):
+        d = x.to("spyre")
+        e = torch.empty(1000, device="spyre").fill_(4.0)
+        f = d.clone()
+    t.synchronize()
+    assert torch.equal(f.cpu(), x) and torch.equal(e.cpu(), torch.full((1000,), 4.0))
 
 
 def test_wait_event_orders_data():

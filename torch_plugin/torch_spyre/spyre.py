@@ -146,11 +146,20 @@ def set_rng_state(state: torch.Tensor, dev: Any = None) -> None:
 # ---- streams and events ----------------------------------------------------
 
 class Stream(torch.Stream):
-    """A spyre stream (a libspyre stream: ordered work on the card)."""
+    """A spyre stream (a libspyre stream: ordered work on the card).
 
-    def __new__(cls, device: Any = None, priority: int = 0, **kwargs):
+    ``transfer=True`` makes a stream on the card's DMA engine: copies and
+    fills on it overlap compute on the other streams (ops that launch
+    programs cannot run on it)."""
+
+    def __new__(cls, device: Any = None, priority: int = 0, transfer: bool = False, **kwargs):
         if "stream_id" in kwargs:
             return super().__new__(cls, **kwargs)
+        if transfer:
+            sid, idx = _C._new_transfer_stream(_checked(device))
+            ref = torch.accelerator.current_stream(torch.device("spyre", idx))
+            return super().__new__(cls, stream_id=sid, device_index=idx,
+                                   device_type=ref.device_type)
         return super().__new__(cls, device=torch.device("spyre", _checked(device)),
                                priority=priority)
 
