@@ -108,6 +108,16 @@ void stat_add(c10::CachingAllocator::StatArray &a, bool small, int64_t n)
 	}
 }
 
+// Applies @fn to every Stat of the per-pool arrays of @stats.
+template <typename Fn> void for_each_stat_array(DeviceStats &stats, Fn fn)
+{
+	for (auto *a : {&stats.allocation, &stats.segment, &stats.active, &stats.inactive_split,
+			&stats.allocated_bytes, &stats.reserved_bytes, &stats.active_bytes,
+			&stats.inactive_split_bytes, &stats.requested_bytes})
+		for (auto &s : *a)
+			fn(s);
+}
+
 size_t round_size(size_t n)
 {
 	return n < kRound ? kRound : (n + kRound - 1) / kRound * kRound;
@@ -190,19 +200,9 @@ public:
 	{
 		auto &st = state(index);
 		std::lock_guard<std::mutex> lock(st.mutex);
-		auto reset = [](c10::CachingAllocator::StatArray &a) {
-			for (auto &s : a)
-				s.reset_accumulated();
-		};
-		reset(st.stats.allocation);
-		reset(st.stats.segment);
-		reset(st.stats.active);
-		reset(st.stats.inactive_split);
-		reset(st.stats.allocated_bytes);
-		reset(st.stats.reserved_bytes);
-		reset(st.stats.active_bytes);
-		reset(st.stats.inactive_split_bytes);
-		reset(st.stats.requested_bytes);
+		for_each_stat_array(st.stats, [](c10::CachingAllocator::Stat &s) {
+			s.reset_accumulated();
+		});
 		st.stats.num_alloc_retries = 0;
 		st.stats.num_ooms = 0;
 		st.stats.num_device_alloc = 0;
@@ -213,19 +213,7 @@ public:
 	{
 		auto &st = state(index);
 		std::lock_guard<std::mutex> lock(st.mutex);
-		auto reset = [](c10::CachingAllocator::StatArray &a) {
-			for (auto &s : a)
-				s.reset_peak();
-		};
-		reset(st.stats.allocation);
-		reset(st.stats.segment);
-		reset(st.stats.active);
-		reset(st.stats.inactive_split);
-		reset(st.stats.allocated_bytes);
-		reset(st.stats.reserved_bytes);
-		reset(st.stats.active_bytes);
-		reset(st.stats.inactive_split_bytes);
-		reset(st.stats.requested_bytes);
+		for_each_stat_array(st.stats, [](c10::CachingAllocator::Stat &s) { s.reset_peak(); });
 	}
 
 	std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex index) override
@@ -288,17 +276,26 @@ public:
 		if (!b->stream_uses.empty()) {
 			// Other streams may still read or write it: free it once the
 			// work they have queued so far is done.
-			spyre_device *dev = device_handle(st->index);
-			for (auto sid : b->stream_uses) {
-				spyre_event *ev = nullptr;
-				c10::Stream s(c10::Stream::UNSAFE,
-					      c10::Device(c10::DeviceType::PrivateUse1, st->index), sid);
-				if (spyre_event_create(dev, 0, &ev) == 0) {
-					if (spyre_event_record(ev, native_stream(s)) == 0)
-						b->events.push_back(ev);
-					else
+			// A deleter must not throw: if an event cannot be recorded the
+			// block is never reused (leaked) rather than reused too early.
+			try {
+				spyre_device *dev = device_handle(st->index);
+				for (auto sid : b->stream_uses) {
+					spyre_event *ev = nullptr;
+					c10::Stream s(c10::Stream::UNSAFE,
+						      c10::Device(c10::DeviceType::PrivateUse1,
+								  st->index),
+						      sid);
+					if (spyre_event_create(dev, 0, &ev) < 0)
+						return;
+					if (spyre_event_record(ev, native_stream(s)) < 0) {
 						spyre_event_destroy(ev);
+						return;
+					}
+					b->events.push_back(ev);
 				}
+			} catch (...) {
+				return;
 			}
 			b->stream_uses.clear();
 			st->deferred.push_back(b);
