@@ -80,3 +80,4 @@ bench: all
 	$(MAKE) -s -C $(TOP)/bench BUILD=$(BUILD)
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/bench/spyre_latency
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-bench
+	cd $(BUILD) && SPYRE_BACKEND=sim $(BUILD)/venv/bin/python $(TOP)/bench/plugin-eager.py
