@@ -150,3 +150,19 @@ def test_empty_cache_merges_pieces_of_different_streams():
     del b
     torch.spyre.empty_cache()
     assert torch.spyre.memory_reserved() == r0
+
+
+def test_accelerator_memory_api_matches():
+    fresh()
+    x = torch.empty(3 * MiB, dtype=torch.uint8, device="spyre")
+    assert torch.accelerator.memory_allocated() == torch.spyre.memory_allocated() >= 3 * MiB
+    assert torch.accelerator.memory_reserved() == torch.spyre.memory_reserved()
+    st = torch.accelerator.memory_stats()
+    assert st["allocated_bytes.all.current"] == torch.spyre.memory_allocated()
+    assert st["allocated_bytes.large_pool.current"] >= 3 * MiB
+    free, total = torch.accelerator.get_memory_info()
+    assert total == torch.spyre.get_device_properties().total_memory
+    r = torch.spyre.memory_reserved()
+    del x
+    torch.accelerator.empty_cache()
+    assert torch.spyre.memory_reserved() == r - 4 * MiB  # its own 4 MiB segment
