@@ -27,7 +27,7 @@ if [ "${1:-}" = --guest ]; then
 	"$build/venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp=/tmp/pytest \
 		-k "not autoload and not no_card and not from_environment and not race_is_visible" "$@" \
 		test_device.py test_copy.py test_ops.py test_streams.py test_allocator.py \
-		test_fallback.py test_errors.py 2>&1
+		test_fallback.py test_errors.py test_models.py 2>&1
 	echo "# plugin-vm: pytest exit $?"
 	exit 0
 fi
