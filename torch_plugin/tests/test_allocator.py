@@ -166,3 +166,46 @@ def test_accelerator_memory_api_matches():
     del x
     torch.accelerator.empty_cache()
     assert torch.spyre.memory_reserved() == r - 4 * MiB  # its own 4 MiB segment
+
+
+def test_random_alloc_free_never_overlaps_and_accounts_exactly():
+    # Random sizes (both pools, splitting and merging), random frees, two
+    # streams: every live tensor keeps its own fill value (no two blocks
+    # overlap), requested bytes are exactly the live tensors' bytes, and
+    # allocated bytes cover their rounded sizes (a large block keeps a
+    # remainder of up to 1 MiB unsplit, as CUDA's allocator does).
+    import random
+    fresh()
+    rng = random.Random(1)
+    base = torch.spyre.memory_allocated()
+    base_req = torch.spyre.memory_stats()["requested_bytes.all.current"]
+    base_reserved = torch.spyre.memory_reserved()
+    streams = [torch.spyre.current_stream(), torch.Stream(device="spyre")]
+    live = {}
+    for step in range(300):
+        if live and rng.random() < 0.45:
+            key = rng.choice(list(live))
+            del live[key]
+            continue
+        n = rng.choice([1, 100, 1000, 30000, 300000, 700000])
+        with torch.spyre.stream(rng.choice(streams)):
+            t = torch.empty(n, dtype=torch.int32, device="spyre").fill_(step)
+        live[step] = t
+        if step % 50 == 0:
+            torch.spyre.synchronize()
+    torch.spyre.synchronize()
+    rounded = sum(max(512, -(-t.numel() * 4 // 512) * 512) for t in live.values())
+    exact = sum(t.numel() * 4 for t in live.values())
+    assert torch.spyre.memory_stats()["requested_bytes.all.current"] - base_req == exact
+    assert rounded <= torch.spyre.memory_allocated() - base <= rounded + len(live) * MiB
+    for v, t in live.items():
+        c = t.cpu()
+        assert c.min().item() == v and c.max().item() == v, v
+    live.clear()
+    del t, c
+    assert torch.spyre.memory_allocated() == base
+    torch.spyre.empty_cache()
+    st = torch.spyre.memory_stats()
+    assert st["inactive_split.all.current"] == 0
+    assert torch.spyre.memory_reserved() == base_reserved  # every segment went back
+    assert st["active.all.current"] == st["allocation.all.current"]
