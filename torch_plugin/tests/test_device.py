@@ -148,3 +148,18 @@ def test_manual_seed_makes_random_ops_reproducible():
     c = torch.rand(8, device="spyre", generator=g)
     g.manual_seed(5)
     assert torch.equal(torch.rand(8, device="spyre", generator=g).cpu(), c.cpu())
+
+
+def test_autoload_failure_leaves_torch_usable():
+    # a backend that fails to load must not break `import torch`
+    code = """
+import sys, warnings
+warnings.simplefilter("always")
+sys.modules["torch_spyre"] = None  # makes `import torch_spyre` fail
+import torch
+print("ok", hasattr(torch, "spyre"), torch.ones(2).sum().item())
+"""
+    rc, out = run_python(code)
+    assert rc == 0, out
+    assert "ok False 2.0" in out, out
+    assert "spyre backend failed to load" in out, out
