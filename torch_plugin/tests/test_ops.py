@@ -88,3 +88,15 @@ def test_factories():
     assert torch.equal(torch.full((2, 2), 7, device="spyre").cpu(), torch.full((2, 2), 7))
     t = torch.tensor([1, 2, 3], device="spyre")
     assert t.is_spyre and t.tolist() == [1, 2, 3]
+
+
+def test_storage_resize_keeps_bytes():
+    t = torch.arange(4, dtype=torch.int32).to("spyre")
+    s = t.untyped_storage()
+    s.resize_(64)
+    assert s.nbytes() == 64 and s.device.type == "spyre"
+    back = torch.empty(0, dtype=torch.int32, device="spyre").set_(s, 0, (4,), (1,))
+    assert back.cpu().tolist() == [0, 1, 2, 3]
+    s.resize_(8)
+    assert torch.empty(0, dtype=torch.int32, device="spyre").set_(s, 0, (2,), (1,)).cpu().tolist() \
+        == [0, 1]
