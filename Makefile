@@ -15,10 +15,10 @@ KVER      = $(shell cat $(BUILD)/kernel/version 2>/dev/null)
 KDIR      = /usr/src/linux-headers-$(KVER)
 QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 
-.PHONY: all deps qemu module initramfs kernel-tools libspyre selftests check \
+.PHONY: all deps qemu module initramfs kernel-tools libspyre selftests plugin check \
 	check-host check-vm check-debug debug-kernel demo bench checkpatch clean distclean
 
-all: deps qemu module initramfs libspyre selftests
+all: deps qemu module initramfs libspyre selftests plugin
 
 deps:
 	@$(TOP)/scripts/setup-deps
@@ -42,6 +42,10 @@ initramfs: deps
 
 libspyre: deps
 	$(MAKE) -s -C $(TOP)/libspyre BUILD=$(BUILD)
+
+# The project venv (build/venv: torch 2.13.0 CPU) with the PyTorch plugin.
+plugin: libspyre
+	@$(TOP)/scripts/build-plugin
 
 selftests: kernel-tools
 	$(MAKE) -s -C $(TOP)/selftests/drivers/accel/spyre OUTPUT=$(BUILD)/selftests \
@@ -69,7 +73,7 @@ debug-kernel: deps
 check-debug: deps module initramfs selftests
 	@$(TOP)/scripts/check-debug
 
-check-host: kernel-tools
+check-host: kernel-tools plugin
 	@$(TOP)/scripts/check --host
 
 check-vm: all
@@ -93,3 +97,4 @@ bench: all
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-bench
 	SPYRE_BACKEND=sim $(BUILD)/libspyre/bench/ops-bench
 	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-streams
+	cd $(BUILD) && SPYRE_BACKEND=sim $(BUILD)/venv/bin/python $(TOP)/bench/plugin-eager.py

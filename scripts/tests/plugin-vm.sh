@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The PyTorch plugin on the drm backend inside the test VM with two cards:
+# one boot, one Python process (import torch alone takes ~36 s under TCG).
+# Runs the plugin's pytest files minus the tests that start a second
+# interpreter (autoload, environment-variable modes, no-card: those run on
+# the host in plugin-sim), and the stream-race test: the cards pace device
+# time against real time (so that non_blocking copies are observably
+# asynchronous), and under TCG the guest needs longer between two Python
+# statements than the upload takes, so the race cannot be provoked there;
+# plugin-sim runs it on the model's virtual clock. Ends with
+# "N passed, N failed[, N skipped]".
+#
+#   scripts/tests/plugin-vm.sh [PYTEST-ARGS...]
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${SPYRE_BUILD:-$top/build}
+
+# --- inside the VM -----------------------------------------------------------
+if [ "${1:-}" = --guest ]; then
+	shift
+	# the fault-injection tests use the driver's debugfs "fault" file
+	mountpoint -q /sys/kernel/debug 2>/dev/null || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	cd "$top/torch_plugin/tests" || exit 1
+	export SPYRE_BACKEND=drm PYTHONDONTWRITEBYTECODE=1 HOME=/tmp
+	"$build/venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp=/tmp/pytest \
+		-k "not autoload and not no_card and not from_environment and not race_is_visible" "$@" \
+		test_device.py test_copy.py test_ops.py test_streams.py test_allocator.py \
+		test_fallback.py test_errors.py test_models.py 2>&1
+	echo "# plugin-vm: pytest exit $?"
+	exit 0
+fi
+
+# --- on the host -------------------------------------------------------------
+if ! "$top/scripts/build-plugin"; then
+	echo "plugin-vm: building the plugin failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+"$top/scripts/spyre-vm" run --cards 2 --timeout 900 --card-opt pacing=on -- \
+	"$top/scripts/tests/plugin-vm.sh" --guest "$@" 2>&1 | tee "$log"
+vm_rc=${PIPESTATUS[0]}
+rc=$(sed -nE 's/^# plugin-vm: pytest exit ([0-9]+)$/\1/p' "$log" | tail -1)
+out=$("$top/scripts/tests/pytest-summary" "$log" "${rc:-1}")
+echo "$out" | head -n -1
+line=$(echo "$out" | tail -1)
+if [ "$vm_rc" != 0 ]; then
+	echo "FAIL: spyre-vm exited $vm_rc (see build/vm/last/)"
+	p=${line%% passed*}; f=${line#*passed, }; f=${f%% failed*}
+	line="$p passed, $((f + 1)) failed${line#*failed}"
+fi
+echo "$line"
+[[ "$line" == *" 0 failed"* ]]

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+#include "device.h"
+
+#include <array>
+#include <cstring>
+#include <mutex>
+
+namespace torch_spyre {
+namespace {
+
+constexpr int kMaxDevices = 16;
+
+struct DeviceTable {
+	std::once_flag count_once;
+	int count = 0;
+	std::string reason;
+	std::mutex open_mutex;
+	std::array<spyre_device *, kMaxDevices> handles{};
+	std::array<spyre_device_props, kMaxDevices> props{};
+};
+
+// Leaked on purpose: tensors freed during interpreter shutdown still need it.
+DeviceTable &table()
+{
+	static auto *t = new DeviceTable();
+	return *t;
+}
+
+thread_local c10::DeviceIndex tls_current_device = 0;
+
+} // namespace
+
+void throw_spyre_error(int rc, const char *what)
+{
+	const char *msg = spyre_last_error();
+	if (msg && *msg)
+		TORCH_CHECK(false, "spyre: ", what, " failed: ", msg);
+	TORCH_CHECK(false, "spyre: ", what, " failed: ", std::strerror(-rc));
+}
+
+c10::DeviceIndex device_count() noexcept
+{
+	auto &t = table();
+	std::call_once(t.count_once, [&t] {
+		int n = 0;
+		int rc = spyre_device_count(SPYRE_BACKEND_DEFAULT, &n);
+		if (rc < 0) {
+			const char *msg = spyre_last_error();
+			t.reason = (msg && *msg) ? msg : std::strerror(-rc);
+			n = 0;
+		} else if (n == 0) {
+			t.reason = "no Spyre card is present and the sim backend is not selected";
+		}
+		t.count = n > kMaxDevices ? kMaxDevices : n;
+	});
+	return static_cast<c10::DeviceIndex>(t.count);
+}
+
+const std::string &unavailable_reason()
+{
+	device_count();
+	return table().reason;
+}
+
+void check_device_index(c10::DeviceIndex index)
+{
+	auto n = device_count();
+	TORCH_CHECK(n > 0, "spyre: no Spyre device is available: ", unavailable_reason());
+	TORCH_CHECK_INDEX(index >= 0 && index < n, "spyre: invalid device index ", int(index),
+			  ": there ", n == 1 ? "is " : "are ", int(n), " Spyre device",
+			  n == 1 ? "" : "s", " (valid indices 0..", int(n) - 1, ")");
+}
+
+spyre_device *device_handle(c10::DeviceIndex index)
+{
+	check_device_index(index);
+	auto &t = table();
+	std::lock_guard<std::mutex> lock(t.open_mutex);
+	if (!t.handles[index]) {
+		spyre_device *dev = nullptr;
+		SPYRE_CHECK(spyre_device_open(index, &dev));
+		SPYRE_CHECK(spyre_device_get_props(dev, &t.props[index]));
+		t.handles[index] = dev;
+	}
+	return t.handles[index];
+}
+
+const spyre_device_props &device_props(c10::DeviceIndex index)
+{
+	device_handle(index);
+	return table().props[index];
+}
+
+c10::DeviceIndex current_device()
+{
+	return tls_current_device;
+}
+
+void set_current_device(c10::DeviceIndex index)
+{
+	check_device_index(index);
+	tls_current_device = index;
+}
+
+void set_current_device_unchecked(c10::DeviceIndex index) noexcept
+{
+	tls_current_device = index;
+}
+
+} // namespace torch_spyre

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// Spyre devices as PyTorch sees them: count, lazily opened libspyre
+// handles, properties, the calling thread's current device, and the helper
+// that turns a libspyre error into a Python exception.
+#pragma once
+
+#include <c10/core/Device.h>
+#include <c10/util/Exception.h>
+
+#include <spyre/spyre.h>
+
+#include <string>
+
+namespace torch_spyre {
+
+// Number of cards (0 when no card and no sim backend: never throws).
+c10::DeviceIndex device_count() noexcept;
+// Why device_count() is 0 ("" otherwise).
+const std::string &unavailable_reason();
+// Throws a clear error for an index outside [0, device_count()).
+void check_device_index(c10::DeviceIndex index);
+// The open libspyre device for @index (opened on first use).
+spyre_device *device_handle(c10::DeviceIndex index);
+const spyre_device_props &device_props(c10::DeviceIndex index);
+
+c10::DeviceIndex current_device();
+void set_current_device(c10::DeviceIndex index);
+// For the device guard's noexcept path: no index check.
+void set_current_device_unchecked(c10::DeviceIndex index) noexcept;
+
+// Throws c10::Error naming @what and libspyre's message when rc < 0.
+void throw_spyre_error(int rc, const char *what);
+
+} // namespace torch_spyre
+
+#define SPYRE_CHECK(call)                                      \
+	do {                                                   \
+		int spyre_rc_ = (call);                        \
+		if (spyre_rc_ < 0)                             \
+			::torch_spyre::throw_spyre_error(spyre_rc_, #call); \
+	} while (0)
