@@ -88,13 +88,11 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-# Benchmarks: the card model on the host, then the driver and libspyre in
-# the VM. Each prints ratios measured within its own run.
+# Benchmarks: the card model and libspyre's sim backend on the host, then
+# the driver and libspyre in one VM boot. bench/report prints one table of
+# figures (ratios measured within one run, counts, modelled device time) and
+# writes build/bench/results.json; bench/compare OLD NEW shows the change.
 bench: all
-	$(MAKE) -s -C $(TOP)/qemu-device/tests BUILD=$(BUILD) bench
+	$(MAKE) -s -C $(TOP)/qemu-device/tests BUILD=$(BUILD) bench-bins
 	$(MAKE) -s -C $(TOP)/bench BUILD=$(BUILD)
-	$(TOP)/scripts/spyre-vm run -- $(BUILD)/bench/spyre_latency
-	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-bench
-	SPYRE_BACKEND=sim $(BUILD)/libspyre/bench/ops-bench
-	$(TOP)/scripts/spyre-vm run -- $(BUILD)/libspyre/bench/libspyre-streams
-	cd $(BUILD) && SPYRE_BACKEND=sim $(BUILD)/venv/bin/python $(TOP)/bench/plugin-eager.py
+	$(TOP)/bench/report

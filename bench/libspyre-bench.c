@@ -10,14 +10,25 @@
  *  2. H2D / D2H bandwidth (wall clock, copy + synchronize) as a ratio of
  *     host memcpy bandwidth measured in the same process, plus the
  *     bandwidth the card models (device time from timing events).
+ *  3. On the drm backend, the prepared launch's host cost as a multiple of
+ *     the cheapest ioctl there is (DRM_IOCTL_VERSION on the same node),
+ *     timed in interleaved rounds with the launches.
+ *
+ * Every figure is also printed as an "@bench" record for bench/report.
  *
  *   libspyre-bench [launches] [copy MiB]
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <drm.h>
+
+#include "bench_record.h"
 #include "kernels.h"
 #include "spyre/spyre.h"
 
@@ -111,6 +122,38 @@ static struct result measure(struct ctx *c, int mode, int launches, spyre_recipe
 	return res;
 }
 
+/*
+ * Host time of one DRM_IOCTL_VERSION (no buffers: the driver only fills in
+ * its version numbers), the floor of any ioctl's cost. Best of @rounds
+ * rounds of @n calls each; negative when @path is not a device node.
+ */
+static double null_ioctl_us(const char *path, int rounds, int n)
+{
+	double best = -1, t0;
+	int fd, i, j;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < rounds; i++) {
+		t0 = now_s();
+		for (j = 0; j < n; j++) {
+			struct drm_version v;
+
+			memset(&v, 0, sizeof(v));
+			if (ioctl(fd, DRM_IOCTL_VERSION, &v)) {
+				close(fd);
+				return -1;
+			}
+		}
+		t0 = (now_s() - t0) / n * 1e6;
+		if (best < 0 || t0 < best)
+			best = t0;
+	}
+	close(fd);
+	return best;
+}
+
 static double memcpy_gbs(void *dst, const void *src, size_t bytes, int reps)
 {
 	double t0, best = 1e9;
@@ -133,6 +176,7 @@ int main(int argc, char **argv)
 	uint64_t bytes = mib << 20, dev_ns;
 	struct spyre_device_props props;
 	struct result prep, scratch, calls;
+	double null_us = -1;
 	spyre_event *e0, *e1;
 	spyre_bo *hb, *hb2, *db;
 	spyre_recipe *r;
@@ -172,6 +216,12 @@ int main(int argc, char **argv)
 			scratch = b;
 		if (!i || d.us < calls.us)
 			calls = d;
+		if (!strcmp(props.backend, "drm")) {
+			double nu = null_ioctl_us(props.path, 1, launches / ROUNDS + 1);
+
+			if (nu > 0 && (null_us < 0 || nu < null_us))
+				null_us = nu;
+		}
 	}
 	printf("\nlaunch cost (host time per launch, best of %d interleaved rounds, %d launches; "
 	       "2 streams: H2D, event, compute, D2H)\n", ROUNDS, launches);
@@ -184,6 +234,25 @@ int main(int argc, char **argv)
 	       calls.submits, calls.ioctls);
 	printf("  recipe: %u submits per launch (streams touched: 2); from scratch / prepared "
 	       "= %.1fx, calls / prepared = %.1fx\n", per, scratch.us / prep.us, calls.us / prep.us);
+	bench_record("recipe_ioctls_per_launch", prep.ioctls, "count",
+		     "ioctls per prepared recipe launch (H2D, event, compute, D2H on 2 streams)",
+		     "counted by libspyre's device stats", props.backend);
+	bench_record("recipe_submits_per_launch", prep.submits, "count",
+		     "SUBMITs per prepared recipe launch (2 streams touched)",
+		     "counted by libspyre's device stats", props.backend);
+	bench_record("recipe_scratch_vs_prepared", scratch.us / prep.us, "x",
+		     "host time: recipe built for every launch / prepared recipe launch",
+		     "best of 5 interleaved rounds", props.backend);
+	bench_record("recipe_calls_vs_prepared", calls.us / prep.us, "x",
+		     "host time: same work as individual stream calls / prepared recipe launch",
+		     "best of 5 interleaved rounds", props.backend);
+	if (null_us > 0) {
+		printf("  null ioctl (DRM_IOCTL_VERSION) %.2f us: prepared launch = %.1f null ioctls\n",
+		       null_us, prep.us / null_us);
+		bench_record("recipe_launch_vs_null_ioctl", prep.us / null_us, "x",
+			     "host time: prepared recipe launch / DRM_IOCTL_VERSION",
+			     "best of 5 rounds, interleaved with the launches", props.backend);
+	}
 
 	/* Bandwidth. */
 	TRY(spyre_bo_create(c.dev, bytes, SPYRE_MEM_HOST, &hb));
@@ -227,6 +296,18 @@ int main(int argc, char **argv)
 	       bytes / h2d / 1e9, bytes / h2d / 1e9 / mc, h2d_dev);
 	printf("  D2H                  %8.2f GB/s  = %.3f x memcpy   (modelled on the card: %.1f GB/s)\n",
 	       bytes / d2h / 1e9, bytes / d2h / 1e9 / mc, d2h_dev);
+	bench_record("h2d_vs_memcpy", bytes / h2d / 1e9 / mc, "x",
+		     "H2D bandwidth (copy + synchronize) / host memcpy bandwidth",
+		     "64 MiB, best of 5, same process", props.backend);
+	bench_record("d2h_vs_memcpy", bytes / d2h / 1e9 / mc, "x",
+		     "D2H bandwidth (copy + synchronize) / host memcpy bandwidth",
+		     "64 MiB, best of 5, same process", props.backend);
+	bench_record("h2d_modelled_gbs", h2d_dev, "GB/s",
+		     "modelled device-time bandwidth of an H2D copy",
+		     "bytes / (timing event elapsed ns)", props.backend);
+	bench_record("d2h_modelled_gbs", d2h_dev, "GB/s",
+		     "modelled device-time bandwidth of a D2H copy",
+		     "bytes / (timing event elapsed ns)", props.backend);
 
 	spyre_event_destroy(e0);
 	spyre_event_destroy(e1);

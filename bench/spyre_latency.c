@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_record.h"
 #include "drm/spyre_accel.h"
 
 #define MIB (1024u * 1024u)
@@ -291,6 +292,17 @@ int main(int argc, char **argv)
 			printf(" %12.1f %12.1f\n", quantile(s[k].submit, rounds, 0.5),
 			       quantile(s[k].wait, rounds, 0.5));
 	}
+	bench_record("nop_submit_wait_vs_null_ioctl", quantile(s[K_NOP].total, rounds, 0.5) / null_med,
+		     "x", "host time: SUBMIT of one NOP + wait for its syncobj / DRM_IOCTL_VERSION",
+		     "medians of interleaved rounds", "drm");
+	bench_record("empty_submit_wait_vs_null_ioctl",
+		     quantile(s[K_EMPTY].total, rounds, 0.5) / null_med, "x",
+		     "host time: SUBMIT of no commands + wait / DRM_IOCTL_VERSION",
+		     "medians of interleaved rounds", "drm");
+	bench_record("h2d_1mib_submit_wait_vs_null_ioctl",
+		     quantile(s[K_H2D].total, rounds, 0.5) / null_med, "x",
+		     "host time: SUBMIT of a 1 MiB H2D copy + wait / DRM_IOCTL_VERSION",
+		     "medians of interleaved rounds", "drm");
 	close(fd);
 	return 0;
 }
