@@ -118,7 +118,7 @@ void spyre_ring_fini(struct spyre_ring *ring)
  */
 static u32 spyre_ring_progress(struct spyre_ring *ring)
 {
-	if ((ring->sdev->hw_version & 0xffff) < 2)
+	if (ring->sdev->hw_version < SPYRE_HW_VERSION(1, 2))
 		return 0;
 	return spyre_ring_read(ring, SPYRE_RING_PROGRESS);
 }

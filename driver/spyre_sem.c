@@ -40,7 +40,7 @@
 /* Interface 1.1 has FENCE semaphores and the SEM_* registers. */
 bool spyre_sem_supported(struct spyre_device *sdev)
 {
-	return (sdev->hw_version & 0xffff) >= 1 && sdev->num_sems >= sdev->num_rings;
+	return sdev->hw_version >= SPYRE_HW_VERSION(1, 1) && sdev->num_sems >= sdev->num_rings;
 }
 
 /* Descriptor slots to keep free in front of a job for its SEM_WAITs. */

@@ -28,7 +28,7 @@
 #include "hw/pci/pcie.h"
 #include "migration/vmstate.h"
 #include "spyre_compat.h"
-#include "model/spyre_hw.h"
+#include "spyre_hw.h"
 #include "model/spyre_model.h"
 
 #define TYPE_SPYRE "spyre"

@@ -199,7 +199,7 @@ uint32_t spyre_model_read(struct spyre_model *m, uint32_t off)
 	case SPYRE_REG_ID:
 		return SPYRE_ID_MAGIC;
 	case SPYRE_REG_VERSION:
-		return SPYRE_HW_VERSION_MAJOR << 16 | SPYRE_HW_VERSION_MINOR;
+		return SPYRE_HW_VERSION_CURRENT;
 	case SPYRE_REG_NUM_CORES:
 		return m->cfg.num_cores;
 	case SPYRE_REG_SCRATCHPAD_KB:

@@ -19,7 +19,7 @@ TEST(progress_version_is_1_2)
 {
 	struct tcard *t = tc_new(NULL);
 
-	CHECK_EQ(tc_rd(t, SPYRE_REG_VERSION), 1u << 16 | 2);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_VERSION), SPYRE_HW_VERSION(1, 2));
 	CHECK_EQ(progress(t, 0), 0);
 	tc_free(t);
 }

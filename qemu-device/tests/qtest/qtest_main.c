@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../model/spyre_hw.h"
+#include "spyre_hw.h"
 #include "qtest.h"
 
 /* --- framework ------------------------------------------------------------ */
@@ -256,7 +256,7 @@ static void t_registers_and_device_time(void)
 
 	card_setup(&c, q, 4, BAR0_A, BAR2_A);
 	CHECK_EQ(rd(&c, SPYRE_REG_ID), SPYRE_ID_MAGIC);
-	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION_MAJOR << 16 | SPYRE_HW_VERSION_MINOR);
+	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION(1, 2));
 	CHECK_EQ(rd(&c, SPYRE_REG_NUM_CORES), 16);
 	CHECK_EQ(rd(&c, SPYRE_REG_NUM_RINGS), 3);
 	CHECK_EQ(rd(&c, SPYRE_REG_MEM_SIZE_LO), 64u << 20);
