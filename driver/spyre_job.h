@@ -129,7 +129,7 @@ int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_fil
 int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* spyre_job.c */
-void *spyre_next_desc(struct spyre_job *job);
+union spyre_hw_desc *spyre_next_desc(struct spyre_job *job);
 void spyre_job_free(struct spyre_job *job);
 int spyre_kernel_fill(struct spyre_device *sdev, u64 dev_addr, u64 size);
 

@@ -16,6 +16,7 @@
 #include <linux/iopoll.h>
 #include <linux/slab.h>
 
+#include "spyre_desc.h"
 #include "spyre_ring.h"
 #include "spyre_job.h"
 
@@ -168,7 +169,7 @@ int spyre_ring_hw_start(struct spyre_ring *ring)
  */
 void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 {
-	struct spyre_hw_fence *fence_desc;
+	union spyre_hw_desc *fence_desc;
 	u32 mask = ring->entries - 1;
 	unsigned long flags;
 	u32 i, slot;
@@ -186,10 +187,9 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 		job->emitted = true;
 	}
 
-	fence_desc = job->descs + (size_t)(job->ndescs - 1) * SPYRE_DESC_SIZE;
-	fence_desc->seqno = cpu_to_le64(job->seqno);
-	fence_desc->record_addr = cpu_to_le64(ring->records_dma +
-					      (job->seqno & mask) * sizeof(*ring->records));
+	fence_desc = (union spyre_hw_desc *)job->descs + job->ndescs - 1;
+	spyre_desc_fence_seal(fence_desc, job->seqno, ring->records_dma +
+			      (job->seqno & mask) * sizeof(*ring->records));
 	memset(&ring->records[job->seqno & mask], 0, sizeof(*ring->records));
 	spyre_sem_mark_fence(ring, job, fence_desc);
 
@@ -209,26 +209,6 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 	spin_unlock_irqrestore(&ring->lock, flags);
 }
 
-int spyre_errno_from_status(u32 status)
-{
-	switch (status) {
-	case SPYRE_CMD_OK:
-		return 0;
-	case SPYRE_CMD_ERR_BOUNDS:
-		return -EFAULT;
-	case SPYRE_CMD_ERR_PROGRAM:
-		return -ENOEXEC;
-	case SPYRE_CMD_ERR_DEADLOCK:
-		return -EDEADLK;
-	case SPYRE_CMD_ERR_INVALID:
-		return -EPROTO;
-	case SPYRE_CMD_ERR_DMA:
-	case SPYRE_CMD_ERR_MEM_UE:
-	default:
-		return -EIO;
-	}
-}
-
 static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job *job)
 {
 	struct spyre_hw_completion *rec = &ring->records[job->seqno & (ring->entries - 1)];
@@ -241,7 +221,7 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 		err = -EIO;
 	} else {
 		job->status = le32_to_cpu(rec->status);
-		err = spyre_errno_from_status(job->status);
+		err = spyre_status_to_errno(job->status);
 		job->engine_ns[0] = le64_to_cpu(rec->compute_ns);
 		job->engine_ns[1] = le64_to_cpu(rec->dma_ns);
 	}
@@ -419,8 +399,7 @@ void spyre_ring_cancel_queue(struct spyre_ring *ring, struct spyre_queue *queue)
 		for (i = 0; i + 1 < job->ndescs; i++) {
 			idx = job->ring_start + i;
 			if ((s32)(idx - head) >= 0)
-				memset(ring->descs + (size_t)(idx & mask) * SPYRE_DESC_SIZE, 0,
-				       SPYRE_DESC_SIZE);
+				spyre_desc_nop((union spyre_hw_desc *)ring->descs + (idx & mask));
 		}
 	}
 	/* writel orders the NOPs before the card fetches again. */

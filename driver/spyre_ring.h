@@ -112,6 +112,5 @@ void spyre_ring_fail_pending(struct spyre_ring *ring, struct spyre_job *guilty,
 bool spyre_ring_is_stuck(struct spyre_ring *ring, struct spyre_job *job);
 void spyre_ring_cancel_queue(struct spyre_ring *ring, struct spyre_queue *queue);
 struct dma_fence *spyre_hw_fence_alloc(void);
-int spyre_errno_from_status(u32 status);
 
 #endif /* SPYRE_RING_H */

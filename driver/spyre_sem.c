@@ -33,6 +33,7 @@
 #include <drm/drm_print.h>
 #include <drm/gpu_scheduler.h>
 
+#include "spyre_desc.h"
 #include "spyre_job.h"
 #include "spyre_ring.h"
 #include "spyre_sem.h"
@@ -203,7 +204,6 @@ int spyre_sem_prepare(struct spyre_job *job)
 {
 	struct spyre_device *sdev = job->ring->sdev;
 	u64 value[SPYRE_MAX_RINGS] = {};
-	struct spyre_hw_sem *wait;
 	struct dma_fence *finished, *hw;
 	struct spyre_sem_dep *dep;
 	struct spyre_ring *ring;
@@ -239,13 +239,8 @@ int spyre_sem_prepare(struct spyre_job *job)
 		job->descs -= SPYRE_DESC_SIZE;
 		job->ndescs++;
 		nwaits++;
-		wait = job->descs;
-		memset(wait, 0, SPYRE_DESC_SIZE);
-		wait->opcode = SPYRE_OP_SEM_WAIT;
 		/* If the input fails, the card skips this job: nothing runs on garbage. */
-		wait->flags = SPYRE_DESC_F_ERR;
-		wait->sem = cpu_to_le16(i);
-		wait->value = cpu_to_le64(value[i]);
+		spyre_desc_sem(job->descs, SPYRE_OP_SEM_WAIT, SPYRE_DESC_F_ERR, i, value[i]);
 	}
 	if (nwaits) {
 		job->sem_waiting = true;
@@ -256,13 +251,11 @@ int spyre_sem_prepare(struct spyre_job *job)
 
 /* Makes the job's FENCE raise its ring's semaphore to the job's number. */
 void spyre_sem_mark_fence(struct spyre_ring *ring, struct spyre_job *job,
-			  struct spyre_hw_fence *fence)
+			  union spyre_hw_desc *fence)
 {
 	if (!spyre_sem_supported(ring->sdev))
 		return;
-	fence->flags |= SPYRE_DESC_F_SEM;
-	fence->sem = cpu_to_le16(ring->index);
-	fence->sem_value = cpu_to_le64(job->sem_signal ?: job->hw_fence->seqno);
+	spyre_desc_fence_sem(fence, ring->index, job->sem_signal ?: job->hw_fence->seqno);
 }
 
 /*

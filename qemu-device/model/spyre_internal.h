@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "spyre_hw.h"
+#include "spyre_desc.h"
 #include "spyre_model.h"
 
 /* Engines that commands are dispatched to; each has its own busy-until clock. */
@@ -42,8 +42,8 @@ struct spyre_pending {
 	uint64_t rec_addr;
 	bool has_rec;
 	bool irq;
-	uint8_t rec[sizeof(struct spyre_hw_completion)];
-	uint8_t wb[sizeof(struct spyre_hw_ring_wb)];
+	struct spyre_hw_completion rec;	/* little endian, as written */
+	struct spyre_hw_ring_wb wb;
 };
 
 #define SPYRE_DB_QUEUE			64
@@ -102,7 +102,7 @@ struct spyre_cmd {
 	uint32_t index;		/* ring index of the first descriptor */
 	uint32_t ndesc;		/* descriptors consumed (LAUNCH + ARGS) */
 	uint64_t avail_ns;	/* doorbell time of its last descriptor */
-	uint8_t desc[SPYRE_DESC_SIZE];
+	union spyre_hw_desc desc;	/* as fetched: little endian */
 	uint32_t nargs;
 	uint64_t arg_addr[SPYRE_MAX_ARGS];
 	uint64_t arg_len[SPYRE_MAX_ARGS];
@@ -146,44 +146,16 @@ struct spyre_model {
 #define SPYRE_ERR_INFO(src, ring, detail) \
 	(((uint32_t)(src) << 24) | (((uint32_t)(ring) & 0xff) << 16) | ((detail) & 0xffff))
 
-/* Little-endian field access on descriptors and records. */
-static inline uint16_t spyre_ld16(const void *p)
+/* True when the @n bytes at @p (a reserved field) are all zero. */
+static inline bool spyre_all_zero(const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
-	return (uint16_t)(b[0] | b[1] << 8);
+	while (n--)
+		if (*b++)
+			return false;
+	return true;
 }
-
-static inline uint32_t spyre_ld32(const void *p)
-{
-	const uint8_t *b = p;
-
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-	       (uint32_t)b[3] << 24;
-}
-
-static inline uint64_t spyre_ld64(const void *p)
-{
-	return spyre_ld32(p) | (uint64_t)spyre_ld32((const uint8_t *)p + 4) << 32;
-}
-
-static inline void spyre_st32(void *p, uint32_t v)
-{
-	uint8_t *b = p;
-
-	b[0] = v;
-	b[1] = v >> 8;
-	b[2] = v >> 16;
-	b[3] = v >> 24;
-}
-
-static inline void spyre_st64(void *p, uint64_t v)
-{
-	spyre_st32(p, (uint32_t)v);
-	spyre_st32((uint8_t *)p + 4, (uint32_t)(v >> 32));
-}
-
-#define SPYRE_FIELD(type, field)	offsetof(struct type, field)
 
 /* True when [off, off + len) lies inside [0, size). */
 static inline bool spyre_range_ok(uint64_t off, uint64_t len, uint64_t size)

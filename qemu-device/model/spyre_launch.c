@@ -10,24 +10,21 @@
 #include "spyre_exec.h"
 #include "spyre_internal.h"
 
-#define L_OFF(field)	SPYRE_FIELD(spyre_hw_launch, field)
-
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the program decoder assumes a little-endian host"
 #endif
 
 uint32_t spyre_launch_check(struct spyre_model *m, const struct spyre_cmd *c)
 {
-	const uint8_t *d = c->desc;
+	const struct spyre_hw_launch *d = &c->desc.launch;
 	uint64_t size = m->cfg.mem_size;
 	uint32_t i;
 
-	if (d[1] || spyre_ld32(d + L_OFF(rsvd)) || spyre_ld64(d + L_OFF(rsvd2)) ||
-	    spyre_ld64(d + L_OFF(rsvd2) + 8) || spyre_ld64(d + L_OFF(rsvd2) + 16))
+	if (d->flags || d->rsvd || !spyre_all_zero(d->rsvd2, sizeof(d->rsvd2)))
 		return SPYRE_CMD_ERR_INVALID;
-	if (!spyre_range_ok(spyre_ld64(d + L_OFF(prog_addr)), spyre_ld64(d + L_OFF(prog_len)),
+	if (!spyre_range_ok(spyre_le64_to_cpu(d->prog_addr), spyre_le64_to_cpu(d->prog_len),
 			    size) ||
-	    !spyre_range_ok(spyre_ld64(d + L_OFF(ws_addr)), spyre_ld64(d + L_OFF(ws_len)), size))
+	    !spyre_range_ok(spyre_le64_to_cpu(d->ws_addr), spyre_le64_to_cpu(d->ws_len), size))
 		return SPYRE_CMD_ERR_BOUNDS;
 	for (i = 0; i < c->nargs; i++)
 		if (!spyre_range_ok(c->arg_addr[i], c->arg_len[i], size))
@@ -39,9 +36,9 @@ uint32_t spyre_launch_check(struct spyre_model *m, const struct spyre_cmd *c)
 static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
 			     struct spyre_insn **out, uint32_t *count)
 {
-	const uint8_t *d = c->desc;
-	uint64_t len = spyre_ld64(d + L_OFF(prog_len));
-	const uint8_t *p = m->devmem + spyre_ld64(d + L_OFF(prog_addr));
+	const struct spyre_hw_launch *d = &c->desc.launch;
+	uint64_t len = spyre_le64_to_cpu(d->prog_len);
+	const uint8_t *p = m->devmem + spyre_le64_to_cpu(d->prog_addr);
 	struct spyre_prog_header h;
 	struct spyre_insn *in;
 	uint32_t i, st;
@@ -54,7 +51,7 @@ static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
 	    h.num_insns < 1 || h.num_insns > SPYRE_PROG_MAX_INSNS ||
 	    len < SPYRE_PROG_HEADER_SIZE + (uint64_t)h.num_insns * SPYRE_PROG_INSN_SIZE)
 		return SPYRE_CMD_ERR_PROGRAM;
-	if (h.num_slots > c->nargs || h.workspace_size > spyre_ld64(d + L_OFF(ws_len)))
+	if (h.num_slots > c->nargs || h.workspace_size > spyre_le64_to_cpu(d->ws_len))
 		return SPYRE_CMD_ERR_PROGRAM;
 	in = malloc((size_t)h.num_insns * sizeof(*in));
 	if (!in)
@@ -75,7 +72,7 @@ static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
 uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct spyre_cmd *c,
 			  uint64_t *duration_ns)
 {
-	const uint8_t *d = c->desc;
+	const struct spyre_hw_launch *d = &c->desc.launch;
 	struct spyre_insn *in = NULL;
 	struct spyre_bind b;
 	uint64_t ns = 0;
@@ -88,8 +85,8 @@ uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct
 		b.slot_addr[i] = c->arg_addr[i];
 		b.slot_len[i] = c->arg_len[i];
 	}
-	b.ws_addr = spyre_ld64(d + L_OFF(ws_addr));
-	b.ws_len = spyre_ld64(d + L_OFF(ws_len));
+	b.ws_addr = spyre_le64_to_cpu(d->ws_addr);
+	b.ws_len = spyre_le64_to_cpu(d->ws_len);
 
 	spyre_unlock(m, (int)ring);
 	st = load_program(m, c, &in, &n);

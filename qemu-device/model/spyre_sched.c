@@ -12,8 +12,6 @@ enum step_result {
 	STEP_ABORT,		/* reset pending: stop */
 };
 
-#define DESC_OFF(type, field)	SPYRE_FIELD(type, field)
-
 /* The doorbell that made descriptor @idx visible. */
 static const struct spyre_doorbell *doorbell_of(const struct spyre_ring *r, uint32_t idx)
 {
@@ -50,19 +48,12 @@ static bool runnable(const struct spyre_ring *r)
 	       r->head != r->tail;
 }
 
-static int fetch(struct spyre_model *m, struct spyre_ring *r, uint32_t idx, uint8_t *desc)
+static int fetch(struct spyre_model *m, struct spyre_ring *r, uint32_t idx,
+		 union spyre_hw_desc *desc)
 {
 	uint64_t addr = r->base + (uint64_t)(idx & (r->entries - 1)) * SPYRE_DESC_SIZE;
 
 	return m->ops.host_read(m->opaque, addr, desc, SPYRE_DESC_SIZE);
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
 }
 
 static void clear_fault(struct spyre_model *m, unsigned int n)
@@ -98,9 +89,9 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 				   struct spyre_cmd *c, uint32_t *status)
 {
 	struct spyre_ring *r = &m->rings[n];
-	uint32_t nargs = spyre_ld16(c->desc + DESC_OFF(spyre_hw_launch, nargs));
-	uint32_t ndesc = (nargs + SPYRE_ARGS_PER_DESC - 1) / SPYRE_ARGS_PER_DESC;
-	uint8_t d[SPYRE_DESC_SIZE];
+	uint32_t nargs = spyre_le16_to_cpu(c->desc.launch.nargs);
+	uint32_t ndesc = SPYRE_DESC_ARGS(nargs);
+	union spyre_hw_desc d;
 	uint32_t i, j, count;
 
 	*status = SPYRE_CMD_OK;
@@ -116,23 +107,20 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	c->nargs = nargs;
 	c->avail_ns = doorbell_time(r, c->index + ndesc);
 	for (i = 0; i < ndesc; i++) {
-		if (fetch(m, r, c->index + 1 + i, d)) {
+		if (fetch(m, r, c->index + 1 + i, &d)) {
 			spyre_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 			return STEP_BLOCKED;
 		}
-		count = spyre_ld16(d + DESC_OFF(spyre_hw_args, count));
-		if (d[0] != SPYRE_OP_ARGS || d[1] ||
-		    count != (nargs - i * 3 < 3 ? nargs - i * 3 : 3) ||
-		    !all_zero(d + DESC_OFF(spyre_hw_args, rsvd), 4) ||
-		    !all_zero(d + DESC_OFF(spyre_hw_args, rsvd2), 8)) {
+		count = spyre_le16_to_cpu(d.args.count);
+		if (d.args.opcode != SPYRE_OP_ARGS || d.args.flags ||
+		    count != (nargs - i * 3 < 3 ? nargs - i * 3 : 3) || d.args.rsvd ||
+		    d.args.rsvd2) {
 			*status = SPYRE_CMD_ERR_INVALID;
 			return STEP_PROGRESS;
 		}
 		for (j = 0; j < count; j++) {
-			const uint8_t *s = d + DESC_OFF(spyre_hw_args, slot) + j * 16;
-
-			c->arg_addr[i * 3 + j] = spyre_ld64(s);
-			c->arg_len[i * 3 + j] = spyre_ld64(s + 8);
+			c->arg_addr[i * 3 + j] = spyre_le64_to_cpu(d.args.slot[j].addr);
+			c->arg_len[i * 3 + j] = spyre_le64_to_cpu(d.args.slot[j].len);
 		}
 	}
 	return STEP_PROGRESS;
@@ -140,33 +128,30 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 
 static uint32_t do_timestamp(struct spyre_model *m, const struct spyre_cmd *c, uint64_t t)
 {
-	const uint8_t *d = c->desc;
-	uint64_t addr = spyre_ld64(d + DESC_OFF(spyre_hw_timestamp, addr));
-	uint8_t v[8];
+	const struct spyre_hw_timestamp *d = &c->desc.ts;
+	uint64_t addr = spyre_le64_to_cpu(d->addr);
+	uint64_t v = spyre_cpu_to_le64(t);
 
-	if ((d[1] & ~SPYRE_DESC_F_DEVMEM) || !all_zero(d + 2, 6) ||
-	    !all_zero(d + DESC_OFF(spyre_hw_timestamp, rsvd2), 4) ||
-	    !all_zero(d + DESC_OFF(spyre_hw_timestamp, rsvd3), 32))
+	if ((d->flags & ~SPYRE_DESC_F_DEVMEM) || d->rsvd || d->rsvd1 || d->rsvd2 ||
+	    !spyre_all_zero(d->rsvd3, sizeof(d->rsvd3)))
 		return SPYRE_CMD_ERR_INVALID;
-	spyre_st64(v, t);
-	if (d[1] & SPYRE_DESC_F_DEVMEM) {
+	if (d->flags & SPYRE_DESC_F_DEVMEM) {
 		if (!spyre_range_ok(addr, 8, m->cfg.mem_size))
 			return SPYRE_CMD_ERR_BOUNDS;
-		memcpy(m->devmem + addr, v, 8);
+		memcpy(m->devmem + addr, &v, 8);
 		return SPYRE_CMD_OK;
 	}
-	return spyre_sg_xfer(m, addr, spyre_ld32(d + DESC_OFF(spyre_hw_timestamp, sg_count)),
-			     spyre_ld64(d + DESC_OFF(spyre_hw_timestamp, host_off)), v, 8, true);
+	return spyre_sg_xfer(m, addr, spyre_le32_to_cpu(d->sg_count),
+			     spyre_le64_to_cpu(d->host_off), (uint8_t *)&v, 8, true);
 }
 
-static uint32_t check_sem(struct spyre_model *m, const uint8_t *d)
+static uint32_t check_sem(struct spyre_model *m, const struct spyre_hw_sem *d)
 {
-	uint8_t flags = d[0] == SPYRE_OP_SEM_WAIT ? SPYRE_DESC_F_ERR : 0;
+	uint8_t flags = d->opcode == SPYRE_OP_SEM_WAIT ? SPYRE_DESC_F_ERR : 0;
 
-	if ((d[1] & ~flags) || !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd), 4) ||
-	    !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd2), 48))
+	if ((d->flags & ~flags) || d->rsvd || !spyre_all_zero(d->rsvd2, sizeof(d->rsvd2)))
 		return SPYRE_CMD_ERR_INVALID;
-	if (spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)) >= m->cfg.num_sems)
+	if (spyre_le16_to_cpu(d->sem) >= m->cfg.num_sems)
 		return SPYRE_CMD_ERR_INVALID;
 	return SPYRE_CMD_OK;
 }
@@ -195,9 +180,8 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 		st = spyre_cmd_launch(m, n, c, &dur);
 	} else {
 		st = spyre_cmd_dma(m, n, c);
-		dur = spyre_time_dma(&m->cfg.timing,
-				     spyre_ld16(c->desc + DESC_OFF(spyre_hw_dma, dir)),
-				     spyre_ld64(c->desc + DESC_OFF(spyre_hw_dma, len)));
+		dur = spyre_time_dma(&m->cfg.timing, spyre_le16_to_cpu(c->desc.dma.dir),
+				     spyre_le64_to_cpu(c->desc.dma.len));
 	}
 	if (st == SPYRE_CMD_ABORTED)
 		return STEP_ABORT;
@@ -224,17 +208,17 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	enum step_result res;
 	uint32_t st = SPYRE_CMD_OK;
 	uint64_t start;
-	const uint8_t *d = c.desc;
+	const union spyre_hw_desc *d = &c.desc;
 
 	memset(&c, 0, sizeof(c));
 	c.index = r->head;
 	c.ndesc = 1;
 	c.avail_ns = doorbell_time(r, c.index);
-	if (fetch(m, r, c.index, c.desc)) {
+	if (fetch(m, r, c.index, &c.desc)) {
 		spyre_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 		return STEP_PROGRESS;
 	}
-	if (r->skipping && d[0] != SPYRE_OP_FENCE) {
+	if (r->skipping && d->hdr.opcode != SPYRE_OP_FENCE) {
 		consume(r, 1);		/* commands after a failure do not run */
 		return STEP_PROGRESS;
 	}
@@ -247,14 +231,14 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		return STEP_PROGRESS;
 	}
 
-	switch (d[0]) {
+	switch (d->hdr.opcode) {
 	case SPYRE_OP_NOP:
-		if (!all_zero(d + 1, SPYRE_DESC_SIZE - 1))
+		if (!spyre_all_zero(d->raw + 1, SPYRE_DESC_SIZE - 1))
 			st = SPYRE_CMD_ERR_INVALID;
 		break;
 	case SPYRE_OP_DMA:
 		st = spyre_dma_check(m, &c);
-		eng = spyre_dma_engine(spyre_ld16(d + DESC_OFF(spyre_hw_dma, dir)));
+		eng = spyre_dma_engine(spyre_le16_to_cpu(d->dma.dir));
 		break;
 	case SPYRE_OP_LAUNCH:
 		res = fetch_args(m, n, &c, &st);
@@ -266,7 +250,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
 	case SPYRE_OP_SEM_WAIT:
-		st = check_sem(m, d);
+		st = check_sem(m, &d->sem);
 		break;
 	case SPYRE_OP_TIMESTAMP:
 	case SPYRE_OP_FENCE:
@@ -280,20 +264,19 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		return STEP_PROGRESS;
 	}
 
-	if (d[0] == SPYRE_OP_SEM_WAIT) {
+	if (d->hdr.opcode == SPYRE_OP_SEM_WAIT) {
 		uint64_t reached, begin = spyre_max64(r->ready_ns, c.avail_ns);
 		bool failed;
 
-		if (!spyre_sem_reached(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
-				       spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), &reached,
-				       &failed)) {
+		if (!spyre_sem_reached(m, spyre_le16_to_cpu(d->sem.sem),
+				       spyre_le64_to_cpu(d->sem.value), &reached, &failed)) {
 			r->sem_blocked = true;
 			return STEP_BLOCKED;
 		}
 		if (c.avail_ns < reached)
 			c.avail_ns = reached;
 		job_begin(r, begin);	/* the wait is part of the job */
-		if (failed && (d[1] & SPYRE_DESC_F_ERR)) {
+		if (failed && (d->sem.flags & SPYRE_DESC_F_ERR)) {
 			/* the input failed: this job must not run on garbage */
 			r->ready_ns = spyre_max64(r->ready_ns, c.avail_ns);
 			job_fail(r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
@@ -303,7 +286,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	start = start_time(m, r, &c, eng);
 
 	m->cmd_count++;
-	if (r->fault == SPYRE_FAULT_MEM_UE && d[0] != SPYRE_OP_FENCE) {
+	if (r->fault == SPYRE_FAULT_MEM_UE && d->hdr.opcode != SPYRE_OP_FENCE) {
 		clear_fault(m, n);
 		job_fail(r, &c, SPYRE_CMD_ERR_MEM_UE, start);
 		spyre_card_error(m, SPYRE_ERR_STATUS_MEM_UE,
@@ -311,7 +294,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		return STEP_PROGRESS;
 	}
 
-	switch (d[0]) {
+	switch (d->hdr.opcode) {
 	case SPYRE_OP_DMA:
 		m->dma_count++;
 		if (r->fault == SPYRE_FAULT_DMA ||
@@ -334,8 +317,8 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 			return STEP_ABORT;	/* redone after the reset, if still queued */
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
-		spyre_sem_signal_wake(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
-				      spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), start, false);
+		spyre_sem_signal_wake(m, spyre_le16_to_cpu(d->sem.sem),
+				      spyre_le64_to_cpu(d->sem.value), start, false);
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {

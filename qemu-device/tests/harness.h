@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "spyre_hw.h"
+#include "spyre_desc.h"
 #include "spyre_isa.h"
 #include "spyre_model.h"
 

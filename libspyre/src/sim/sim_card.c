@@ -52,10 +52,9 @@ static int lookup(struct sim *sim, uint32_t handle, struct sim_bo **bo)
 	return *bo ? 0 : -ENOENT;
 }
 
-static int emit_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c, uint8_t *d,
-		     struct sim_job *job)
+static int emit_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c,
+		     union spyre_hw_desc *d, struct sim_job *job)
 {
-	struct spyre_hw_dma *x = (struct spyre_hw_dma *)d;
 	struct sim_bo *src, *dst;
 	int ret;
 
@@ -67,34 +66,23 @@ static int emit_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c, uint8_
 	if (src->placement == DRM_SPYRE_PLACEMENT_HOST &&
 	    dst->placement == DRM_SPYRE_PLACEMENT_HOST)
 		return -EINVAL;
-	x->opcode = SPYRE_OP_DMA;
-	x->len = c->size;
-	if (src->placement == DRM_SPYRE_PLACEMENT_HOST) {
-		x->dir = SPYRE_DMA_H2D;
-		x->dev_addr = dst->dev_addr + c->dst_offset;
-		x->sg_addr = (uintptr_t)src->sg;
-		x->sg_count = src->sg_count;
-		x->host_off = c->src_offset;
-	} else if (dst->placement == DRM_SPYRE_PLACEMENT_HOST) {
-		x->dir = SPYRE_DMA_D2H;
-		x->dev_addr = src->dev_addr + c->src_offset;
-		x->sg_addr = (uintptr_t)dst->sg;
-		x->sg_count = dst->sg_count;
-		x->host_off = c->dst_offset;
-	} else {
-		x->dir = SPYRE_DMA_D2D;
-		x->dev_addr = dst->dev_addr + c->dst_offset;
-		x->dev_src = src->dev_addr + c->src_offset;
-	}
+	if (src->placement == DRM_SPYRE_PLACEMENT_HOST)
+		spyre_desc_dma_host(d, SPYRE_DMA_H2D, c->size, dst->dev_addr + c->dst_offset,
+				    (uintptr_t)src->sg, src->sg_count, c->src_offset);
+	else if (dst->placement == DRM_SPYRE_PLACEMENT_HOST)
+		spyre_desc_dma_host(d, SPYRE_DMA_D2H, c->size, src->dev_addr + c->src_offset,
+				    (uintptr_t)dst->sg, dst->sg_count, c->dst_offset);
+	else
+		spyre_desc_dma_d2d(d, c->size, dst->dev_addr + c->dst_offset,
+				   src->dev_addr + c->src_offset);
 	job_hold(job, src);
 	job_hold(job, dst);
 	return 0;
 }
 
-static int emit_fill(struct sim *sim, const struct drm_spyre_cmd_fill *c, uint8_t *d,
-		     struct sim_job *job)
+static int emit_fill(struct sim *sim, const struct drm_spyre_cmd_fill *c,
+		     union spyre_hw_desc *d, struct sim_job *job)
 {
-	struct spyre_hw_dma *x = (struct spyre_hw_dma *)d;
 	struct sim_bo *bo;
 	int ret = lookup(sim, c->handle, &bo);
 
@@ -103,19 +91,14 @@ static int emit_fill(struct sim *sim, const struct drm_spyre_cmd_fill *c, uint8_
 	if (bo->placement != DRM_SPYRE_PLACEMENT_DEVICE || ((c->offset | c->size) & 3) ||
 	    !range_ok(c->offset, c->size, bo->size))
 		return -EINVAL;
-	x->opcode = SPYRE_OP_DMA;
-	x->dir = SPYRE_DMA_FILL;
-	x->fill = c->pattern;
-	x->len = c->size;
-	x->dev_addr = bo->dev_addr + c->offset;
+	spyre_desc_dma_fill(d, c->size, bo->dev_addr + c->offset, c->pattern);
 	job_hold(job, bo);
 	return 0;
 }
 
 static int emit_launch(struct sim *sim, struct sim_queue *q, const struct drm_spyre_cmd_launch *c,
-		       uint8_t *d, struct sim_job *job)
+		       union spyre_hw_desc *d, struct sim_job *job)
 {
-	struct spyre_hw_launch *l = (struct spyre_hw_launch *)d;
 	struct sim_bo *prog, *ws = NULL, *bo;
 	const uint8_t *arr = (const uint8_t *)(uintptr_t)c->args;
 	uint32_t i;
@@ -141,19 +124,13 @@ static int emit_launch(struct sim *sim, struct sim_queue *q, const struct drm_sp
 	} else if (c->ws_offset || c->ws_size) {
 		return -EINVAL;
 	}
-	l->opcode = SPYRE_OP_LAUNCH;
-	l->nargs = c->nargs;
-	l->prog_addr = prog->dev_addr + c->prog_offset;
-	l->prog_len = c->prog_size;
-	l->ws_addr = ws ? ws->dev_addr + c->ws_offset : 0;
-	l->ws_len = ws ? c->ws_size : 0;
+	spyre_desc_launch(d, c->nargs, prog->dev_addr + c->prog_offset, c->prog_size,
+			  ws ? ws->dev_addr + c->ws_offset : 0, ws ? c->ws_size : 0);
 	job_hold(job, prog);
 	if (ws)
 		job_hold(job, ws);
 	for (i = 0; i < c->nargs; i++) {
 		struct drm_spyre_bo_range r;
-		struct spyre_hw_args *a = (struct spyre_hw_args *)(d + SPYRE_DESC_SIZE *
-								(1 + i / SPYRE_ARGS_PER_DESC));
 
 		memcpy(&r, arr + (size_t)i * c->args_stride, sizeof(r));
 		if (!zero_from(arr + (size_t)i * c->args_stride, sizeof(r), c->args_stride))
@@ -163,19 +140,16 @@ static int emit_launch(struct sim *sim, struct sim_queue *q, const struct drm_sp
 		if (r.pad || bo->placement != DRM_SPYRE_PLACEMENT_DEVICE ||
 		    !range_ok(r.offset, r.size, bo->size))
 			return -EINVAL;
-		a->opcode = SPYRE_OP_ARGS;
-		a->count = c->nargs - (i - i % 3) < 3 ? c->nargs - (i - i % 3) : 3;
-		a->slot[i % 3].addr = bo->dev_addr + r.offset;
-		a->slot[i % 3].len = r.size;
+		spyre_desc_arg(&d[1 + i / SPYRE_ARGS_PER_DESC], c->nargs, i, bo->dev_addr + r.offset,
+			       r.size);
 		job_hold(job, bo);
 	}
 	return 0;
 }
 
-static int emit_timestamp(struct sim *sim, const struct drm_spyre_cmd_timestamp *c, uint8_t *d,
-			  struct sim_job *job)
+static int emit_timestamp(struct sim *sim, const struct drm_spyre_cmd_timestamp *c,
+			  union spyre_hw_desc *d, struct sim_job *job)
 {
-	struct spyre_hw_timestamp *t = (struct spyre_hw_timestamp *)d;
 	struct sim_bo *bo;
 	int ret = lookup(sim, c->handle, &bo);
 
@@ -183,28 +157,26 @@ static int emit_timestamp(struct sim *sim, const struct drm_spyre_cmd_timestamp 
 		return ret;
 	if (c->pad || (c->offset & 7) || !range_ok(c->offset, 8, bo->size))
 		return -EINVAL;
-	t->opcode = SPYRE_OP_TIMESTAMP;
-	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
-		t->flags = SPYRE_DESC_F_DEVMEM;
-		t->addr = bo->dev_addr + c->offset;
-	} else {
-		t->addr = (uintptr_t)bo->sg;
-		t->sg_count = bo->sg_count;
-		t->host_off = c->offset;
-	}
+	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE)
+		spyre_desc_timestamp_dev(d, bo->dev_addr + c->offset);
+	else
+		spyre_desc_timestamp_host(d, (uintptr_t)bo->sg, bo->sg_count, c->offset);
 	job_hold(job, bo);
 	return 0;
 }
 
 /* Check and translate one command into descriptors at @d. */
-static int emit(struct sim *sim, struct sim_queue *q, const struct drm_spyre_cmd *c, uint8_t *d,
-		struct sim_job *job)
+static int emit(struct sim *sim, struct sim_queue *q, const struct drm_spyre_cmd *c,
+		union spyre_hw_desc *d, struct sim_job *job)
 {
 	if (c->flags)
 		return -EINVAL;
 	switch (c->type) {
 	case DRM_SPYRE_CMD_NOP:
-		return zero_from(c, 8, sizeof(*c)) ? 0 : -EINVAL;
+		if (!zero_from(c, 8, sizeof(*c)))
+			return -EINVAL;
+		spyre_desc_nop(d);
+		return 0;
 	case DRM_SPYRE_CMD_COPY:
 		if (!zero_from(c, 8 + USED_COPY, sizeof(*c)))
 			return -EINVAL;
@@ -260,7 +232,7 @@ int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_s
 	struct sim_queue *q;
 	struct sim_job *job;
 	uint32_t i, ndescs = 1, nbos = 0;
-	uint8_t *d;
+	union spyre_hw_desc *d;
 	int ret;
 
 	(void)dev;
@@ -303,7 +275,7 @@ int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_s
 		ret = -ENOMEM;
 		goto fail;
 	}
-	d = job->descs;
+	d = (union spyre_hw_desc *)job->descs;
 	for (i = 0; i < sub->cmd_count; i++) {
 		const struct drm_spyre_cmd *c = (const struct drm_spyre_cmd *)
 			((const uint8_t *)(uintptr_t)sub->cmds + (size_t)i * sub->cmd_stride);
@@ -311,7 +283,7 @@ int sim_card_submit(spyre_device *dev, struct sim *sim, const struct drm_spyre_s
 		ret = emit(sim, q, c, d, job);
 		if (ret)
 			goto fail;
-		d += cmd_descs(c) * SPYRE_DESC_SIZE;
+		d += cmd_descs(c);
 	}
 	job->ndescs = ndescs;	/* the FENCE is filled in when the job reaches the ring */
 	job->ready_dev = sim->observed;	/* the host saw nothing later than this */
@@ -391,24 +363,6 @@ static uint32_t ring_reg(const struct sim_ring *r, uint32_t reg)
 	return SPYRE_RING_REG(r->index, reg);
 }
 
-static int status_errno(uint32_t status)
-{
-	switch (status) {
-	case SPYRE_CMD_OK:
-		return 0;
-	case SPYRE_CMD_ERR_BOUNDS:
-		return -EFAULT;
-	case SPYRE_CMD_ERR_PROGRAM:
-		return -ENOEXEC;
-	case SPYRE_CMD_ERR_DEADLOCK:
-		return -EDEADLK;
-	case SPYRE_CMD_ERR_INVALID:
-		return -EPROTO;	/* as the driver: the card refused a descriptor */
-	default:
-		return -EIO;
-	}
-}
-
 /* (Re)configure and enable ring @r of the card. */
 void sim_ring_start(struct sim *sim, struct sim_ring *r)
 {
@@ -430,15 +384,11 @@ void sim_ring_start(struct sim *sim, struct sim_ring *r)
 static void ring_emit(struct sim *sim, struct sim_ring *r, struct sim_job *job)
 {
 	uint32_t entries = 1u << SIM_RING_LOG2, i;
-	struct spyre_hw_fence *f = (struct spyre_hw_fence *)(job->descs +
-		(size_t)(job->ndescs - 1) * SPYRE_DESC_SIZE);
+	union spyre_hw_desc *f = (union spyre_hw_desc *)job->descs + job->ndescs - 1;
 
 	job->seqno = ++r->seqno;
-	memset(f, 0, sizeof(*f));
-	f->opcode = SPYRE_OP_FENCE;
-	f->flags = SPYRE_DESC_F_IRQ;
-	f->seqno = job->seqno;
-	f->record_addr = (uintptr_t)&job->record;
+	spyre_desc_fence(f, SPYRE_DESC_F_IRQ);
+	spyre_desc_fence_seal(f, job->seqno, (uintptr_t)&job->record);
 	memset(&job->record, 0, sizeof(job->record));
 	for (i = 0; i < job->ndescs; i++)
 		memcpy(r->descs + (size_t)((r->tail + i) & (entries - 1)) * SPYRE_DESC_SIZE,
@@ -455,7 +405,7 @@ static void ring_emit(struct sim *sim, struct sim_ring *r, struct sim_job *job)
 
 static uint32_t ring_space(const struct sim_ring *r)
 {
-	uint32_t head = __atomic_load_n(&r->wb->head, __ATOMIC_ACQUIRE);
+	uint32_t head = spyre_le32_to_cpu(__atomic_load_n(&r->wb->head, __ATOMIC_ACQUIRE));
 
 	return (1u << SIM_RING_LOG2) - (r->tail - head);
 }
@@ -549,16 +499,18 @@ static bool reap(struct sim *sim)
 
 	for (n = 0; n < sim->nrings; n++) {
 		struct sim_ring *r = &sim->rings[n];
-		uint64_t done = __atomic_load_n(&r->wb->completed_seqno, __ATOMIC_ACQUIRE);
+		uint64_t done = spyre_le64_to_cpu(__atomic_load_n(&r->wb->completed_seqno,
+								  __ATOMIC_ACQUIRE));
 		struct sim_job *job;
 
 		while ((job = r->inflight_head) && job->seqno <= done) {
-			int err = job->record.seqno == job->seqno ?
-					  status_errno(job->record.status) : -EIO;
+			int err = spyre_le64_to_cpu(job->record.seqno) == job->seqno ?
+					  spyre_status_to_errno(spyre_le32_to_cpu(job->record.status)) :
+					  -EIO;
 
 			/* absolute device time of the completion (vclock units) */
 			job->done->dev_end = sim->vclock - spyre_model_now(sim->model) +
-					     job->record.end_ns;
+					     spyre_le64_to_cpu(job->record.end_ns);
 			if (job->done->dev_end > sim->vmax)
 				sim->vmax = job->done->dev_end;
 
