@@ -77,6 +77,12 @@
 #define   SPYRE_ERR_STATUS_RING		0x00000002 /* a ring hit a ring error */
 #define   SPYRE_ERR_STATUS_BAD_ACCESS	0x00000004 /* bad register access */
 #define SPYRE_REG_ERR_INFO		0x04c	/* RO: detail of the last error */
+#define   SPYRE_ERR_INFO_SRC_MEM_UE	1	/* source (bits 31:24): memory UE, */
+#define   SPYRE_ERR_INFO_SRC_RING	2	/* a ring error, */
+#define   SPYRE_ERR_INFO_SRC_ACCESS	3	/* a bad register access */
+/* ERR_INFO of @src on ring @ring: ring error code or register offset @detail */
+#define   SPYRE_ERR_INFO(src, ring, detail) \
+	((__u32)(src) << 24 | ((__u32)(ring) & 0xff) << 16 | ((__u32)(detail) & 0xffff))
 #define SPYRE_REG_TIME_LO		0x050	/* RO: device time, ns; read LO first, */
 #define SPYRE_REG_TIME_HI		0x054	/*     LO latches HI */
 #define SPYRE_REG_SCRATCH		0x058	/* RW: free for software */

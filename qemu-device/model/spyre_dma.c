@@ -8,7 +8,7 @@
 #define SG_BATCH		64
 #define CHUNK			(1u << 20)
 
-uint32_t spyre_dma_check(struct spyre_model *m, const struct spyre_cmd *c)
+uint32_t card_dma_check(struct spyre_model *m, const struct card_cmd *c)
 {
 	const struct spyre_hw_dma *d = &c->desc.dma;
 	unsigned int dir = spyre_le16_to_cpu(d->dir);
@@ -24,9 +24,9 @@ uint32_t spyre_dma_check(struct spyre_model *m, const struct spyre_cmd *c)
 		return SPYRE_CMD_ERR_INVALID;
 	if (dir == SPYRE_DMA_FILL && (len % 4))
 		return SPYRE_CMD_ERR_INVALID;
-	if (!spyre_range_ok(dst, len, size))
+	if (!card_range_ok(dst, len, size))
 		return SPYRE_CMD_ERR_BOUNDS;
-	if (dir == SPYRE_DMA_D2D && !spyre_range_ok(src, len, size))
+	if (dir == SPYRE_DMA_D2D && !card_range_ok(src, len, size))
 		return SPYRE_CMD_ERR_BOUNDS;
 	if ((dir == SPYRE_DMA_H2D || dir == SPYRE_DMA_D2H) && len &&
 	    (!d->sg_count || off + len < off))
@@ -40,7 +40,7 @@ uint32_t spyre_dma_check(struct spyre_model *m, const struct spyre_cmd *c)
  * into that buffer. A list shorter than the transfer is a bounds error, a
  * failed host access a DMA error.
  */
-uint32_t spyre_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_count,
+uint32_t card_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_count,
 		       uint64_t host_off, uint8_t *dev, uint64_t len, bool to_host)
 {
 	struct spyre_hw_sg sg[SG_BATCH];
@@ -80,9 +80,9 @@ uint32_t spyre_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_coun
 			n = seg < len - done ? seg : len - done;
 			if (n > CHUNK)
 				n = CHUNK;
-			spyre_progress_step(m);
-			if (spyre_abort_pending(m))
-				return SPYRE_CMD_ABORTED;
+			card_progress_step(m);
+			if (card_abort_pending(m))
+				return CARD_CMD_ABORTED;
 			if (to_host ? m->ops.host_write(m->opaque, addr, dev + done, n) :
 				      m->ops.host_read(m->opaque, addr, dev + done, n))
 				return SPYRE_CMD_ERR_DMA;
@@ -101,18 +101,18 @@ static uint32_t local_copy(struct spyre_model *m, uint64_t dst, uint64_t src, ui
 	if (dst > src && dst < src + len) {	/* overlapping, copy backwards */
 		for (done = 0; done < len; done += n) {
 			n = len - done < CHUNK ? len - done : CHUNK;
-			spyre_progress_step(m);
-			if (spyre_abort_pending(m))
-				return SPYRE_CMD_ABORTED;
+			card_progress_step(m);
+			if (card_abort_pending(m))
+				return CARD_CMD_ABORTED;
 			memmove(m->devmem + dst + len - done - n, m->devmem + src + len - done - n, n);
 		}
 		return SPYRE_CMD_OK;
 	}
 	for (done = 0; done < len; done += n) {
 		n = len - done < CHUNK ? len - done : CHUNK;
-		spyre_progress_step(m);
-		if (spyre_abort_pending(m))
-			return SPYRE_CMD_ABORTED;
+		card_progress_step(m);
+		if (card_abort_pending(m))
+			return CARD_CMD_ABORTED;
 		memmove(m->devmem + dst + done, m->devmem + src + done, n);
 	}
 	return SPYRE_CMD_OK;
@@ -134,16 +134,16 @@ static uint32_t local_fill(struct spyre_model *m, uint64_t dst, uint32_t pattern
 	}
 	for (done = seeded; done < len; done += n) {
 		n = len - done < seeded ? len - done : seeded;
-		spyre_progress_step(m);
-		if (spyre_abort_pending(m))
-			return SPYRE_CMD_ABORTED;
+		card_progress_step(m);
+		if (card_abort_pending(m))
+			return CARD_CMD_ABORTED;
 		memcpy(p + done, p, n);
 	}
 	return SPYRE_CMD_OK;
 }
 
 /* Execute a checked DMA command; the caller accounts its device time. */
-uint32_t spyre_cmd_dma(struct spyre_model *m, unsigned int ring, const struct spyre_cmd *c)
+uint32_t card_dma_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c)
 {
 	const struct spyre_hw_dma *d = &c->desc.dma;
 	unsigned int dir = spyre_le16_to_cpu(d->dir);
@@ -153,11 +153,11 @@ uint32_t spyre_cmd_dma(struct spyre_model *m, unsigned int ring, const struct sp
 
 	if (!len)
 		return SPYRE_CMD_OK;
-	spyre_unlock(m, (int)ring);
+	card_unlock(m, (int)ring);
 	switch (dir) {
 	case SPYRE_DMA_H2D:
 	case SPYRE_DMA_D2H:
-		st = spyre_sg_xfer(m, spyre_le64_to_cpu(d->sg_addr),
+		st = card_sg_xfer(m, spyre_le64_to_cpu(d->sg_addr),
 				   spyre_le32_to_cpu(d->sg_count), spyre_le64_to_cpu(d->host_off),
 				   m->devmem + dst, len, dir == SPYRE_DMA_D2H);
 		break;
@@ -168,8 +168,8 @@ uint32_t spyre_cmd_dma(struct spyre_model *m, unsigned int ring, const struct sp
 		st = local_fill(m, dst, spyre_le32_to_cpu(d->fill), len);
 		break;
 	}
-	spyre_lock(m);
-	if (spyre_abort_pending(m))
-		return SPYRE_CMD_ABORTED;
+	card_lock(m);
+	if (card_abort_pending(m))
+		return CARD_CMD_ABORTED;
 	return st;
 }

@@ -12,7 +12,7 @@
 #include "spyre_model.h"
 
 /* What a LAUNCH binds: device memory, argument slots and workspace. */
-struct spyre_bind {
+struct card_bind {
 	uint8_t *devmem;
 	uint32_t nslots;
 	uint64_t slot_addr[16];
@@ -22,17 +22,17 @@ struct spyre_bind {
 };
 
 /* Per-token queue of signal times (data tokens are counting). */
-struct spyre_token {
+struct card_token {
 	uint32_t head, count;
 	uint64_t ns[SPYRE_ISA_TOKEN_MAX];
 };
 
-struct spyre_exec {
+struct card_exec {
 	unsigned int cores;
 	uint8_t *sp[SPYRE_MODEL_MAX_CORES];	/* scratchpads, allocated on first use */
 	float *tmp[4];				/* fp32 staging: A, B, C, B^T */
 	size_t tmp_len[4];
-	struct spyre_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
+	struct card_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
 	uint64_t unit_free[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
 	uint64_t dram_free;
 	const int *abort;			/* model's abort request */
@@ -40,22 +40,22 @@ struct spyre_exec {
 };
 
 /* Run @n decoded instructions; *ns receives the program's device time. */
-uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
-			   const struct spyre_bind *b, const struct spyre_insn *insn,
+uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
+			   const struct card_bind *b, const struct spyre_insn *insn,
 			   uint32_t n, uint64_t *ns);
 
 /* Static checks of one instruction (0 or SPYRE_CMD_ERR_PROGRAM). */
-uint32_t spyre_insn_check(const struct spyre_insn *in, unsigned int cores, uint32_t nslots);
-unsigned int spyre_insn_unit(const struct spyre_insn *in);
+uint32_t card_insn_check(const struct spyre_insn *in, unsigned int cores, uint32_t nslots);
+unsigned int card_insn_unit(const struct spyre_insn *in);
 
 /* Functional execution on one core (spyre_units.c); SPYRE_CMD_* status. */
-uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
+uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 			const struct spyre_insn *in, unsigned int core, unsigned int rank);
-uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core);
-uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core);
+uint32_t card_unit_pe(struct card_exec *e, const struct spyre_insn *in, unsigned int core);
+uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigned int core);
 
 /* Modelled duration of an instruction on one core, ns (spyre_units_time.c). */
-uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
+uint64_t card_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
 		       uint64_t *dram_ns);
 
 #endif /* SPYRE_EXEC_H */

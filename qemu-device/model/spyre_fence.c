@@ -14,14 +14,14 @@
 #include "spyre_internal.h"
 
 /* Make one completion visible; false (and a ring error) if a write failed. */
-static bool emit(struct spyre_model *m, unsigned int n, const struct spyre_pending *p)
+static bool emit(struct spyre_model *m, unsigned int n, const struct card_pending *p)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 
 	if ((p->has_rec &&
 	     m->ops.host_write(m->opaque, p->rec_addr, &p->rec, sizeof(p->rec))) ||
 	    m->ops.host_write(m->opaque, r->wb, &p->wb, sizeof(p->wb))) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
+		card_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
 		return false;
 	}
 	if (p->irq)
@@ -29,11 +29,11 @@ static bool emit(struct spyre_model *m, unsigned int n, const struct spyre_pendi
 	return true;
 }
 
-static bool enqueue(struct spyre_ring *r, const struct spyre_pending *p)
+static bool enqueue(struct card_ring *r, const struct card_pending *p)
 {
 	if (r->npend == r->pend_cap) {
 		uint32_t cap = r->pend_cap ? 2 * r->pend_cap : 16;
-		struct spyre_pending *np = realloc(r->pend, cap * sizeof(*np));
+		struct card_pending *np = realloc(r->pend, cap * sizeof(*np));
 
 		if (!np)
 			return false;
@@ -48,12 +48,12 @@ static bool enqueue(struct spyre_ring *r, const struct spyre_pending *p)
  * Retire the FENCE @c of ring @n at device time @t. Returns SPYRE_CMD_OK,
  * or SPYRE_CMD_ERR_DMA when a write-back failed (the ring is then in error).
  */
-uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_cmd *c,
+uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd *c,
 		     uint64_t t)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 	const struct spyre_hw_fence *d = &c->desc.fence;
-	struct spyre_pending p;
+	struct card_pending p;
 	uint64_t seqno = spyre_le64_to_cpu(d->seqno);
 	uint64_t rec_addr = spyre_le64_to_cpu(d->record_addr);
 	bool sem = d->flags & SPYRE_DESC_F_SEM;
@@ -62,7 +62,7 @@ uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_c
 
 	memset(&p, 0, sizeof(p));
 	bad = (d->flags & ~(SPYRE_DESC_F_IRQ | SPYRE_DESC_F_SEM)) || d->rsvd1 ||
-	      !spyre_all_zero(d->rsvd2, sizeof(d->rsvd2)) || (rec_addr & 7);
+	      !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || (rec_addr & 7);
 	if (sem)
 		bad |= sem_idx >= m->cfg.num_sems;
 	else
@@ -73,7 +73,7 @@ uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_c
 	}
 	/* Failed or not, the job is over: release the rings waiting for it. */
 	if (sem && sem_idx < m->cfg.num_sems)
-		spyre_sem_signal_wake(m, sem_idx, spyre_le64_to_cpu(d->sem_value), t,
+		card_sem_signal_wake(m, sem_idx, spyre_le64_to_cpu(d->sem_value), t,
 				      r->job.status != SPYRE_CMD_OK);
 	r->ready_ns = t;
 	p.ns = t;
@@ -100,7 +100,7 @@ uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_c
 	memset(&r->job, 0, sizeof(r->job));
 	r->skipping = false;
 
-	if (m->cfg.pacing && (r->npend || t > spyre_now(m))) {
+	if (m->cfg.pacing && (r->npend || t > card_now(m))) {
 		if (enqueue(r, &p))
 			return SPYRE_CMD_OK;
 		/* out of memory: deliver now rather than lose the completion */
@@ -112,13 +112,13 @@ uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_c
  * Deliver queued completions whose device time has come. Returns the
  * earliest device time still queued, or SPYRE_MODEL_NEVER.
  */
-uint64_t spyre_fence_release(struct spyre_model *m, uint64_t now)
+uint64_t card_fence_release(struct spyre_model *m, uint64_t now)
 {
 	uint64_t next = SPYRE_MODEL_NEVER;
 	unsigned int n, i;
 
 	for (n = 0; n < m->cfg.num_rings; n++) {
-		struct spyre_ring *r = &m->rings[n];
+		struct card_ring *r = &m->rings[n];
 
 		for (i = 0; i < r->npend && r->pend[i].ns <= now; i++)
 			if (!emit(m, n, &r->pend[i]))

@@ -14,26 +14,26 @@
 #error "the program decoder assumes a little-endian host"
 #endif
 
-uint32_t spyre_launch_check(struct spyre_model *m, const struct spyre_cmd *c)
+uint32_t card_launch_check(struct spyre_model *m, const struct card_cmd *c)
 {
 	const struct spyre_hw_launch *d = &c->desc.launch;
 	uint64_t size = m->cfg.mem_size;
 	uint32_t i;
 
-	if (d->flags || d->rsvd || !spyre_all_zero(d->rsvd2, sizeof(d->rsvd2)))
+	if (d->flags || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)))
 		return SPYRE_CMD_ERR_INVALID;
-	if (!spyre_range_ok(spyre_le64_to_cpu(d->prog_addr), spyre_le64_to_cpu(d->prog_len),
+	if (!card_range_ok(spyre_le64_to_cpu(d->prog_addr), spyre_le64_to_cpu(d->prog_len),
 			    size) ||
-	    !spyre_range_ok(spyre_le64_to_cpu(d->ws_addr), spyre_le64_to_cpu(d->ws_len), size))
+	    !card_range_ok(spyre_le64_to_cpu(d->ws_addr), spyre_le64_to_cpu(d->ws_len), size))
 		return SPYRE_CMD_ERR_BOUNDS;
 	for (i = 0; i < c->nargs; i++)
-		if (!spyre_range_ok(c->arg_addr[i], c->arg_len[i], size))
+		if (!card_range_ok(c->arg_addr[i], c->arg_len[i], size))
 			return SPYRE_CMD_ERR_BOUNDS;
 	return SPYRE_CMD_OK;
 }
 
 /* Check the header; copy and check the instructions. */
-static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
+static uint32_t load_program(struct spyre_model *m, const struct card_cmd *c,
 			     struct spyre_insn **out, uint32_t *count)
 {
 	const struct spyre_hw_launch *d = &c->desc.launch;
@@ -58,7 +58,7 @@ static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
 		return SPYRE_CMD_ERR_PROGRAM;
 	memcpy(in, p + SPYRE_PROG_HEADER_SIZE, (size_t)h.num_insns * sizeof(*in));
 	for (i = 0; i < h.num_insns; i++) {
-		st = spyre_insn_check(&in[i], m->cfg.num_cores, c->nargs);
+		st = card_insn_check(&in[i], m->cfg.num_cores, c->nargs);
 		if (st != SPYRE_CMD_OK) {
 			free(in);
 			return st;
@@ -69,12 +69,12 @@ static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
 	return SPYRE_CMD_OK;
 }
 
-uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct spyre_cmd *c,
+uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c,
 			  uint64_t *duration_ns)
 {
 	const struct spyre_hw_launch *d = &c->desc.launch;
 	struct spyre_insn *in = NULL;
-	struct spyre_bind b;
+	struct card_bind b;
 	uint64_t ns = 0;
 	uint32_t n = 0, st, i;
 
@@ -88,17 +88,17 @@ uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct
 	b.ws_addr = spyre_le64_to_cpu(d->ws_addr);
 	b.ws_len = spyre_le64_to_cpu(d->ws_len);
 
-	spyre_unlock(m, (int)ring);
+	card_unlock(m, (int)ring);
 	st = load_program(m, c, &in, &n);
 	if (st == SPYRE_CMD_OK) {
 		m->exec->abort = &m->abort_req;
 		m->exec->progress = &m->rings[ring].progress;
-		st = spyre_program_run(m->exec, &m->cfg.timing, &b, in, n, &ns);
+		st = card_program_run(m->exec, &m->cfg.timing, &b, in, n, &ns);
 	}
 	free(in);
-	spyre_lock(m);
-	if (spyre_abort_pending(m))
-		return SPYRE_CMD_ABORTED;
+	card_lock(m);
+	if (card_abort_pending(m))
+		return CARD_CMD_ABORTED;
 	*duration_ns = m->cfg.timing.launch_latency_ns + ns;
 	return st;
 }

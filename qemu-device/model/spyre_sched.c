@@ -13,9 +13,9 @@ enum step_result {
 };
 
 /* The doorbell that made descriptor @idx visible. */
-static const struct spyre_doorbell *doorbell_of(const struct spyre_ring *r, uint32_t idx)
+static const struct card_doorbell *doorbell_of(const struct card_ring *r, uint32_t idx)
 {
-	static const struct spyre_doorbell none;
+	static const struct card_doorbell none;
 	unsigned int i;
 
 	for (i = 0; i < r->db_count; i++)
@@ -24,12 +24,12 @@ static const struct spyre_doorbell *doorbell_of(const struct spyre_ring *r, uint
 	return r->db_count ? &r->db[r->db_count - 1] : &none;
 }
 
-static uint64_t doorbell_time(const struct spyre_ring *r, uint32_t idx)
+static uint64_t doorbell_time(const struct card_ring *r, uint32_t idx)
 {
 	return doorbell_of(r, idx)->ns;
 }
 
-static void consume(struct spyre_ring *r, uint32_t ndesc)
+static void consume(struct card_ring *r, uint32_t ndesc)
 {
 	unsigned int drop = 0;
 
@@ -42,13 +42,13 @@ static void consume(struct spyre_ring *r, uint32_t ndesc)
 	}
 }
 
-static bool runnable(const struct spyre_ring *r)
+static bool runnable(const struct card_ring *r)
 {
 	return r->enabled && !r->error && !r->hung && !r->need_tail && !r->sem_blocked &&
 	       r->head != r->tail;
 }
 
-static int fetch(struct spyre_model *m, struct spyre_ring *r, uint32_t idx,
+static int fetch(struct spyre_model *m, struct card_ring *r, uint32_t idx,
 		 union spyre_hw_desc *desc)
 {
 	uint64_t addr = r->base + (uint64_t)(idx & (r->entries - 1)) * SPYRE_DESC_SIZE;
@@ -63,7 +63,7 @@ static void clear_fault(struct spyre_model *m, unsigned int n)
 		m->fault_reg = 0;
 }
 
-static void job_begin(struct spyre_ring *r, uint64_t start)
+static void job_begin(struct card_ring *r, uint64_t start)
 {
 	if (!r->job.started) {
 		r->job.started = true;
@@ -72,7 +72,7 @@ static void job_begin(struct spyre_ring *r, uint64_t start)
 }
 
 /* A command failed: remember the first failure and skip to the FENCE. */
-static void job_fail(struct spyre_ring *r, const struct spyre_cmd *c, uint32_t status,
+static void job_fail(struct card_ring *r, const struct card_cmd *c, uint32_t status,
 		     uint64_t t)
 {
 	job_begin(r, t);
@@ -86,9 +86,9 @@ static void job_fail(struct spyre_ring *r, const struct spyre_cmd *c, uint32_t s
 
 /* Decode the ARGS descriptors that follow a LAUNCH. */
 static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
-				   struct spyre_cmd *c, uint32_t *status)
+				   struct card_cmd *c, uint32_t *status)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 	uint32_t nargs = spyre_le16_to_cpu(c->desc.launch.nargs);
 	uint32_t ndesc = SPYRE_DESC_ARGS(nargs);
 	union spyre_hw_desc d;
@@ -108,7 +108,7 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	c->avail_ns = doorbell_time(r, c->index + ndesc);
 	for (i = 0; i < ndesc; i++) {
 		if (fetch(m, r, c->index + 1 + i, &d)) {
-			spyre_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+			card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 			return STEP_BLOCKED;
 		}
 		count = spyre_le16_to_cpu(d.args.count);
@@ -126,22 +126,22 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	return STEP_PROGRESS;
 }
 
-static uint32_t do_timestamp(struct spyre_model *m, const struct spyre_cmd *c, uint64_t t)
+static uint32_t do_timestamp(struct spyre_model *m, const struct card_cmd *c, uint64_t t)
 {
 	const struct spyre_hw_timestamp *d = &c->desc.ts;
 	uint64_t addr = spyre_le64_to_cpu(d->addr);
 	uint64_t v = spyre_cpu_to_le64(t);
 
 	if ((d->flags & ~SPYRE_DESC_F_DEVMEM) || d->rsvd || d->rsvd1 || d->rsvd2 ||
-	    !spyre_all_zero(d->rsvd3, sizeof(d->rsvd3)))
+	    !card_all_zero(d->rsvd3, sizeof(d->rsvd3)))
 		return SPYRE_CMD_ERR_INVALID;
 	if (d->flags & SPYRE_DESC_F_DEVMEM) {
-		if (!spyre_range_ok(addr, 8, m->cfg.mem_size))
+		if (!card_range_ok(addr, 8, m->cfg.mem_size))
 			return SPYRE_CMD_ERR_BOUNDS;
 		memcpy(m->devmem + addr, &v, 8);
 		return SPYRE_CMD_OK;
 	}
-	return spyre_sg_xfer(m, addr, spyre_le32_to_cpu(d->sg_count),
+	return card_sg_xfer(m, addr, spyre_le32_to_cpu(d->sg_count),
 			     spyre_le64_to_cpu(d->host_off), (uint8_t *)&v, 8, true);
 }
 
@@ -149,7 +149,7 @@ static uint32_t check_sem(struct spyre_model *m, const struct spyre_hw_sem *d)
 {
 	uint8_t flags = d->opcode == SPYRE_OP_SEM_WAIT ? SPYRE_DESC_F_ERR : 0;
 
-	if ((d->flags & ~flags) || d->rsvd || !spyre_all_zero(d->rsvd2, sizeof(d->rsvd2)))
+	if ((d->flags & ~flags) || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)))
 		return SPYRE_CMD_ERR_INVALID;
 	if (spyre_le16_to_cpu(d->sem) >= m->cfg.num_sems)
 		return SPYRE_CMD_ERR_INVALID;
@@ -157,33 +157,33 @@ static uint32_t check_sem(struct spyre_model *m, const struct spyre_hw_sem *d)
 }
 
 /* Start time of a command: its ring is done, it was doorbelled, engine free. */
-static uint64_t start_time(struct spyre_model *m, struct spyre_ring *r,
-			   const struct spyre_cmd *c, enum spyre_engine eng)
+static uint64_t start_time(struct spyre_model *m, struct card_ring *r,
+			   const struct card_cmd *c, enum card_engine eng)
 {
-	uint64_t t = spyre_max64(r->ready_ns, c->avail_ns);
+	uint64_t t = card_max64(r->ready_ns, c->avail_ns);
 
-	if (eng != SPYRE_ENG_NONE)
-		t = spyre_max64(t, m->engine_busy[eng]);
+	if (eng != CARD_ENG_NONE)
+		t = card_max64(t, m->engine_busy[eng]);
 	return t;
 }
 
 /* Run an engine command that was checked, account its device time. */
 static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
-				       struct spyre_cmd *c, enum spyre_engine eng,
+				       struct card_cmd *c, enum card_engine eng,
 				       uint64_t start)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 	uint64_t dur = 0;
 	uint32_t st;
 
-	if (eng == SPYRE_ENG_COMPUTE) {
-		st = spyre_cmd_launch(m, n, c, &dur);
+	if (eng == CARD_ENG_COMPUTE) {
+		st = card_launch_run(m, n, c, &dur);
 	} else {
-		st = spyre_cmd_dma(m, n, c);
-		dur = spyre_time_dma(&m->cfg.timing, spyre_le16_to_cpu(c->desc.dma.dir),
+		st = card_dma_run(m, n, c);
+		dur = card_time_dma(&m->cfg.timing, spyre_le16_to_cpu(c->desc.dma.dir),
 				     spyre_le64_to_cpu(c->desc.dma.len));
 	}
-	if (st == SPYRE_CMD_ABORTED)
+	if (st == CARD_CMD_ABORTED)
 		return STEP_ABORT;
 	if (st != SPYRE_CMD_OK) {
 		job_fail(r, c, st, start);
@@ -192,7 +192,7 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 	job_begin(r, start);
 	m->engine_busy[eng] = start + dur;
 	r->ready_ns = start + dur;
-	if (eng == SPYRE_ENG_COMPUTE)
+	if (eng == CARD_ENG_COMPUTE)
 		r->job.compute_ns += dur;
 	else
 		r->job.dma_ns += dur;
@@ -202,9 +202,9 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 
 static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 {
-	struct spyre_ring *r = &m->rings[n];
-	struct spyre_cmd c;
-	enum spyre_engine eng = SPYRE_ENG_NONE;
+	struct card_ring *r = &m->rings[n];
+	struct card_cmd c;
+	enum card_engine eng = CARD_ENG_NONE;
 	enum step_result res;
 	uint32_t st = SPYRE_CMD_OK;
 	uint64_t start;
@@ -215,7 +215,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	c.ndesc = 1;
 	c.avail_ns = doorbell_time(r, c.index);
 	if (fetch(m, r, c.index, &c.desc)) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+		card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 		return STEP_PROGRESS;
 	}
 	if (r->skipping && d->hdr.opcode != SPYRE_OP_FENCE) {
@@ -233,20 +233,20 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 
 	switch (d->hdr.opcode) {
 	case SPYRE_OP_NOP:
-		if (!spyre_all_zero(d->raw + 1, SPYRE_DESC_SIZE - 1))
+		if (!card_all_zero(d->raw + 1, SPYRE_DESC_SIZE - 1))
 			st = SPYRE_CMD_ERR_INVALID;
 		break;
 	case SPYRE_OP_DMA:
-		st = spyre_dma_check(m, &c);
-		eng = spyre_dma_engine(spyre_le16_to_cpu(d->dma.dir));
+		st = card_dma_check(m, &c);
+		eng = card_dma_engine(spyre_le16_to_cpu(d->dma.dir));
 		break;
 	case SPYRE_OP_LAUNCH:
 		res = fetch_args(m, n, &c, &st);
 		if (res != STEP_PROGRESS)
 			return res;
 		if (st == SPYRE_CMD_OK)
-			st = spyre_launch_check(m, &c);
-		eng = SPYRE_ENG_COMPUTE;
+			st = card_launch_check(m, &c);
+		eng = CARD_ENG_COMPUTE;
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
 	case SPYRE_OP_SEM_WAIT:
@@ -260,15 +260,15 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {
-		job_fail(r, &c, st, spyre_max64(r->ready_ns, c.avail_ns));
+		job_fail(r, &c, st, card_max64(r->ready_ns, c.avail_ns));
 		return STEP_PROGRESS;
 	}
 
 	if (d->hdr.opcode == SPYRE_OP_SEM_WAIT) {
-		uint64_t reached, begin = spyre_max64(r->ready_ns, c.avail_ns);
+		uint64_t reached, begin = card_max64(r->ready_ns, c.avail_ns);
 		bool failed;
 
-		if (!spyre_sem_reached(m, spyre_le16_to_cpu(d->sem.sem),
+		if (!card_sem_reached(m, spyre_le16_to_cpu(d->sem.sem),
 				       spyre_le64_to_cpu(d->sem.value), &reached, &failed)) {
 			r->sem_blocked = true;
 			return STEP_BLOCKED;
@@ -278,7 +278,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		job_begin(r, begin);	/* the wait is part of the job */
 		if (failed && (d->sem.flags & SPYRE_DESC_F_ERR)) {
 			/* the input failed: this job must not run on garbage */
-			r->ready_ns = spyre_max64(r->ready_ns, c.avail_ns);
+			r->ready_ns = card_max64(r->ready_ns, c.avail_ns);
 			job_fail(r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
 			return STEP_PROGRESS;
 		}
@@ -289,8 +289,8 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	if (r->fault == SPYRE_FAULT_MEM_UE && d->hdr.opcode != SPYRE_OP_FENCE) {
 		clear_fault(m, n);
 		job_fail(r, &c, SPYRE_CMD_ERR_MEM_UE, start);
-		spyre_card_error(m, SPYRE_ERR_STATUS_MEM_UE,
-				 SPYRE_ERR_INFO(SPYRE_ERR_SRC_MEM_UE, n, 0), true);
+		card_error(m, SPYRE_ERR_STATUS_MEM_UE,
+				 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_MEM_UE, n, 0), true);
 		return STEP_PROGRESS;
 	}
 
@@ -308,16 +308,16 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	case SPYRE_OP_LAUNCH:
 		return run_engine_cmd(m, n, &c, eng, start);
 	case SPYRE_OP_FENCE:
-		if (spyre_fence(m, n, &c, start) == SPYRE_CMD_OK)
+		if (card_fence(m, n, &c, start) == SPYRE_CMD_OK)
 			consume(r, 1);
 		return STEP_PROGRESS;
 	case SPYRE_OP_TIMESTAMP:
 		st = do_timestamp(m, &c, start);
-		if (st == SPYRE_CMD_ABORTED)
+		if (st == CARD_CMD_ABORTED)
 			return STEP_ABORT;	/* redone after the reset, if still queued */
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
-		spyre_sem_signal_wake(m, spyre_le16_to_cpu(d->sem.sem),
+		card_sem_signal_wake(m, spyre_le16_to_cpu(d->sem.sem),
 				      spyre_le64_to_cpu(d->sem.value), start, false);
 		break;
 	}
@@ -338,7 +338,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
  * rings in submission order, and the timeline depends only on the doorbell
  * sequence and device times, never on when or how often this runs.
  */
-uint64_t spyre_sched_run(struct spyre_model *m)
+uint64_t card_sched_run(struct spyre_model *m)
 {
 	unsigned int order[SPYRE_MODEL_MAX_RINGS];
 	uint64_t key[SPYRE_MODEL_MAX_RINGS];
@@ -347,13 +347,13 @@ uint64_t spyre_sched_run(struct spyre_model *m)
 	uint64_t next;
 
 	for (;;) {
-		if (spyre_abort_pending(m))
+		if (card_abort_pending(m))
 			return SPYRE_MODEL_NEVER;
 		if (m->status & SPYRE_STATUS_FATAL)
 			break;
 		cnt = 0;
 		for (i = 0; i < m->cfg.num_rings; i++) {
-			struct spyre_ring *r = &m->rings[i];
+			struct card_ring *r = &m->rings[i];
 			uint64_t k;
 
 			if (!runnable(r))
@@ -378,6 +378,6 @@ uint64_t spyre_sched_run(struct spyre_model *m)
 			break;
 	}
 	/* pacing: deliver the completions whose device time has come */
-	next = spyre_fence_release(m, spyre_now(m));
+	next = card_fence_release(m, card_now(m));
 	return next == SPYRE_MODEL_NEVER ? next : m->time_base + next;
 }

@@ -25,7 +25,7 @@ static bool sp_span_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t co
 	return !(off % es) && len <= SP_BYTES && off <= SP_BYTES - len;
 }
 
-static float *row_buffer(struct spyre_exec *e, unsigned int i, uint32_t cols)
+static float *row_buffer(struct card_exec *e, unsigned int i, uint32_t cols)
 {
 	float *p;
 
@@ -144,7 +144,7 @@ static void row_func(unsigned int f, float *x, uint32_t n)
 	}
 }
 
-uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core)
+uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigned int core)
 {
 	const struct spyre_insn_vec *v = &in->u.vec;
 	size_t es = spyre_dtype_size(in->dtype), eo = spyre_dtype_size(in->dtype_out);

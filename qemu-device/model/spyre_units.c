@@ -19,7 +19,7 @@
 
 #define SP_BYTES	SPYRE_MODEL_SCRATCHPAD_BYTES
 
-static uint8_t *scratchpad(struct spyre_exec *e, unsigned int core)
+static uint8_t *scratchpad(struct card_exec *e, unsigned int core)
 {
 	if (!e->sp[core])
 		e->sp[core] = calloc(1, SP_BYTES);
@@ -52,7 +52,7 @@ static bool sp_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols, s
 	return span(rows, stride * esize, cols * esize, &len) && in_range(off, len, SP_BYTES);
 }
 
-uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
+uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 			const struct spyre_insn *in, unsigned int core, unsigned int rank)
 {
 	const struct spyre_insn_mem *mm = &in->u.mem;
@@ -91,7 +91,7 @@ uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 	return SPYRE_CMD_OK;
 }
 
-static float *staging(struct spyre_exec *e, unsigned int i, size_t n)
+static float *staging(struct card_exec *e, unsigned int i, size_t n)
 {
 	if (e->tmp_len[i] < n) {
 		float *p = realloc(e->tmp[i], n * sizeof(float));
@@ -141,7 +141,7 @@ static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 #endif
 
 /* fp32 tile product; @b is K x N, or N x K when @tb. May reorder @b's buffer. */
-static void sgemm(struct spyre_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
+static void sgemm(struct card_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
 		  const float *a, float *b, float *c, bool acc)
 {
 #ifdef SPYRE_HAVE_CBLAS
@@ -192,7 +192,7 @@ static void imatmul(const struct spyre_insn_mm *mm, bool tb, bool acc, const uin
 	}
 }
 
-uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core)
+uint32_t card_unit_pe(struct card_exec *e, const struct spyre_insn *in, unsigned int core)
 {
 	const struct spyre_insn_mm *mm = &in->u.mm;
 	bool tb = in->flags & SPYRE_MM_TRANS_B, acc = in->flags & SPYRE_MM_ACC;

@@ -19,7 +19,7 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return (a + b - 1) / b;
 }
 
-uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
+uint64_t card_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
 		       uint64_t *dram_ns)
 {
 	uint64_t cycles = t->unit_issue_cycles, bytes, macs, elems;
@@ -32,7 +32,7 @@ uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in
 		bytes = (uint64_t)in->u.mem.rows *
 			div_up(in->u.mem.row_bytes, SPYRE_ISA_STICK) * SPYRE_ISA_STICK;
 		cycles += div_up(bytes, t->ring_bytes_per_cycle);
-		*dram_ns = spyre_time_bytes(bytes, t->dram_bytes_per_us);
+		*dram_ns = card_time_bytes(bytes, t->dram_bytes_per_us);
 		break;
 	case SPYRE_I_MATMUL:
 		macs = (uint64_t)in->u.mm.m * in->u.mm.n * in->u.mm.k;
@@ -48,5 +48,5 @@ uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in
 		cycles += div_up(elems, rate);
 		break;
 	}
-	return spyre_time_cycles(t, cycles);
+	return card_time_cycles(t, cycles);
 }

@@ -238,6 +238,54 @@ void d_ts(void *d, bool devmem, uint64_t addr, uint32_t sg_count, uint64_t off)
 		x->ts.flags = SPYRE_DESC_F_DEVMEM;
 }
 
+void push_dma(struct tcard *t, unsigned int n, unsigned int dir, uint64_t len, uint64_t dev,
+	      uint64_t src, uint64_t sg, uint32_t sg_count, uint64_t host_off, uint32_t fill)
+{
+	union spyre_hw_desc d;
+
+	d_dma(&d, dir, len, dev, src, sg, sg_count, host_off, fill);
+	ring_push(t, n, &d);
+}
+
+void push_fence(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int rec_index,
+		bool irq)
+{
+	union spyre_hw_desc d;
+
+	d_fence(&d, seqno, rec_index, irq);
+	ring_push(t, n, &d);
+}
+
+void push_sem(struct tcard *t, unsigned int n, bool signal, uint16_t sem, uint64_t value)
+{
+	union spyre_hw_desc d;
+
+	d_sem(&d, signal, sem, value);
+	ring_push(t, n, &d);
+}
+
+void push_ts(struct tcard *t, unsigned int n, bool devmem, uint64_t addr, uint32_t sg_count,
+	     uint64_t off)
+{
+	union spyre_hw_desc d;
+
+	d_ts(&d, devmem, addr, sg_count, off);
+	ring_push(t, n, &d);
+}
+
+void ring_run(struct tcard *t, unsigned int n)
+{
+	ring_doorbell(t, n);
+	tc_run(t);
+}
+
+void fence_and_run(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int rec_index,
+		   bool irq)
+{
+	push_fence(t, n, seqno, rec_index, irq);
+	ring_run(t, n);
+}
+
 void push_launch(struct tcard *t, unsigned int n, uint64_t prog, uint64_t prog_len,
 		 uint64_t ws, uint64_t ws_len, unsigned int nargs, const uint64_t *slots)
 {
