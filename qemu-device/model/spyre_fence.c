@@ -68,6 +68,7 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	else
 		bad |= sem_idx || d->sem_value;
 	if (bad && r->job.status == SPYRE_CMD_OK) {
+		card_event(m, SPYRE_MODEL_EV_CMD_ERROR, n, c->index, SPYRE_CMD_ERR_INVALID);
 		r->job.status = SPYRE_CMD_ERR_INVALID;
 		r->job.error_index = c->index;
 	}
@@ -75,6 +76,7 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	if (sem && sem_idx < m->cfg.num_sems)
 		card_sem_signal_wake(m, sem_idx, spyre_le64_to_cpu(d->sem_value), t,
 				      r->job.status != SPYRE_CMD_OK);
+	card_event(m, SPYRE_MODEL_EV_FENCE, n, seqno, r->job.status);
 	r->ready_ns = t;
 	p.ns = t;
 	p.irq = d->flags & SPYRE_DESC_F_IRQ;

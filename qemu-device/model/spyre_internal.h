@@ -207,6 +207,14 @@ static inline void card_lock(struct spyre_model *m)
 	m->exec_ring = -1;
 }
 
+/* Report an event to the embedder (tracing, logs), if it listens. */
+static inline void card_event(struct spyre_model *m, enum spyre_model_event ev, unsigned int ring,
+			      uint64_t a, uint64_t b)
+{
+	if (m->ops.event)
+		m->ops.event(m->opaque, ev, ring, a, b);
+}
+
 /*
  * Record a card-level error. Fatal errors stop every ring until a card
  * reset; both kinds raise the error vector (vector number num_rings),
@@ -214,6 +222,7 @@ static inline void card_lock(struct spyre_model *m)
  */
 static inline void card_error(struct spyre_model *m, uint32_t bits, uint32_t info, bool fatal)
 {
+	card_event(m, SPYRE_MODEL_EV_CARD_ERROR, (info >> 16) & 0xff, bits, info);
 	m->err_status |= bits;
 	m->err_info = info;
 	if (fatal)

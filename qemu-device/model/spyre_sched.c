@@ -72,9 +72,10 @@ static void job_begin(struct card_ring *r, uint64_t start)
 }
 
 /* A command failed: remember the first failure and skip to the FENCE. */
-static void job_fail(struct card_ring *r, const struct card_cmd *c, uint32_t status,
-		     uint64_t t)
+static void job_fail(struct spyre_model *m, struct card_ring *r, const struct card_cmd *c,
+		     uint32_t status, uint64_t t)
 {
+	card_event(m, SPYRE_MODEL_EV_CMD_ERROR, (unsigned int)(r - m->rings), c->index, status);
 	job_begin(r, t);
 	if (r->job.status == SPYRE_CMD_OK) {
 		r->job.status = status;
@@ -186,7 +187,7 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 	if (st == CARD_CMD_ABORTED)
 		return STEP_ABORT;
 	if (st != SPYRE_CMD_OK) {
-		job_fail(r, c, st, start);
+		job_fail(m, r, c, st, start);
 		return STEP_PROGRESS;
 	}
 	job_begin(r, start);
@@ -218,6 +219,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 		return STEP_PROGRESS;
 	}
+	card_event(m, SPYRE_MODEL_EV_DESC, n, c.index, d->hdr.opcode);
 	if (r->skipping && d->hdr.opcode != SPYRE_OP_FENCE) {
 		consume(r, 1);		/* commands after a failure do not run */
 		return STEP_PROGRESS;
@@ -260,7 +262,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {
-		job_fail(r, &c, st, card_max64(r->ready_ns, c.avail_ns));
+		job_fail(m, r, &c, st, card_max64(r->ready_ns, c.avail_ns));
 		return STEP_PROGRESS;
 	}
 
@@ -279,7 +281,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		if (failed && (d->sem.flags & SPYRE_DESC_F_ERR)) {
 			/* the input failed: this job must not run on garbage */
 			r->ready_ns = card_max64(r->ready_ns, c.avail_ns);
-			job_fail(r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
+			job_fail(m, r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
 			return STEP_PROGRESS;
 		}
 	}
@@ -288,7 +290,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	m->cmd_count++;
 	if (r->fault == SPYRE_FAULT_MEM_UE && d->hdr.opcode != SPYRE_OP_FENCE) {
 		clear_fault(m, n);
-		job_fail(r, &c, SPYRE_CMD_ERR_MEM_UE, start);
+		job_fail(m, r, &c, SPYRE_CMD_ERR_MEM_UE, start);
 		card_error(m, SPYRE_ERR_STATUS_MEM_UE,
 				 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_MEM_UE, n, 0), true);
 		return STEP_PROGRESS;
@@ -301,7 +303,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		    (m->cfg.fault_dma_every && m->dma_count % m->cfg.fault_dma_every == 0)) {
 			if (r->fault == SPYRE_FAULT_DMA)
 				clear_fault(m, n);
-			job_fail(r, &c, SPYRE_CMD_ERR_DMA, start);
+			job_fail(m, r, &c, SPYRE_CMD_ERR_DMA, start);
 			return STEP_PROGRESS;
 		}
 		/* fall through */
@@ -322,7 +324,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {
-		job_fail(r, &c, st, start);
+		job_fail(m, r, &c, st, start);
 		return STEP_PROGRESS;
 	}
 	job_begin(r, start);

@@ -98,11 +98,25 @@ static uint64_t cb_now(void *o)
 	return ((struct tcard *)o)->now;
 }
 
+static void cb_event(void *o, enum spyre_model_event ev, unsigned int ring, uint64_t a,
+		     uint64_t b)
+{
+	struct tcard *t = o;
+
+	if (ev < TC_EVENTS) {
+		t->events[ev]++;
+		t->last_event[ev].ring = ring;
+		t->last_event[ev].a = a;
+		t->last_event[ev].b = b;
+	}
+}
+
 static const struct spyre_model_ops ops = {
 	.host_read = cb_read,
 	.host_write = cb_write,
 	.raise_irq = cb_irq,
 	.now_ns = cb_now,
+	.event = cb_event,
 };
 
 struct tcard *tc_new(void (*tweak)(struct spyre_model_config *cfg))

@@ -48,6 +48,8 @@ extern int test_cur_failed;
 #define H_SG		0x300000ull				/* scatter lists */
 #define H_DATA		0x400000ull				/* data buffers */
 
+#define TC_EVENTS	(SPYRE_MODEL_EV_CARD_ERROR + 1)
+
 struct tcard {
 	struct spyre_model *m;
 	struct spyre_model_config cfg;
@@ -58,6 +60,12 @@ struct tcard {
 	uint32_t tail[SPYRE_MODEL_MAX_RINGS];
 	uint32_t log2[SPYRE_MODEL_MAX_RINGS];
 	uint64_t host_reads, host_writes;
+	/* spyre_model_ops.event calls, per enum spyre_model_event, and the last one */
+	unsigned int events[TC_EVENTS];
+	struct {
+		unsigned int ring;
+		uint64_t a, b;
+	} last_event[TC_EVENTS];
 };
 
 /* Create with defaults (mem 64 MiB); @tweak may edit cfg first (NULL: none). */
