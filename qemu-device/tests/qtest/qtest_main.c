@@ -156,6 +156,18 @@ static void fence_desc(void *d, uint64_t seq, unsigned int r)
 	spyre_desc_fence_seal(d, seq, REC + 64 * r);
 }
 
+/* One job on ring @n: 4 KiB from scatter list 0 to device address @dev, a FENCE. */
+static void h2d_job(struct card *c, unsigned int n, uint64_t dev, uint64_t seq, unsigned int r)
+{
+	uint8_t d[64];
+
+	dma_desc(d, SPYRE_DMA_H2D, 4096, dev, SG);
+	push(c, n, d);
+	fence_desc(d, seq, r);
+	push(c, n, d);
+	doorbell(c, n);
+}
+
 static void sg_one(struct card *c, unsigned int i, uint64_t addr, uint64_t len)
 {
 	struct spyre_hw_sg e = { addr, len };
@@ -500,11 +512,7 @@ static void t_resets_race_running_work(void)
 	/* and it still works */
 	ring_setup(&c, 0);
 	sg_one(&c, 0, DATA, 4096);
-	dma_desc(d, SPYRE_DMA_H2D, 4096, 0, SG);
-	push(&c, 0, d);
-	fence_desc(d, 77, 0);
-	push(&c, 0, d);
-	doorbell(&c, 0);
+	h2d_job(&c, 0, 0, 77, 0);
 	CHECK(wait_seq(&c, 0, 77, 5000));
 	CHECK_EQ(record(&c, 0).status, SPYRE_CMD_OK);
 	qt_quit(q);
@@ -537,16 +545,11 @@ static void t_trace_points_and_guest_errors(void)
 				"-trace spyre_doorbell -trace spyre_desc -trace spyre_dma "
 				"-trace spyre_fence -trace spyre_irq_notify");
 	struct card c;
-	uint8_t d[64];
 
 	card_setup(&c, q, 4, BAR0_A, BAR2_A);
 	sg_one(&c, 0, DATA, 4096);
 	ring_setup(&c, 2);
-	dma_desc(d, SPYRE_DMA_H2D, 4096, 0, SG);
-	push(&c, 2, d);
-	fence_desc(d, 9, 0);
-	push(&c, 2, d);
-	doorbell(&c, 2);
+	h2d_job(&c, 2, 0, 9, 0);
 	CHECK(wait_seq(&c, 2, 9, 5000));
 	CHECK(log_has(q, "spyre_doorbell ring 2 tail 2", 2000));
 	CHECK(log_has(q, "spyre_desc ring 2 index 0 opcode 1", 2000));	/* the DMA */
@@ -557,11 +560,7 @@ static void t_trace_points_and_guest_errors(void)
 	wr(&c, SPYRE_REG_ID, 1);
 	CHECK(rd(&c, SPYRE_REG_ERR_STATUS) & SPYRE_ERR_STATUS_BAD_ACCESS);
 	CHECK(log_has(q, "spyre: bad register access at 0x0", 2000));
-	dma_desc(d, SPYRE_DMA_H2D, 4096, 64u << 20, SG);	/* past device memory */
-	push(&c, 2, d);
-	fence_desc(d, 10, 1);
-	push(&c, 2, d);
-	doorbell(&c, 2);
+	h2d_job(&c, 2, 64u << 20, 10, 1);	/* past device memory */
 	CHECK(wait_seq(&c, 2, 10, 5000));
 	CHECK_EQ(record(&c, 1).status, SPYRE_CMD_ERR_BOUNDS);
 	CHECK(log_has(q, "spyre: ring 2: command at index 2 failed: outside device memory", 2000));
