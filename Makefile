@@ -34,7 +34,7 @@ qemu: deps
 module: deps
 	@mkdir -p $(BUILD)/module
 	@find $(BUILD)/module -type l -delete
-	@cp -rs $(TOP)/Kbuild $(TOP)/driver $(TOP)/uapi $(BUILD)/module/
+	@cp -rs $(TOP)/Kbuild $(TOP)/driver $(TOP)/hw $(TOP)/uapi $(BUILD)/module/
 	$(MAKE) -C $(KDIR) M=$(BUILD)/module modules
 
 initramfs: deps
@@ -51,9 +51,12 @@ selftests: kernel-tools
 	$(MAKE) -s -C $(TOP)/selftests/drivers/accel/spyre OUTPUT=$(BUILD)/selftests \
 		KHDR_INCLUDES=-I$(TOP)/uapi
 
+# Kernel style for everything the driver compiles: driver/, uapi/ and the
+# hw/ headers it includes (hw/spyre_isa.h, the program format, is not).
 checkpatch: kernel-tools
 	perl $(BUILD)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse \
-		-f $$(git -C $(TOP) ls-files 'driver/*.[ch]' 'uapi/*.h')
+		-f $$(git -C $(TOP) ls-files 'driver/*.[ch]' 'uapi/*.h' \
+			'hw/spyre_hw.h' 'hw/spyre_desc.h')
 	@# kernel-doc warnings of the uAPI (Documentation/ pulls it in) and the driver
 	cd $(TOP) && ! perl $(BUILD)/linux-src/scripts/kernel-doc -none -Wall \
 		$$(git ls-files 'driver/*.[ch]' 'uapi/*.h') 2>&1 | grep -v '^Warning: Sphinx' | grep .

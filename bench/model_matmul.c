@@ -148,7 +148,7 @@ static void host_gemm(const float *a, const float *b, float *c)
 
 int main(void)
 {
-	static const struct spyre_model_ops ops = { h_read, h_write, h_irq, h_now, NULL, NULL };
+	static const struct spyre_model_ops ops = { h_read, h_write, h_irq, h_now, NULL, NULL, NULL };
 	struct spyre_model_config cfg;
 	struct spyre_model *m;
 	struct spyre_prog_header h = { SPYRE_PROG_MAGIC, SPYRE_PROG_VERSION,

@@ -67,7 +67,7 @@ static void fence(unsigned int n, unsigned int i)
 
 int main(void)
 {
-	static const struct spyre_model_ops ops = { h_read, h_write, h_irq, h_now, NULL, NULL };
+	static const struct spyre_model_ops ops = { h_read, h_write, h_irq, h_now, NULL, NULL, NULL };
 	static const char *what[4] = { "H2D 4 MiB upload", "LAUNCH 256x512x512 fp16, 32 cores",
 				       "LAUNCH 256x512x512 fp16, 32 cores", "D2H 4 MiB download" };
 	uint8_t *dev = mmap(NULL, MEM, PROT_READ | PROT_WRITE,

@@ -129,9 +129,10 @@ static int spyre_read_config(struct spyre_device *sdev)
 		return -ENODEV;
 	}
 	sdev->hw_version = spyre_read(sdev, SPYRE_REG_VERSION);
-	if (sdev->hw_version >> 16 != SPYRE_HW_VERSION_MAJOR) {
+	if (SPYRE_HW_VERSION_MAJOR_OF(sdev->hw_version) != SPYRE_HW_VERSION_MAJOR) {
 		drm_err(&sdev->drm, "unsupported card interface %u.%u\n",
-			sdev->hw_version >> 16, sdev->hw_version & 0xffff);
+			SPYRE_HW_VERSION_MAJOR_OF(sdev->hw_version),
+			SPYRE_HW_VERSION_MINOR_OF(sdev->hw_version));
 		return -ENODEV;
 	}
 	sdev->num_cores = spyre_read(sdev, SPYRE_REG_NUM_CORES);

@@ -361,7 +361,8 @@ static int spyre_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_unlock(&spyre_devices_lock);
 
 	drm_info(&sdev->drm, "Spyre card %u.%u: %u cores, %llu MiB, %u rings\n",
-		 sdev->hw_version >> 16, sdev->hw_version & 0xffff, sdev->num_cores,
+		 SPYRE_HW_VERSION_MAJOR_OF(sdev->hw_version),
+		 SPYRE_HW_VERSION_MINOR_OF(sdev->hw_version), sdev->num_cores,
 		 sdev->mem_size >> 20, sdev->num_rings);
 	return 0;
 

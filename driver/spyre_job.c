@@ -12,18 +12,18 @@
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
 
+#include "spyre_desc.h"
 #include "spyre_job.h"
 #include "spyre_queue.h"
 #include "spyre_recovery.h"
 #include "spyre_ring.h"
 
-/* Appends a zeroed descriptor to a job being built. */
-void *spyre_next_desc(struct spyre_job *job)
+/* Appends a descriptor to a job being built; a spyre_desc_*() encoder fills it. */
+union spyre_hw_desc *spyre_next_desc(struct spyre_job *job)
 {
-	void *desc = job->descs + (size_t)job->ndescs * SPYRE_DESC_SIZE;
+	union spyre_hw_desc *desc = (union spyre_hw_desc *)job->descs + job->ndescs;
 
 	job->ndescs++;
-	memset(desc, 0, SPYRE_DESC_SIZE);
 	return desc;
 }
 
@@ -55,8 +55,6 @@ int spyre_kernel_fill(struct spyre_device *sdev, u64 dev_addr, u64 size)
 {
 	struct spyre_queue *queue = sdev->kqueue;
 	struct dma_fence *finished;
-	struct spyre_hw_dma *d;
-	struct spyre_hw_fence *f;
 	struct spyre_job *job;
 	int ret;
 
@@ -73,14 +71,8 @@ int spyre_kernel_fill(struct spyre_device *sdev, u64 dev_addr, u64 size)
 		ret = -ENOMEM;
 		goto err;
 	}
-	d = spyre_next_desc(job);
-	d->opcode = SPYRE_OP_DMA;
-	d->dir = cpu_to_le16(SPYRE_DMA_FILL);
-	d->len = cpu_to_le64(size);
-	d->dev_addr = cpu_to_le64(dev_addr);
-	f = spyre_next_desc(job);
-	f->opcode = SPYRE_OP_FENCE;
-	f->flags = SPYRE_DESC_F_IRQ;
+	spyre_desc_dma_fill(spyre_next_desc(job), size, dev_addr, 0);
+	spyre_desc_fence(spyre_next_desc(job), SPYRE_DESC_F_IRQ);
 
 	ret = drm_sched_job_init(&job->base, &queue->entity, job->ndescs, queue, 0);
 	if (ret)

@@ -83,7 +83,7 @@ static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)
 
 extern const struct drm_sched_backend_ops spyre_sched_ops;
 
-void *spyre_next_desc(struct spyre_job *job);
+union spyre_hw_desc *spyre_next_desc(struct spyre_job *job);
 void spyre_job_free(struct spyre_job *job);
 int spyre_kernel_fill(struct spyre_device *sdev, u64 dev_addr, u64 size);
 

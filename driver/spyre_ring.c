@@ -19,6 +19,7 @@
 #include <drm/drm_print.h>
 #include <uapi/drm/spyre_accel.h>
 
+#include "spyre_desc.h"
 #include "spyre_device.h"
 #include "spyre_job.h"
 #include "spyre_queue.h"
@@ -187,7 +188,7 @@ void spyre_ring_fini(struct spyre_ring *ring)
  */
 u32 spyre_ring_progress(struct spyre_ring *ring)
 {
-	if ((ring->sdev->hw_version & 0xffff) < 2)
+	if (ring->sdev->hw_version < SPYRE_HW_VERSION(1, 2))
 		return 0;
 	return spyre_ring_read(ring, SPYRE_RING_PROGRESS);
 }
@@ -237,7 +238,7 @@ int spyre_ring_hw_start(struct spyre_ring *ring)
  */
 void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 {
-	struct spyre_hw_fence *fence_desc;
+	union spyre_hw_desc *fence_desc;
 	u32 mask = ring->entries - 1;
 	unsigned long flags;
 	u32 i, slot;
@@ -252,10 +253,9 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 	if (!job->emitted)
 		spyre_hw_fence_init_locked(ring, job);
 
-	fence_desc = job->descs + (size_t)(job->ndescs - 1) * SPYRE_DESC_SIZE;
-	fence_desc->seqno = cpu_to_le64(job->seqno);
-	fence_desc->record_addr = cpu_to_le64(ring->records_dma +
-					      (job->seqno & mask) * sizeof(*ring->records));
+	fence_desc = (union spyre_hw_desc *)job->descs + job->ndescs - 1;
+	spyre_desc_fence_seal(fence_desc, job->seqno, ring->records_dma +
+			      (job->seqno & mask) * sizeof(*ring->records));
 	memset(&ring->records[job->seqno & mask], 0, sizeof(*ring->records));
 	spyre_sem_mark_fence(ring, job, fence_desc);
 
@@ -295,26 +295,6 @@ struct dma_fence *spyre_ring_fail_job(struct spyre_ring *ring, struct spyre_job 
 	return dma_fence_get(job->hw_fence);
 }
 
-int spyre_errno_from_status(u32 status)
-{
-	switch (status) {
-	case SPYRE_CMD_OK:
-		return 0;
-	case SPYRE_CMD_ERR_BOUNDS:
-		return -EFAULT;
-	case SPYRE_CMD_ERR_PROGRAM:
-		return -ENOEXEC;
-	case SPYRE_CMD_ERR_DEADLOCK:
-		return -EDEADLK;
-	case SPYRE_CMD_ERR_INVALID:
-		return -EPROTO;
-	case SPYRE_CMD_ERR_DMA:
-	case SPYRE_CMD_ERR_MEM_UE:
-	default:
-		return -EIO;
-	}
-}
-
 static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job *job)
 {
 	struct spyre_hw_completion *rec = &ring->records[job->seqno & (ring->entries - 1)];
@@ -328,7 +308,7 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 		err = -EIO;
 	} else {
 		job->status = le32_to_cpu(rec->status);
-		err = spyre_errno_from_status(job->status);
+		err = spyre_status_to_errno(job->status);
 		job->engine_ns[DRM_SPYRE_ENGINE_COMPUTE] = le64_to_cpu(rec->compute_ns);
 		job->engine_ns[DRM_SPYRE_ENGINE_DMA] = le64_to_cpu(rec->dma_ns);
 	}
@@ -460,8 +440,7 @@ void spyre_ring_cancel_queue(struct spyre_ring *ring, struct spyre_queue *queue)
 		for (i = 0; i + 1 < job->ndescs; i++) {
 			idx = job->ring_start + i;
 			if ((s32)(idx - head) >= 0)
-				memset(ring->descs + (size_t)(idx & mask) * SPYRE_DESC_SIZE, 0,
-				       SPYRE_DESC_SIZE);
+				spyre_desc_nop((union spyre_hw_desc *)ring->descs + (idx & mask));
 		}
 	}
 	/* writel orders the NOPs before the card fetches again. */

@@ -128,6 +128,5 @@ struct dma_fence *spyre_hw_fence_alloc(void);
 struct dma_fence *spyre_ring_fail_job(struct spyre_ring *ring, struct spyre_job *job, int error);
 struct spyre_ring_set *spyre_ring_set_alloc(unsigned int count);
 void spyre_ring_set_put(struct spyre_ring_set *set);
-int spyre_errno_from_status(u32 status);
 
 #endif /* SPYRE_RING_H */

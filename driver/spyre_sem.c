@@ -33,6 +33,7 @@
 #include <drm/drm_print.h>
 #include <drm/gpu_scheduler.h>
 
+#include "spyre_desc.h"
 #include "spyre_job.h"
 #include "spyre_queue.h"
 #include "spyre_ring.h"
@@ -41,7 +42,7 @@
 /* Interface 1.1 has FENCE semaphores and the SEM_* registers. */
 bool spyre_sem_supported(struct spyre_device *sdev)
 {
-	return (sdev->hw_version & 0xffff) >= 1 && sdev->num_sems >= sdev->num_rings;
+	return sdev->hw_version >= SPYRE_HW_VERSION(1, 1) && sdev->num_sems >= sdev->num_rings;
 }
 
 /* Descriptor slots to keep free in front of a job for its SEM_WAITs. */
@@ -204,7 +205,6 @@ int spyre_sem_prepare(struct spyre_job *job)
 {
 	struct spyre_device *sdev = job->ring->sdev;
 	u64 value[SPYRE_MAX_RINGS] = {};
-	struct spyre_hw_sem *wait;
 	struct dma_fence *finished, *hw;
 	struct spyre_sem_dep *dep;
 	struct spyre_ring *ring;
@@ -240,13 +240,8 @@ int spyre_sem_prepare(struct spyre_job *job)
 		job->descs -= SPYRE_DESC_SIZE;
 		job->ndescs++;
 		nwaits++;
-		wait = job->descs;
-		memset(wait, 0, SPYRE_DESC_SIZE);
-		wait->opcode = SPYRE_OP_SEM_WAIT;
 		/* If the input fails, the card skips this job: nothing runs on garbage. */
-		wait->flags = SPYRE_DESC_F_ERR;
-		wait->sem = cpu_to_le16(i);
-		wait->value = cpu_to_le64(value[i]);
+		spyre_desc_sem(job->descs, SPYRE_OP_SEM_WAIT, SPYRE_DESC_F_ERR, i, value[i]);
 	}
 	if (nwaits) {
 		job->sem_waiting = true;
@@ -257,13 +252,11 @@ int spyre_sem_prepare(struct spyre_job *job)
 
 /* Makes the job's FENCE raise its ring's semaphore to the job's number. */
 void spyre_sem_mark_fence(struct spyre_ring *ring, struct spyre_job *job,
-			  struct spyre_hw_fence *fence)
+			  union spyre_hw_desc *fence)
 {
 	if (!spyre_sem_supported(ring->sdev))
 		return;
-	fence->flags |= SPYRE_DESC_F_SEM;
-	fence->sem = cpu_to_le16(ring->index);
-	fence->sem_value = cpu_to_le64(job->sem_signal ?: job->hw_fence->seqno);
+	spyre_desc_fence_sem(fence, ring->index, job->sem_signal ?: job->hw_fence->seqno);
 }
 
 /*

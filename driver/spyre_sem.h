@@ -13,7 +13,7 @@
 struct dma_fence;
 struct drm_sched_fence;
 struct spyre_device;
-struct spyre_hw_fence;
+union spyre_hw_desc;
 struct spyre_job;
 struct spyre_ring;
 
@@ -36,7 +36,7 @@ int spyre_sem_add_dependency(struct spyre_job *job, struct dma_fence *fence);
 void spyre_sem_job_free(struct spyre_job *job);
 int spyre_sem_prepare(struct spyre_job *job);
 void spyre_sem_mark_fence(struct spyre_ring *ring, struct spyre_job *job,
-			  struct spyre_hw_fence *fence);
+			  union spyre_hw_desc *fence);
 int spyre_sem_dep_error(struct spyre_job *job);
 void spyre_sem_reap_deps(struct spyre_ring *ring);
 bool spyre_sem_job_blocked(struct spyre_job *job);

@@ -22,6 +22,7 @@
 #include <drm/drm_syncobj.h>
 #include <uapi/drm/spyre_accel.h>
 
+#include "spyre_desc.h"
 #include "spyre_gem.h"
 #include "spyre_job.h"
 #include "spyre_queue.h"
@@ -104,7 +105,7 @@ static bool spyre_tail_is_zero(const struct drm_spyre_cmd *cmd, size_t used)
 static int spyre_cmd_copy(struct spyre_submit *s, const struct drm_spyre_cmd_copy *c)
 {
 	struct spyre_bo *src, *dst;
-	struct spyre_hw_dma *d;
+	union spyre_hw_desc *d;
 	int err = 0;
 
 	src = spyre_submit_range(s, c->src_handle, c->src_offset, c->size, &err);
@@ -120,31 +121,20 @@ static int spyre_cmd_copy(struct spyre_submit *s, const struct drm_spyre_cmd_cop
 		return 0;
 
 	d = spyre_next_desc(s->job);
-	d->opcode = SPYRE_OP_DMA;
-	d->len = cpu_to_le64(c->size);
-	if (src->placement == DRM_SPYRE_PLACEMENT_HOST) {
-		d->dir = cpu_to_le16(SPYRE_DMA_H2D);
-		d->dev_addr = cpu_to_le64(dst->dev_addr + c->dst_offset);
-		d->sg_addr = cpu_to_le64(src->sg_dma);
-		d->sg_count = cpu_to_le32(src->sg_count);
-		d->host_off = cpu_to_le64(c->src_offset);
-	} else if (dst->placement == DRM_SPYRE_PLACEMENT_HOST) {
-		d->dir = cpu_to_le16(SPYRE_DMA_D2H);
-		d->dev_addr = cpu_to_le64(src->dev_addr + c->src_offset);
-		d->sg_addr = cpu_to_le64(dst->sg_dma);
-		d->sg_count = cpu_to_le32(dst->sg_count);
-		d->host_off = cpu_to_le64(c->dst_offset);
-	} else {
-		d->dir = cpu_to_le16(SPYRE_DMA_D2D);
-		d->dev_addr = cpu_to_le64(dst->dev_addr + c->dst_offset);
-		d->dev_src = cpu_to_le64(src->dev_addr + c->src_offset);
-	}
+	if (src->placement == DRM_SPYRE_PLACEMENT_HOST)
+		spyre_desc_dma_host(d, SPYRE_DMA_H2D, c->size, dst->dev_addr + c->dst_offset,
+				    src->sg_dma, src->sg_count, c->src_offset);
+	else if (dst->placement == DRM_SPYRE_PLACEMENT_HOST)
+		spyre_desc_dma_host(d, SPYRE_DMA_D2H, c->size, src->dev_addr + c->src_offset,
+				    dst->sg_dma, dst->sg_count, c->dst_offset);
+	else
+		spyre_desc_dma_d2d(d, c->size, dst->dev_addr + c->dst_offset,
+				   src->dev_addr + c->src_offset);
 	return 0;
 }
 
 static int spyre_cmd_fill(struct spyre_submit *s, const struct drm_spyre_cmd_fill *c)
 {
-	struct spyre_hw_dma *d;
 	struct spyre_bo *bo;
 	int err = 0;
 
@@ -158,12 +148,8 @@ static int spyre_cmd_fill(struct spyre_submit *s, const struct drm_spyre_cmd_fil
 	if (!c->size)
 		return 0;
 
-	d = spyre_next_desc(s->job);
-	d->opcode = SPYRE_OP_DMA;
-	d->dir = cpu_to_le16(SPYRE_DMA_FILL);
-	d->fill = cpu_to_le32(c->pattern);
-	d->len = cpu_to_le64(c->size);
-	d->dev_addr = cpu_to_le64(bo->dev_addr + c->offset);
+	spyre_desc_dma_fill(spyre_next_desc(s->job), c->size, bo->dev_addr + c->offset,
+			    c->pattern);
 	return 0;
 }
 
@@ -183,8 +169,7 @@ static int spyre_cmd_launch(struct spyre_submit *s, const struct drm_spyre_cmd_l
 {
 	struct spyre_job *job = s->job;
 	struct drm_spyre_bo_range arg;
-	struct spyre_hw_launch *l;
-	struct spyre_hw_args *a = NULL;
+	union spyre_hw_desc *a = NULL;
 	struct spyre_bo *prog, *ws, *bo;
 	u64 ws_addr = 0;
 	int err = 0;
@@ -211,13 +196,8 @@ static int spyre_cmd_launch(struct spyre_submit *s, const struct drm_spyre_cmd_l
 		return -EINVAL;
 	}
 
-	l = spyre_next_desc(job);
-	l->opcode = SPYRE_OP_LAUNCH;
-	l->nargs = cpu_to_le16(c->nargs);
-	l->prog_addr = cpu_to_le64(prog->dev_addr + c->prog_offset);
-	l->prog_len = cpu_to_le64(c->prog_size);
-	l->ws_addr = cpu_to_le64(ws_addr);
-	l->ws_len = cpu_to_le64(c->ws_size);
+	spyre_desc_launch(spyre_next_desc(job), c->nargs, prog->dev_addr + c->prog_offset,
+			  c->prog_size, ws_addr, c->ws_size);
 
 	for (i = 0; i < c->nargs; i++) {
 		void __user *uarg = u64_to_user_ptr(c->args + (u64)i * c->args_stride);
@@ -230,20 +210,16 @@ static int spyre_cmd_launch(struct spyre_submit *s, const struct drm_spyre_cmd_l
 		bo = spyre_submit_dev_range(s, arg.handle, arg.offset, arg.size, &err);
 		if (!bo)
 			return err;
-		if (i % SPYRE_ARGS_PER_DESC == 0) {
+		if (i % SPYRE_ARGS_PER_DESC == 0)
 			a = spyre_next_desc(job);
-			a->opcode = SPYRE_OP_ARGS;
-			a->count = cpu_to_le16(min_t(u32, c->nargs - i, SPYRE_ARGS_PER_DESC));
-		}
-		a->slot[i % SPYRE_ARGS_PER_DESC].addr = cpu_to_le64(bo->dev_addr + arg.offset);
-		a->slot[i % SPYRE_ARGS_PER_DESC].len = cpu_to_le64(arg.size);
+		spyre_desc_arg(a, c->nargs, i, bo->dev_addr + arg.offset, arg.size);
 	}
 	return 0;
 }
 
 static int spyre_cmd_timestamp(struct spyre_submit *s, const struct drm_spyre_cmd_timestamp *c)
 {
-	struct spyre_hw_timestamp *t;
+	union spyre_hw_desc *t;
 	struct spyre_bo *bo;
 	int err = 0;
 
@@ -254,22 +230,15 @@ static int spyre_cmd_timestamp(struct spyre_submit *s, const struct drm_spyre_cm
 		return err;
 
 	t = spyre_next_desc(s->job);
-	t->opcode = SPYRE_OP_TIMESTAMP;
-	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
-		t->flags = SPYRE_DESC_F_DEVMEM;
-		t->addr = cpu_to_le64(bo->dev_addr + c->offset);
-	} else {
-		t->addr = cpu_to_le64(bo->sg_dma);
-		t->sg_count = cpu_to_le32(bo->sg_count);
-		t->host_off = cpu_to_le64(c->offset);
-	}
+	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE)
+		spyre_desc_timestamp_dev(t, bo->dev_addr + c->offset);
+	else
+		spyre_desc_timestamp_host(t, bo->sg_dma, bo->sg_count, c->offset);
 	return 0;
 }
 
 static int spyre_parse_cmd(struct spyre_submit *s, const struct drm_spyre_cmd *cmd)
 {
-	struct spyre_hw_dma *nop;
-
 	if (cmd->flags)
 		return -EINVAL;
 
@@ -277,8 +246,7 @@ static int spyre_parse_cmd(struct spyre_submit *s, const struct drm_spyre_cmd *c
 	case DRM_SPYRE_CMD_NOP:
 		if (!spyre_tail_is_zero(cmd, 0))
 			return -EINVAL;
-		nop = spyre_next_desc(s->job);
-		nop->opcode = SPYRE_OP_NOP;
+		spyre_desc_nop(spyre_next_desc(s->job));
 		return 0;
 	case DRM_SPYRE_CMD_COPY:
 		if (!spyre_tail_is_zero(cmd, sizeof(cmd->copy)))
@@ -302,7 +270,6 @@ static int spyre_parse_cmd(struct spyre_submit *s, const struct drm_spyre_cmd *c
 static int spyre_parse_cmds(struct spyre_submit *s, const struct drm_spyre_submit *args)
 {
 	struct spyre_job *job = s->job;
-	struct spyre_hw_fence *f;
 	struct drm_spyre_cmd cmd;
 	u32 i, lead = 0;
 	int ret;
@@ -332,9 +299,7 @@ static int spyre_parse_cmds(struct spyre_submit *s, const struct drm_spyre_submi
 	}
 
 	/* Seqno and completion record address are filled in when emitted. */
-	f = spyre_next_desc(job);
-	f->opcode = SPYRE_OP_FENCE;
-	f->flags = SPYRE_DESC_F_IRQ;
+	spyre_desc_fence(spyre_next_desc(job), SPYRE_DESC_F_IRQ);
 	return 0;
 }
 

@@ -48,6 +48,19 @@
 #define spyre_set_reset(dc, fn) ((dc)->reset = (fn))
 #endif
 
+/*
+ * Bottom halves guarded against re-entrancy (a BH touching its own device's
+ * MMIO) came with the DMA re-entrancy fix (upstream 8.1, backported to
+ * Debian's 7.2); without the guard, a plain BH.
+ */
+#include "qemu/main-loop.h"
+#ifdef qemu_bh_new_guarded
+#define spyre_bh_new(cb, dev) \
+    qemu_bh_new_guarded((cb), (dev), &DEVICE(dev)->mem_reentrancy_guard)
+#else
+#define spyre_bh_new(cb, dev) qemu_bh_new((cb), (dev))
+#endif
+
 /* The big QEMU lock's functions were renamed in 9.0. */
 #if SPYRE_QEMU_AT_LEAST(9, 0)
 #define spyre_bql_lock() bql_lock()

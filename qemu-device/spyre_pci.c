@@ -10,11 +10,17 @@
  * has dropped the card lock; interrupts raised elsewhere go through a
  * bottom half in the main loop.
  *
+ * Trace points (trace-events, -trace 'spyre_*') cover register accesses,
+ * doorbells, descriptors, DMA and interrupts; what the guest does wrong is
+ * logged with -d guest_errors as well as reported in ERR_STATUS and the
+ * completion records.
+ *
  * Documentation/spyre-card.rst is the programming specification.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/log.h"
 #include "qemu/units.h"
 #include "qemu/host-utils.h"
 #include "qemu/module.h"
@@ -28,8 +34,9 @@
 #include "hw/pci/pcie.h"
 #include "migration/vmstate.h"
 #include "spyre_compat.h"
-#include "model/spyre_hw.h"
+#include "spyre_hw.h"
 #include "model/spyre_model.h"
+#include "trace.h"
 
 #define TYPE_SPYRE "spyre"
 OBJECT_DECLARE_SIMPLE_TYPE(SpyreState, SPYRE)
@@ -100,14 +107,17 @@ static int spyre_host_rw(SpyreState *s, uint64_t addr, void *buf, uint64_t len,
                                          MEMTXATTRS_UNSPECIFIED);
             if (!memory_region_is_ram(mr) || !l ||
                 (is_write && memory_region_is_rom(mr))) {
+                trace_spyre_dma_refused(addr, len, is_write);
                 return -1;
             }
+            trace_spyre_dma(addr, l, is_write);
             r = pci_dma_rw(pdev, addr, p, l,
                            is_write ? DMA_DIRECTION_FROM_DEVICE
                                     : DMA_DIRECTION_TO_DEVICE,
                            MEMTXATTRS_UNSPECIFIED);
         }
         if (r != MEMTX_OK) {
+            trace_spyre_dma_refused(addr, l, is_write);
             return -1;
         }
         addr += l;
@@ -144,6 +154,7 @@ static void spyre_raise_irq(void *opaque, unsigned int vector)
 {
     SpyreState *s = opaque;
 
+    trace_spyre_irq_raise(vector);
     qatomic_or(&s->irq_pending[vector / 64], 1ull << (vector % 64));
     if (!qemu_thread_is_self(&s->worker)) {
         qemu_bh_schedule(s->irq_bh);
@@ -176,6 +187,75 @@ static void spyre_lock_cb(void *opaque)
     qemu_cond_broadcast(&s->exec_cond);
 }
 
+static const char *const spyre_cmd_status_names[] = {
+    [SPYRE_CMD_OK] = "ok",
+    [SPYRE_CMD_ERR_INVALID] = "invalid descriptor",
+    [SPYRE_CMD_ERR_BOUNDS] = "outside device memory or an argument slot",
+    [SPYRE_CMD_ERR_DMA] = "host memory access failed",
+    [SPYRE_CMD_ERR_PROGRAM] = "malformed program",
+    [SPYRE_CMD_ERR_DEADLOCK] = "program deadlock",
+    [SPYRE_CMD_ERR_MEM_UE] = "uncorrectable memory error",
+    [SPYRE_CMD_ERR_DEP] = "awaited job failed",
+};
+
+static const char *const spyre_ring_error_names[] = {
+    [SPYRE_RING_ERR_NONE] = "none",
+    [SPYRE_RING_ERR_BAD_CONFIG] = "bad base, size or write-back address",
+    [SPYRE_RING_ERR_BAD_TAIL] = "tail moved backwards or past a full ring",
+    [SPYRE_RING_ERR_FETCH] = "descriptor fetch failed",
+    [SPYRE_RING_ERR_WRITEBACK] = "completion write failed",
+};
+
+static const char *spyre_name(const char *const *names, size_t n, uint64_t i)
+{
+    return i < n && names[i] ? names[i] : "unknown";
+}
+
+/*
+ * Card events (the model's lock is held): trace points, and what the guest
+ * did wrong for -d guest_errors. ERR_STATUS and the completion records
+ * report the same to the guest.
+ */
+static void spyre_event(void *opaque, enum spyre_model_event ev,
+                        unsigned int ring, uint64_t a, uint64_t b)
+{
+    uint32_t src = b >> 24, detail = b & 0xffff;
+
+    switch (ev) {
+    case SPYRE_MODEL_EV_DESC:
+        trace_spyre_desc(ring, a, b);
+        break;
+    case SPYRE_MODEL_EV_CMD_ERROR:
+        trace_spyre_cmd_error(ring, a, b);
+        if (b != SPYRE_CMD_ERR_DEP) {   /* the awaited job was logged */
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "spyre: ring %u: command at index %" PRIu64
+                          " failed: %s\n", ring, a,
+                          spyre_name(spyre_cmd_status_names,
+                                     ARRAY_SIZE(spyre_cmd_status_names), b));
+        }
+        break;
+    case SPYRE_MODEL_EV_FENCE:
+        trace_spyre_fence(ring, a, b);
+        break;
+    case SPYRE_MODEL_EV_CARD_ERROR:
+        trace_spyre_card_error(ring, a, b);
+        if (src == SPYRE_ERR_INFO_SRC_ACCESS) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "spyre: bad register access at 0x%x\n", detail);
+        } else if (src == SPYRE_ERR_INFO_SRC_RING) {
+            qemu_log_mask(LOG_GUEST_ERROR, "spyre: ring %u stopped: %s\n",
+                          ring, spyre_name(spyre_ring_error_names,
+                                           ARRAY_SIZE(spyre_ring_error_names),
+                                           detail));
+        } else {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "spyre: uncorrectable memory error (injected)\n");
+        }
+        break;
+    }
+}
+
 static const struct spyre_model_ops spyre_ops = {
     .host_read = spyre_host_read,
     .host_write = spyre_host_write,
@@ -183,6 +263,7 @@ static const struct spyre_model_ops spyre_ops = {
     .now_ns = spyre_now_ns,
     .unlock = spyre_unlock_cb,
     .lock = spyre_lock_cb,
+    .event = spyre_event,
 };
 
 /* --- interrupts, pacing, worker ------------------------------------------- */
@@ -199,6 +280,7 @@ static void spyre_deliver_irqs(SpyreState *s)
         while (bits) {
             v = ctz64(bits);
             bits &= bits - 1;
+            trace_spyre_irq_notify(w * 64 + v);
             msix_notify(pdev, w * 64 + v);
         }
     }
@@ -288,6 +370,7 @@ static uint64_t spyre_regs_read(void *opaque, hwaddr addr, unsigned size)
     qemu_mutex_lock(&s->lock);
     val = spyre_model_read(s->model, addr);
     qemu_mutex_unlock(&s->lock);
+    trace_spyre_mmio_read(addr, val);
     return val;
 }
 
@@ -295,7 +378,13 @@ static void spyre_regs_write(void *opaque, hwaddr addr, uint64_t val,
                              unsigned size)
 {
     SpyreState *s = opaque;
+    hwaddr ring_off = addr - SPYRE_RING_REGS_BASE;
 
+    trace_spyre_mmio_write(addr, val);
+    if (addr >= SPYRE_RING_REGS_BASE &&
+        ring_off % SPYRE_RING_REGS_STRIDE == SPYRE_RING_TAIL) {
+        trace_spyre_doorbell(ring_off / SPYRE_RING_REGS_STRIDE, val);
+    }
     qemu_mutex_lock(&s->lock);
     if (spyre_model_write_needs_quiesce(s->model, addr, val)) {
         spyre_quiesce_locked(s);
@@ -326,6 +415,7 @@ static void spyre_reset(DeviceState *dev)
     if (!s->model) {
         return;
     }
+    trace_spyre_reset();
     qemu_mutex_lock(&s->lock);
     spyre_quiesce_locked(s);
     spyre_model_reset(s->model);
@@ -383,6 +473,18 @@ static bool spyre_init_memory(SpyreState *s, Error **errp)
     return true;
 }
 
+/* Undo what spyre_realize() sets up for the worker. */
+static void spyre_free_sync(SpyreState *s)
+{
+    timer_free(s->pace_timer);
+    s->pace_timer = NULL;
+    qemu_bh_delete(s->irq_bh);
+    s->irq_bh = NULL;
+    qemu_cond_destroy(&s->exec_cond);
+    qemu_cond_destroy(&s->kick_cond);
+    qemu_mutex_destroy(&s->lock);
+}
+
 static void spyre_realize(PCIDevice *pdev, Error **errp)
 {
     ERRP_GUARD();
@@ -433,12 +535,13 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
     qemu_mutex_init(&s->lock);
     qemu_cond_init(&s->kick_cond);
     qemu_cond_init(&s->exec_cond);
-    s->irq_bh = qemu_bh_new(spyre_irq_bh, s);
+    s->irq_bh = spyre_bh_new(spyre_irq_bh, s);
     s->pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, spyre_pace_timer, s);
     s->model = spyre_model_new(&cfg, &spyre_ops, s,
                                memory_region_get_ram_ptr(&s->mem), &err);
     if (!s->model) {
         error_setg(errp, "spyre: %s", err);
+        spyre_free_sync(s);
         msix_uninit(pdev, &s->bar0, &s->bar0);
         return;
     }
@@ -463,14 +566,7 @@ static void spyre_exit(PCIDevice *pdev)
         spyre_bql_lock();
         spyre_model_free(s->model);
         s->model = NULL;
-    }
-    if (s->pace_timer) {
-        timer_free(s->pace_timer);
-        s->pace_timer = NULL;
-    }
-    if (s->irq_bh) {
-        qemu_bh_delete(s->irq_bh);
-        s->irq_bh = NULL;
+        spyre_free_sync(s);
     }
     msix_uninit(pdev, &s->bar0, &s->bar0);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "spyre_hw.h"
 
 TEST(device_props)
 {
@@ -24,7 +25,7 @@ TEST(device_props)
 	CHECK(p.pci_vendor == 0x1234 && p.pci_device == 0x5350, "pci %x:%x", p.pci_vendor,
 	      p.pci_device);
 	CHECK(p.max_args >= 3 && p.max_cmds >= 16 && p.max_queues >= 8, "limits");
-	CHECK(p.hw_version >> 16 == 1, "hw version %#x", p.hw_version);
+	CHECK(SPYRE_HW_VERSION_MAJOR_OF(p.hw_version) == 1, "hw version %#x", p.hw_version);
 	OK(spyre_device_time_ns(dev, &t0));
 	OK(spyre_device_time_ns(dev, &t1));
 	CHECK(t1 >= t0, "device time went backwards");

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "spyre/spyre.h"
+#include "spyre_hw.h"
 
 #define MAX_PROCS 256
 #define MAX_KEYS 16
@@ -278,7 +279,8 @@ int main(int argc, char **argv)
 			       "\"compute_rings\": %u, \"dma_rings\": %u, \"resets\": %llu, "
 			       "\"queues\": %d, \"banned_queues\": %d, \"jobs_done\": %lld, "
 			       "\"jobs_failed\": %lld, \"processes\": [",
-			       p.pci_vendor, p.pci_device, p.hw_version >> 16, p.hw_version & 0xffff,
+			       p.pci_vendor, p.pci_device, SPYRE_HW_VERSION_MAJOR_OF(p.hw_version),
+			       SPYRE_HW_VERSION_MINOR_OF(p.hw_version),
 			       p.num_cores, p.clock_mhz, (unsigned long long)p.scratchpad_size,
 			       (unsigned long long)p.mem_total,
 			       (unsigned long long)(p.mem_total - p.mem_free), p.compute_rings,
@@ -306,7 +308,8 @@ int main(int argc, char **argv)
 			mib(p.mem_total, total, sizeof(total));
 			printf("card %d  %-8s %-18s %s backend  pci %s [%04x:%04x] hw %u.%u\n", i,
 			       p.name, p.path, p.backend, p.pci_slot[0] ? p.pci_slot : "-",
-			       p.pci_vendor, p.pci_device, p.hw_version >> 16, p.hw_version & 0xffff);
+			       p.pci_vendor, p.pci_device, SPYRE_HW_VERSION_MAJOR_OF(p.hw_version),
+			       SPYRE_HW_VERSION_MINOR_OF(p.hw_version));
 			printf("        %u cores @ %u MHz, %llu KiB scratchpad/core; memory %s / %s "
 			       "used; rings: %u compute, %u dma; resets: %llu\n", p.num_cores,
 			       p.clock_mhz, (unsigned long long)p.scratchpad_size >> 10, used, total,

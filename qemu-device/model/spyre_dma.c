@@ -5,33 +5,31 @@
  */
 #include "spyre_internal.h"
 
-#define DMA_OFF(field)		SPYRE_FIELD(spyre_hw_dma, field)
 #define SG_BATCH		64
 #define CHUNK			(1u << 20)
 
-uint32_t spyre_dma_check(struct spyre_model *m, const struct spyre_cmd *c)
+uint32_t card_dma_check(struct spyre_model *m, const struct card_cmd *c)
 {
-	const uint8_t *d = c->desc;
-	unsigned int dir = spyre_ld16(d + DMA_OFF(dir));
-	uint64_t len = spyre_ld64(d + DMA_OFF(len));
-	uint64_t dst = spyre_ld64(d + DMA_OFF(dev_addr));
-	uint64_t src = spyre_ld64(d + DMA_OFF(dev_src));
-	uint64_t off = spyre_ld64(d + DMA_OFF(host_off));
+	const struct spyre_hw_dma *d = &c->desc.dma;
+	unsigned int dir = spyre_le16_to_cpu(d->dir);
+	uint64_t len = spyre_le64_to_cpu(d->len);
+	uint64_t dst = spyre_le64_to_cpu(d->dev_addr);
+	uint64_t src = spyre_le64_to_cpu(d->dev_src);
+	uint64_t off = spyre_le64_to_cpu(d->host_off);
 	uint64_t size = m->cfg.mem_size;
 
-	if (d[1] || dir > SPYRE_DMA_FILL || spyre_ld32(d + DMA_OFF(rsvd)) ||
-	    spyre_ld64(d + DMA_OFF(rsvd2)))
+	if (d->flags || dir > SPYRE_DMA_FILL || d->rsvd || d->rsvd2)
 		return SPYRE_CMD_ERR_INVALID;
 	if (dir != SPYRE_DMA_D2D && src)
 		return SPYRE_CMD_ERR_INVALID;
 	if (dir == SPYRE_DMA_FILL && (len % 4))
 		return SPYRE_CMD_ERR_INVALID;
-	if (!spyre_range_ok(dst, len, size))
+	if (!card_range_ok(dst, len, size))
 		return SPYRE_CMD_ERR_BOUNDS;
-	if (dir == SPYRE_DMA_D2D && !spyre_range_ok(src, len, size))
+	if (dir == SPYRE_DMA_D2D && !card_range_ok(src, len, size))
 		return SPYRE_CMD_ERR_BOUNDS;
 	if ((dir == SPYRE_DMA_H2D || dir == SPYRE_DMA_D2H) && len &&
-	    (!spyre_ld32(d + DMA_OFF(sg_count)) || off + len < off))
+	    (!d->sg_count || off + len < off))
 		return SPYRE_CMD_ERR_BOUNDS;
 	return SPYRE_CMD_OK;
 }
@@ -42,17 +40,17 @@ uint32_t spyre_dma_check(struct spyre_model *m, const struct spyre_cmd *c)
  * into that buffer. A list shorter than the transfer is a bounds error, a
  * failed host access a DMA error.
  */
-uint32_t spyre_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_count,
+uint32_t card_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_count,
 		       uint64_t host_off, uint8_t *dev, uint64_t len, bool to_host)
 {
-	uint8_t sg[SG_BATCH * sizeof(struct spyre_hw_sg)];
+	struct spyre_hw_sg sg[SG_BATCH];
 	uint64_t skip = host_off, done = 0;
 	uint32_t i = 0;
 
 	if (sg_addr + (uint64_t)sg_count * sizeof(struct spyre_hw_sg) < sg_addr)
 		return SPYRE_CMD_ERR_DMA;
 	while (done < len) {
-		const uint8_t *e = sg + (i % SG_BATCH) * sizeof(struct spyre_hw_sg);
+		const struct spyre_hw_sg *e = &sg[i % SG_BATCH];
 		uint64_t addr, seg, n;
 
 		if (i == sg_count)
@@ -60,11 +58,12 @@ uint32_t spyre_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_coun
 		if (i % SG_BATCH == 0) {
 			uint32_t k = sg_count - i < SG_BATCH ? sg_count - i : SG_BATCH;
 
-			if (m->ops.host_read(m->opaque, sg_addr + (uint64_t)i * 16, sg, k * 16))
+			if (m->ops.host_read(m->opaque, sg_addr + (uint64_t)i * sizeof(sg[0]), sg,
+					     k * sizeof(sg[0])))
 				return SPYRE_CMD_ERR_DMA;
 		}
-		addr = spyre_ld64(e);
-		seg = spyre_ld64(e + 8);
+		addr = spyre_le64_to_cpu(e->addr);
+		seg = spyre_le64_to_cpu(e->len);
 		i++;
 		if (!seg)
 			return SPYRE_CMD_ERR_INVALID;
@@ -81,9 +80,9 @@ uint32_t spyre_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_coun
 			n = seg < len - done ? seg : len - done;
 			if (n > CHUNK)
 				n = CHUNK;
-			spyre_progress_step(m);
-			if (spyre_abort_pending(m))
-				return SPYRE_CMD_ABORTED;
+			card_progress_step(m);
+			if (card_abort_pending(m))
+				return CARD_CMD_ABORTED;
 			if (to_host ? m->ops.host_write(m->opaque, addr, dev + done, n) :
 				      m->ops.host_read(m->opaque, addr, dev + done, n))
 				return SPYRE_CMD_ERR_DMA;
@@ -102,18 +101,18 @@ static uint32_t local_copy(struct spyre_model *m, uint64_t dst, uint64_t src, ui
 	if (dst > src && dst < src + len) {	/* overlapping, copy backwards */
 		for (done = 0; done < len; done += n) {
 			n = len - done < CHUNK ? len - done : CHUNK;
-			spyre_progress_step(m);
-			if (spyre_abort_pending(m))
-				return SPYRE_CMD_ABORTED;
+			card_progress_step(m);
+			if (card_abort_pending(m))
+				return CARD_CMD_ABORTED;
 			memmove(m->devmem + dst + len - done - n, m->devmem + src + len - done - n, n);
 		}
 		return SPYRE_CMD_OK;
 	}
 	for (done = 0; done < len; done += n) {
 		n = len - done < CHUNK ? len - done : CHUNK;
-		spyre_progress_step(m);
-		if (spyre_abort_pending(m))
-			return SPYRE_CMD_ABORTED;
+		card_progress_step(m);
+		if (card_abort_pending(m))
+			return CARD_CMD_ABORTED;
 		memmove(m->devmem + dst + done, m->devmem + src + done, n);
 	}
 	return SPYRE_CMD_OK;
@@ -123,12 +122,11 @@ static uint32_t local_copy(struct spyre_model *m, uint64_t dst, uint64_t src, ui
 static uint32_t local_fill(struct spyre_model *m, uint64_t dst, uint32_t pattern, uint64_t len)
 {
 	uint8_t *p = m->devmem + dst;
+	uint32_t b = spyre_cpu_to_le32(pattern);
 	uint64_t seeded, done, n;
-	uint8_t b[4];
 
-	spyre_st32(b, pattern);
 	seeded = len < 4 ? len : 4;
-	memcpy(p, b, seeded);
+	memcpy(p, &b, seeded);
 	while (seeded < len && seeded < CHUNK) {	/* double the seeded prefix */
 		n = seeded < len - seeded ? seeded : len - seeded;
 		memcpy(p + seeded, p, n);
@@ -136,43 +134,42 @@ static uint32_t local_fill(struct spyre_model *m, uint64_t dst, uint32_t pattern
 	}
 	for (done = seeded; done < len; done += n) {
 		n = len - done < seeded ? len - done : seeded;
-		spyre_progress_step(m);
-		if (spyre_abort_pending(m))
-			return SPYRE_CMD_ABORTED;
+		card_progress_step(m);
+		if (card_abort_pending(m))
+			return CARD_CMD_ABORTED;
 		memcpy(p + done, p, n);
 	}
 	return SPYRE_CMD_OK;
 }
 
 /* Execute a checked DMA command; the caller accounts its device time. */
-uint32_t spyre_cmd_dma(struct spyre_model *m, unsigned int ring, const struct spyre_cmd *c)
+uint32_t card_dma_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c)
 {
-	const uint8_t *d = c->desc;
-	unsigned int dir = spyre_ld16(d + DMA_OFF(dir));
-	uint64_t len = spyre_ld64(d + DMA_OFF(len));
-	uint64_t dst = spyre_ld64(d + DMA_OFF(dev_addr));
+	const struct spyre_hw_dma *d = &c->desc.dma;
+	unsigned int dir = spyre_le16_to_cpu(d->dir);
+	uint64_t len = spyre_le64_to_cpu(d->len);
+	uint64_t dst = spyre_le64_to_cpu(d->dev_addr);
 	uint32_t st;
 
 	if (!len)
 		return SPYRE_CMD_OK;
-	spyre_unlock(m, (int)ring);
+	card_unlock(m, (int)ring);
 	switch (dir) {
 	case SPYRE_DMA_H2D:
 	case SPYRE_DMA_D2H:
-		st = spyre_sg_xfer(m, spyre_ld64(d + DMA_OFF(sg_addr)),
-				   spyre_ld32(d + DMA_OFF(sg_count)),
-				   spyre_ld64(d + DMA_OFF(host_off)), m->devmem + dst, len,
-				   dir == SPYRE_DMA_D2H);
+		st = card_sg_xfer(m, spyre_le64_to_cpu(d->sg_addr),
+				   spyre_le32_to_cpu(d->sg_count), spyre_le64_to_cpu(d->host_off),
+				   m->devmem + dst, len, dir == SPYRE_DMA_D2H);
 		break;
 	case SPYRE_DMA_D2D:
-		st = local_copy(m, dst, spyre_ld64(d + DMA_OFF(dev_src)), len);
+		st = local_copy(m, dst, spyre_le64_to_cpu(d->dev_src), len);
 		break;
 	default:
-		st = local_fill(m, dst, spyre_ld32(d + DMA_OFF(fill)), len);
+		st = local_fill(m, dst, spyre_le32_to_cpu(d->fill), len);
 		break;
 	}
-	spyre_lock(m);
-	if (spyre_abort_pending(m))
-		return SPYRE_CMD_ABORTED;
+	card_lock(m);
+	if (card_abort_pending(m))
+		return CARD_CMD_ABORTED;
 	return st;
 }

@@ -13,13 +13,13 @@
 
 #include "spyre_internal.h"
 
-void spyre_dram_reset(struct spyre_dram *d)
+void card_dram_reset(struct card_dram *d)
 {
 	d->n = 0;
 }
 
 /* Insert busy [s, e) at index @i (sorted, non-overlapping), merging neighbours. */
-static void add_busy(struct spyre_dram *d, unsigned int i, uint64_t s, uint64_t e)
+static void add_busy(struct card_dram *d, unsigned int i, uint64_t s, uint64_t e)
 {
 	if (i > 0 && d->busy[i - 1].e == s) {
 		d->busy[i - 1].e = e;
@@ -34,7 +34,7 @@ static void add_busy(struct spyre_dram *d, unsigned int i, uint64_t s, uint64_t 
 		d->busy[i].s = s;
 		return;
 	}
-	if (d->n == SPYRE_DRAM_SLOTS) {
+	if (d->n == CARD_DRAM_SLOTS) {
 		/* Forget the oldest reservation (its time is long past). */
 		memmove(&d->busy[0], &d->busy[1], (d->n - 1) * sizeof(d->busy[0]));
 		d->n--;
@@ -47,7 +47,7 @@ static void add_busy(struct spyre_dram *d, unsigned int i, uint64_t s, uint64_t 
 	d->n++;
 }
 
-uint64_t spyre_dram_reserve(struct spyre_dram *d, uint64_t start, uint64_t need)
+uint64_t card_dram_reserve(struct card_dram *d, uint64_t start, uint64_t need)
 {
 	uint64_t t = start;
 	unsigned int i = 0;

@@ -14,7 +14,7 @@
 #include "spyre_model.h"
 
 /* What a LAUNCH binds: device memory, argument slots and workspace. */
-struct spyre_bind {
+struct card_bind {
 	uint8_t *devmem;
 	uint32_t nslots;
 	uint64_t slot_addr[16];
@@ -24,20 +24,20 @@ struct spyre_bind {
 };
 
 /* Per-token queue of signal times (data tokens are counting). */
-struct spyre_token {
+struct card_token {
 	uint32_t head, count;
 	uint64_t ns[SPYRE_ISA_TOKEN_MAX];
 };
 
-struct spyre_exec {
+struct card_exec {
 	unsigned int cores;
 	uint8_t *sp[SPYRE_MODEL_MAX_CORES];	/* scratchpads, allocated on first use */
 	float *tmp[4];				/* fp32 staging: A, B, C, B^T */
 	size_t tmp_len[4];
-	struct spyre_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
+	struct card_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
 	uint64_t unit_free[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
 	uint64_t dram_free;			/* without @dram: this launch's own */
-	struct spyre_dram *dram;		/* the card's LPDDR5 channel */
+	struct card_dram *dram;		/* the card's LPDDR5 channel */
 	uint64_t time_base;			/* device time of program time 0 */
 	uint64_t lsu_addr;			/* device address of the last LSU row 0 */
 	bool poison;				/* scratchpads poisoned at launch start */
@@ -47,7 +47,7 @@ struct spyre_exec {
 	uint32_t vc[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT][SPYRE_UNIT_COUNT];
 	uint32_t tok_vc[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS][SPYRE_ISA_TOKEN_MAX]
 		       [SPYRE_UNIT_COUNT];
-	struct spyre_hazard *hz[SPYRE_MODEL_MAX_CORES];
+	struct card_hazard *hz[SPYRE_MODEL_MAX_CORES];
 	bool hz_used[SPYRE_MODEL_MAX_CORES];
 	unsigned int hazard_core;
 	uint64_t hazard_off;
@@ -62,15 +62,15 @@ struct spyre_exec {
  * type, -1 in INT8), so a program that reads what it never wrote fails
  * visibly instead of seeing the previous launch's data.
  */
-#define SPYRE_SP_POISON 0xff
+#define CARD_SP_POISON 0xff
 
 /* Core @core's scratchpad (allocated on first use), marked as used. */
-static inline uint8_t *spyre_exec_scratchpad(struct spyre_exec *e, unsigned int core)
+static inline uint8_t *card_exec_scratchpad(struct card_exec *e, unsigned int core)
 {
 	if (!e->sp[core]) {
 		e->sp[core] = malloc(SPYRE_MODEL_SCRATCHPAD_BYTES);
 		if (e->sp[core])
-			memset(e->sp[core], e->poison ? SPYRE_SP_POISON : 0,
+			memset(e->sp[core], e->poison ? CARD_SP_POISON : 0,
 			       SPYRE_MODEL_SCRATCHPAD_BYTES);
 	}
 	e->sp_used[core] = true;
@@ -78,32 +78,32 @@ static inline uint8_t *spyre_exec_scratchpad(struct spyre_exec *e, unsigned int 
 }
 
 /* Hazard check: start of a launch; a wait joining a signaller's clock; an access. */
-void spyre_hazard_launch(struct spyre_exec *e);
-void spyre_hazard_free(struct spyre_exec *e);
-void spyre_hazard_wait(struct spyre_exec *e, unsigned int core, unsigned int unit,
+void card_hazard_launch(struct card_exec *e);
+void card_hazard_free(struct card_exec *e);
+void card_hazard_wait(struct card_exec *e, unsigned int core, unsigned int unit,
 		       const uint32_t *vc);
 /* @rows rows of @bytes, @stride apart, from scratchpad offset @off. */
-uint32_t spyre_hazard_access(struct spyre_exec *e, unsigned int core, uint64_t off,
+uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off,
 			     uint64_t rows, uint64_t stride, uint64_t bytes, bool write);
 
 /* Run @n decoded instructions; *ns receives the program's device time. */
-uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
-			   const struct spyre_bind *b, const struct spyre_insn *insn,
+uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
+			   const struct card_bind *b, const struct spyre_insn *insn,
 			   uint32_t n, uint64_t *ns);
 
 /* Static checks of one instruction (0 or SPYRE_CMD_ERR_PROGRAM). */
-uint32_t spyre_insn_check(const struct spyre_insn *in, unsigned int cores, uint32_t nslots);
-unsigned int spyre_insn_unit(const struct spyre_insn *in);
+uint32_t card_insn_check(const struct spyre_insn *in, unsigned int cores, uint32_t nslots);
+unsigned int card_insn_unit(const struct spyre_insn *in);
 
 /* Functional execution on one core (spyre_units.c); SPYRE_CMD_* status. */
-uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
+uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 			const struct spyre_insn *in, unsigned int core, unsigned int rank);
-uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core);
-uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core);
+uint32_t card_unit_pe(struct card_exec *e, const struct spyre_insn *in, unsigned int core);
+uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigned int core);
 
 /* Modelled duration of an instruction on one core, ns (spyre_units_time.c). */
 /* @mem_addr: device address of a LOAD/STORE's first row (its sticks' alignment). */
-uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in, uint64_t mem_addr,
+uint64_t card_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in, uint64_t mem_addr,
 		       uint64_t *dram_ns);
 
 #endif /* SPYRE_EXEC_H */

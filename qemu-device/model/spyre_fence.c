@@ -13,26 +13,15 @@
 
 #include "spyre_internal.h"
 
-#define F_OFF(field)	SPYRE_FIELD(spyre_hw_fence, field)
-#define C_OFF(field)	SPYRE_FIELD(spyre_hw_completion, field)
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
-}
-
 /* Make one completion visible; false (and a ring error) if a write failed. */
-static bool emit(struct spyre_model *m, unsigned int n, const struct spyre_pending *p)
+static bool emit(struct spyre_model *m, unsigned int n, const struct card_pending *p)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 
 	if ((p->has_rec &&
-	     m->ops.host_write(m->opaque, p->rec_addr, p->rec, sizeof(p->rec))) ||
-	    m->ops.host_write(m->opaque, r->wb, p->wb, sizeof(p->wb))) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
+	     m->ops.host_write(m->opaque, p->rec_addr, &p->rec, sizeof(p->rec))) ||
+	    m->ops.host_write(m->opaque, r->wb, &p->wb, sizeof(p->wb))) {
+		card_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
 		return false;
 	}
 	if (p->irq)
@@ -40,11 +29,11 @@ static bool emit(struct spyre_model *m, unsigned int n, const struct spyre_pendi
 	return true;
 }
 
-static bool enqueue(struct spyre_ring *r, const struct spyre_pending *p)
+static bool enqueue(struct card_ring *r, const struct card_pending *p)
 {
 	if (r->npend == r->pend_cap) {
 		uint32_t cap = r->pend_cap ? 2 * r->pend_cap : 16;
-		struct spyre_pending *np = realloc(r->pend, cap * sizeof(*np));
+		struct card_pending *np = realloc(r->pend, cap * sizeof(*np));
 
 		if (!np)
 			return false;
@@ -59,60 +48,61 @@ static bool enqueue(struct spyre_ring *r, const struct spyre_pending *p)
  * Retire the FENCE @c of ring @n at device time @t. Returns SPYRE_CMD_OK,
  * or SPYRE_CMD_ERR_DMA when a write-back failed (the ring is then in error).
  */
-uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_cmd *c,
+uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd *c,
 		     uint64_t t)
 {
-	struct spyre_ring *r = &m->rings[n];
-	const uint8_t *d = c->desc;
-	struct spyre_pending p;
-	uint64_t seqno = spyre_ld64(d + F_OFF(seqno));
-	uint64_t rec_addr = spyre_ld64(d + F_OFF(record_addr));
-
-	bool sem = d[1] & SPYRE_DESC_F_SEM;
-	uint32_t sem_idx = spyre_ld16(d + F_OFF(sem));
+	struct card_ring *r = &m->rings[n];
+	const struct spyre_hw_fence *d = &c->desc.fence;
+	struct card_pending p;
+	uint64_t seqno = spyre_le64_to_cpu(d->seqno);
+	uint64_t rec_addr = spyre_le64_to_cpu(d->record_addr);
+	bool sem = d->flags & SPYRE_DESC_F_SEM;
+	uint32_t sem_idx = spyre_le16_to_cpu(d->sem);
 	bool bad;
 
 	memset(&p, 0, sizeof(p));
-	bad = (d[1] & ~(SPYRE_DESC_F_IRQ | SPYRE_DESC_F_SEM)) || !all_zero(d + F_OFF(rsvd1), 4) ||
-	      !all_zero(d + F_OFF(rsvd2), 32) || (rec_addr & 7);
+	bad = (d->flags & ~(SPYRE_DESC_F_IRQ | SPYRE_DESC_F_SEM)) || d->rsvd1 ||
+	      !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || (rec_addr & 7);
 	if (sem)
 		bad |= sem_idx >= m->cfg.num_sems;
 	else
-		bad |= sem_idx || !all_zero(d + F_OFF(sem_value), 8);
+		bad |= sem_idx || d->sem_value;
 	if (bad && r->job.status == SPYRE_CMD_OK) {
+		card_event(m, SPYRE_MODEL_EV_CMD_ERROR, n, c->index, SPYRE_CMD_ERR_INVALID);
 		r->job.status = SPYRE_CMD_ERR_INVALID;
 		r->job.error_index = c->index;
 	}
 	/* Failed or not, the job is over: release the rings waiting for it. */
 	if (sem && sem_idx < m->cfg.num_sems)
-		spyre_sem_signal_wake(m, sem_idx, spyre_ld64(d + F_OFF(sem_value)), t,
+		card_sem_signal_wake(m, sem_idx, spyre_le64_to_cpu(d->sem_value), t,
 				      r->job.status != SPYRE_CMD_OK);
+	card_event(m, SPYRE_MODEL_EV_FENCE, n, seqno, r->job.status);
 	r->ready_ns = t;
 	p.ns = t;
-	p.irq = d[1] & SPYRE_DESC_F_IRQ;
+	p.irq = d->flags & SPYRE_DESC_F_IRQ;
 	p.has_rec = !(rec_addr & 7);	/* a misaligned record is not written */
 	p.rec_addr = rec_addr;
-	spyre_st64(p.rec + C_OFF(seqno), seqno);
-	spyre_st32(p.rec + C_OFF(status), r->job.status);
-	spyre_st32(p.rec + C_OFF(error_index), r->job.status ? r->job.error_index : 0);
-	spyre_st64(p.rec + C_OFF(start_ns), r->job.started ? r->job.start_ns : t);
-	spyre_st64(p.rec + C_OFF(end_ns), t);
-	spyre_st64(p.rec + C_OFF(compute_ns), r->job.compute_ns);
-	spyre_st64(p.rec + C_OFF(dma_ns), r->job.dma_ns);
+	p.rec.seqno = spyre_cpu_to_le64(seqno);
+	p.rec.status = spyre_cpu_to_le32(r->job.status);
+	p.rec.error_index = spyre_cpu_to_le32(r->job.status ? r->job.error_index : 0);
+	p.rec.start_ns = spyre_cpu_to_le64(r->job.started ? r->job.start_ns : t);
+	p.rec.end_ns = spyre_cpu_to_le64(t);
+	p.rec.compute_ns = spyre_cpu_to_le64(r->job.compute_ns);
+	p.rec.dma_ns = spyre_cpu_to_le64(r->job.dma_ns);
 	if (r->fault == SPYRE_FAULT_CORRUPT_COMPLETION) {
-		memset(p.rec, 0xa5, sizeof(p.rec));
+		memset(&p.rec, 0xa5, sizeof(p.rec));
 		r->fault = SPYRE_FAULT_NONE;
 		if (((m->fault_reg & SPYRE_FAULT_RING_MASK) >> SPYRE_FAULT_RING_SHIFT) == n)
 			m->fault_reg = 0;
 	}
 	r->head += 1;	/* the write-back reports the head past this FENCE */
-	spyre_st64(p.wb + SPYRE_FIELD(spyre_hw_ring_wb, completed_seqno), seqno);
-	spyre_st32(p.wb + SPYRE_FIELD(spyre_hw_ring_wb, head), r->head);
+	p.wb.completed_seqno = spyre_cpu_to_le64(seqno);
+	p.wb.head = spyre_cpu_to_le32(r->head);
 	r->head -= 1;
 	memset(&r->job, 0, sizeof(r->job));
 	r->skipping = false;
 
-	if (m->cfg.pacing && (r->npend || t > spyre_now(m))) {
+	if (m->cfg.pacing && (r->npend || t > card_now(m))) {
 		if (enqueue(r, &p))
 			return SPYRE_CMD_OK;
 		/* out of memory: deliver now rather than lose the completion */
@@ -124,13 +114,13 @@ uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_c
  * Deliver queued completions whose device time has come. Returns the
  * earliest device time still queued, or SPYRE_MODEL_NEVER.
  */
-uint64_t spyre_fence_release(struct spyre_model *m, uint64_t now)
+uint64_t card_fence_release(struct spyre_model *m, uint64_t now)
 {
 	uint64_t next = SPYRE_MODEL_NEVER;
 	unsigned int n, i;
 
 	for (n = 0; n < m->cfg.num_rings; n++) {
-		struct spyre_ring *r = &m->rings[n];
+		struct card_ring *r = &m->rings[n];
 
 		for (i = 0; i < r->npend && r->pend[i].ns <= now; i++)
 			if (!emit(m, n, &r->pend[i]))

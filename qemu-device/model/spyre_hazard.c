@@ -28,11 +28,11 @@ struct stick {
 	uint32_t r_seq[SPYRE_UNIT_COUNT];
 };
 
-struct spyre_hazard {
+struct card_hazard {
 	struct stick s[STICKS];
 };
 
-void spyre_hazard_launch(struct spyre_exec *e)
+void card_hazard_launch(struct card_exec *e)
 {
 	unsigned int c;
 
@@ -43,7 +43,7 @@ void spyre_hazard_launch(struct spyre_exec *e)
 	memset(e->hz_used, 0, sizeof(e->hz_used));
 }
 
-void spyre_hazard_free(struct spyre_exec *e)
+void card_hazard_free(struct card_exec *e)
 {
 	unsigned int c;
 
@@ -51,7 +51,7 @@ void spyre_hazard_free(struct spyre_exec *e)
 		free(e->hz[c]);
 }
 
-void spyre_hazard_wait(struct spyre_exec *e, unsigned int core, unsigned int unit,
+void card_hazard_wait(struct card_exec *e, unsigned int core, unsigned int unit,
 		       const uint32_t *vc)
 {
 	unsigned int u;
@@ -66,7 +66,7 @@ static bool ordered(const uint32_t *vc, unsigned int unit, uint8_t other, uint32
 	return other == unit || vc[other] >= seq;
 }
 
-uint32_t spyre_hazard_access(struct spyre_exec *e, unsigned int core, uint64_t off,
+uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off,
 			     uint64_t rows, uint64_t stride, uint64_t bytes, bool write)
 {
 	unsigned int unit = e->cur_unit, u;

@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
 /*
  * Internal state of the Spyre card model, shared by the model's files only.
+ *
+ * Names: spyre_model_* is the public interface (spyre_model.h, implemented
+ * by spyre_model.c alone); everything inside the card is card_*, so no
+ * name means one thing here and another in the driver (whose struct
+ * card_ring is the host's side of a ring). The helpers every file needs
+ * (time, locking, card errors) are inlines here, so no file calls back
+ * into spyre_model.c.
  */
 #ifndef SPYRE_INTERNAL_H
 #define SPYRE_INTERNAL_H
@@ -10,47 +17,47 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "spyre_hw.h"
+#include "spyre_desc.h"
 #include "spyre_model.h"
 
 /* Engines that commands are dispatched to; each has its own busy-until clock. */
-enum spyre_engine {
-	SPYRE_ENG_COMPUTE,
-	SPYRE_ENG_H2D,
-	SPYRE_ENG_D2H,
-	SPYRE_ENG_D2D,		/* D2D copies and fills */
-	SPYRE_ENG_NONE,		/* commands that take no engine time */
-	SPYRE_ENG_COUNT = SPYRE_ENG_NONE,
+enum card_engine {
+	CARD_ENG_COMPUTE,
+	CARD_ENG_H2D,
+	CARD_ENG_D2H,
+	CARD_ENG_D2D,		/* D2D copies and fills */
+	CARD_ENG_NONE,		/* commands that take no engine time */
+	CARD_ENG_COUNT = CARD_ENG_NONE,
 };
 
 /* Internal result code: work abandoned because a reset is pending. */
-#define SPYRE_CMD_ABORTED		0x100
+#define CARD_CMD_ABORTED		0x100
 
 /*
  * A doorbell: entries below @tail became visible at device time @ns; @seq
  * numbers doorbells card-wide, in the order the card saw them.
  */
-struct spyre_doorbell {
+struct card_doorbell {
 	uint32_t tail;
 	uint64_t ns;
 	uint64_t seq;
 };
 
 /* A retired FENCE whose outputs wait for device time to reach @ns (pacing). */
-struct spyre_pending {
+struct card_pending {
 	uint64_t ns;
 	uint64_t rec_addr;
 	bool has_rec;
 	bool irq;
-	uint8_t rec[sizeof(struct spyre_hw_completion)];
-	uint8_t wb[sizeof(struct spyre_hw_ring_wb)];
+	struct spyre_hw_completion rec;	/* little endian, as written */
+	struct spyre_hw_ring_wb wb;
 };
 
-#define SPYRE_DB_QUEUE			64
-#define SPYRE_SEM_HISTORY		16
+#define CARD_DB_QUEUE			64
+#define CARD_SEM_HISTORY		16
 
 /* Accounting of the job (commands since the previous FENCE) a ring runs. */
-struct spyre_job {
+struct card_job {
 	bool started;
 	uint32_t status;
 	uint32_t error_index;
@@ -59,7 +66,7 @@ struct spyre_job {
 	uint64_t dma_ns;
 };
 
-struct spyre_ring {
+struct card_ring {
 	/* Register images (config is latched when the ring is enabled). */
 	uint32_t base_lo, base_hi, size_log2, wb_lo, wb_hi;
 	bool enabled;
@@ -72,7 +79,7 @@ struct spyre_ring {
 	uint64_t base, wb;
 	uint32_t entries;
 
-	struct spyre_doorbell db[SPYRE_DB_QUEUE];
+	struct card_doorbell db[CARD_DB_QUEUE];
 	unsigned int db_count;
 
 	uint64_t ready_ns;	/* device time the ring's last command ended */
@@ -81,45 +88,45 @@ struct spyre_ring {
 	bool need_tail;		/* a LAUNCH waits for its ARGS to be doorbelled */
 	bool sem_blocked;	/* SEM_WAIT not satisfied yet */
 	uint32_t fault;		/* armed one-shot SPYRE_FAULT_* */
-	struct spyre_job job;
+	struct card_job job;
 
-	struct spyre_pending *pend;	/* completions not yet visible (pacing) */
+	struct card_pending *pend;	/* completions not yet visible (pacing) */
 	uint32_t npend, pend_cap;
 };
 
-struct spyre_sem {
+struct card_sem {
 	uint64_t value;
 	unsigned int nhist;
 	struct {
 		uint64_t value;
 		uint64_t ns;
 		bool failed;	/* raised by a failed job or by software */
-	} hist[SPYRE_SEM_HISTORY];
+	} hist[CARD_SEM_HISTORY];
 };
 
 /* One decoded command, as handed to an engine. */
-struct spyre_cmd {
+struct card_cmd {
 	uint32_t index;		/* ring index of the first descriptor */
 	uint32_t ndesc;		/* descriptors consumed (LAUNCH + ARGS) */
 	uint64_t avail_ns;	/* doorbell time of its last descriptor */
-	uint8_t desc[SPYRE_DESC_SIZE];
+	union spyre_hw_desc desc;	/* as fetched: little endian */
 	uint32_t nargs;
 	uint64_t arg_addr[SPYRE_MAX_ARGS];
 	uint64_t arg_len[SPYRE_MAX_ARGS];
 };
 
-struct spyre_exec;
+struct card_exec;
 
 /* The LPDDR5 channel's reservations (spyre_dram.c), in device ns. */
-#define SPYRE_DRAM_SLOTS 256
-struct spyre_dram {
-	struct { uint64_t s, e; } busy[SPYRE_DRAM_SLOTS];	/* sorted, disjoint */
+#define CARD_DRAM_SLOTS 256
+struct card_dram {
+	struct { uint64_t s, e; } busy[CARD_DRAM_SLOTS];	/* sorted, disjoint */
 	unsigned int n;
 };
 
-void spyre_dram_reset(struct spyre_dram *d);
+void card_dram_reset(struct card_dram *d);
 /* Take @need ns of the channel at or after @start; returns when the last ns ends. */
-uint64_t spyre_dram_reserve(struct spyre_dram *d, uint64_t start, uint64_t need);
+uint64_t card_dram_reserve(struct card_dram *d, uint64_t start, uint64_t need);
 
 struct spyre_model {
 	struct spyre_model_config cfg;
@@ -137,11 +144,11 @@ struct spyre_model {
 	uint32_t sem_select;	/* SEM_SELECT */
 	uint32_t sem_lo_latch;	/* SEM_VALUE_LO written, awaiting SEM_VALUE_HI */
 
-	struct spyre_ring rings[SPYRE_MODEL_MAX_RINGS];
-	uint64_t engine_busy[SPYRE_ENG_COUNT];
-	struct spyre_dram dram;		/* LPDDR5, shared by programs and DMA */
+	struct card_ring rings[SPYRE_MODEL_MAX_RINGS];
+	uint64_t engine_busy[CARD_ENG_COUNT];
+	struct card_dram dram;		/* LPDDR5, shared by programs and DMA */
 	uint64_t cmd_start;		/* device time the running command started */
-	struct spyre_sem sems[SPYRE_MODEL_MAX_SEMS];
+	struct card_sem sems[SPYRE_MODEL_MAX_SEMS];
 
 	int abort_req;		/* accessed atomically */
 	int exec_ring;		/* ring whose command runs unlocked, or -1 */
@@ -149,62 +156,27 @@ struct spyre_model {
 	uint64_t cmd_count;	/* commands executed since reset (fault knobs) */
 	uint64_t dma_count;
 
-	struct spyre_exec *exec; /* program execution engine (scratchpads) */
+	struct card_exec *exec; /* program execution engine (scratchpads) */
 };
 
-/* ERR_INFO layout (see Documentation/spyre-card.rst). */
-#define SPYRE_ERR_SRC_MEM_UE		1
-#define SPYRE_ERR_SRC_RING		2
-#define SPYRE_ERR_SRC_ACCESS		3
-#define SPYRE_ERR_INFO(src, ring, detail) \
-	(((uint32_t)(src) << 24) | (((uint32_t)(ring) & 0xff) << 16) | ((detail) & 0xffff))
-
-/* Little-endian field access on descriptors and records. */
-static inline uint16_t spyre_ld16(const void *p)
+/* True when the @n bytes at @p (a reserved field) are all zero. */
+static inline bool card_all_zero(const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
-	return (uint16_t)(b[0] | b[1] << 8);
+	while (n--)
+		if (*b++)
+			return false;
+	return true;
 }
-
-static inline uint32_t spyre_ld32(const void *p)
-{
-	const uint8_t *b = p;
-
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-	       (uint32_t)b[3] << 24;
-}
-
-static inline uint64_t spyre_ld64(const void *p)
-{
-	return spyre_ld32(p) | (uint64_t)spyre_ld32((const uint8_t *)p + 4) << 32;
-}
-
-static inline void spyre_st32(void *p, uint32_t v)
-{
-	uint8_t *b = p;
-
-	b[0] = v;
-	b[1] = v >> 8;
-	b[2] = v >> 16;
-	b[3] = v >> 24;
-}
-
-static inline void spyre_st64(void *p, uint64_t v)
-{
-	spyre_st32(p, (uint32_t)v);
-	spyre_st32((uint8_t *)p + 4, (uint32_t)(v >> 32));
-}
-
-#define SPYRE_FIELD(type, field)	offsetof(struct type, field)
 
 /* True when [off, off + len) lies inside [0, size). */
-static inline bool spyre_range_ok(uint64_t off, uint64_t len, uint64_t size)
+static inline bool card_range_ok(uint64_t off, uint64_t len, uint64_t size)
 {
 	return len <= size && off <= size - len;
 }
 
-static inline uint64_t spyre_max64(uint64_t a, uint64_t b)
+static inline uint64_t card_max64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
 }
@@ -214,67 +186,108 @@ static inline uint64_t spyre_max64(uint64_t a, uint64_t b)
  * moves its ring's SPYRE_RING_PROGRESS, which MMIO reads without the
  * worker, so the driver sees a long command is alive.
  */
-static inline void spyre_progress_step(struct spyre_model *m)
+static inline void card_progress_step(struct spyre_model *m)
 {
 	if (m->exec_ring >= 0)
 		__atomic_fetch_add(&m->rings[m->exec_ring].progress, 1, __ATOMIC_RELAXED);
 }
 
-static inline bool spyre_abort_pending(struct spyre_model *m)
+static inline bool card_abort_pending(struct spyre_model *m)
 {
 	return __atomic_load_n(&m->abort_req, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* spyre_model.c */
-uint64_t spyre_now(struct spyre_model *m);
-void spyre_card_error(struct spyre_model *m, uint32_t bits, uint32_t info, bool fatal);
-void spyre_unlock(struct spyre_model *m, int ring);
-void spyre_lock(struct spyre_model *m);
+/* Device time now: ns since the last card reset. */
+static inline uint64_t card_now(struct spyre_model *m)
+{
+	uint64_t t = m->ops.now_ns(m->opaque);
+
+	return t > m->time_base ? t - m->time_base : 0;
+}
+
+/* Drop the embedder's lock while ring @ring runs a long command. */
+static inline void card_unlock(struct spyre_model *m, int ring)
+{
+	m->exec_ring = ring;
+	if (m->ops.unlock)
+		m->ops.unlock(m->opaque);
+}
+
+static inline void card_lock(struct spyre_model *m)
+{
+	if (m->ops.lock)
+		m->ops.lock(m->opaque);
+	m->exec_ring = -1;
+}
+
+/* Report an event to the embedder (tracing, logs), if it listens. */
+static inline void card_event(struct spyre_model *m, enum spyre_model_event ev, unsigned int ring,
+			      uint64_t a, uint64_t b)
+{
+	if (m->ops.event)
+		m->ops.event(m->opaque, ev, ring, a, b);
+}
+
+/*
+ * Record a card-level error. Fatal errors stop every ring until a card
+ * reset; both kinds raise the error vector (vector number num_rings),
+ * except bad register accesses, which are only recorded.
+ */
+static inline void card_error(struct spyre_model *m, uint32_t bits, uint32_t info, bool fatal)
+{
+	card_event(m, SPYRE_MODEL_EV_CARD_ERROR, (info >> 16) & 0xff, bits, info);
+	m->err_status |= bits;
+	m->err_info = info;
+	if (fatal)
+		m->status |= SPYRE_STATUS_FATAL;
+	if (bits & ~SPYRE_ERR_STATUS_BAD_ACCESS)
+		m->ops.raise_irq(m->opaque, m->cfg.num_rings);
+}
 
 /* spyre_ring.c */
-void spyre_ring_reset(struct spyre_model *m, struct spyre_ring *r);
-void spyre_ring_clear_config(struct spyre_ring *r);
-uint32_t spyre_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg);
-bool spyre_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint32_t val);
-void spyre_ring_error(struct spyre_model *m, unsigned int n, uint32_t code);
+void card_ring_reset(struct spyre_model *m, struct card_ring *r);
+void card_ring_clear_config(struct card_ring *r);
+uint32_t card_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg);
+bool card_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint32_t val);
+void card_ring_error(struct spyre_model *m, unsigned int n, uint32_t code);
 
 /* spyre_sched.c */
-uint64_t spyre_sched_run(struct spyre_model *m);
+uint64_t card_sched_run(struct spyre_model *m);
 
-/* spyre_fence.c */
-uint32_t spyre_fence(struct spyre_model *m, unsigned int n, const struct spyre_cmd *c,
+/* card_fence.c */
+uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd *c,
 		     uint64_t t);
-uint64_t spyre_fence_release(struct spyre_model *m, uint64_t now);
+uint64_t card_fence_release(struct spyre_model *m, uint64_t now);
 
 /* spyre_timing.c */
-uint64_t spyre_time_bytes(uint64_t bytes, uint64_t bytes_per_us);
-uint64_t spyre_time_dma(const struct spyre_timing *t, unsigned int dir, uint64_t len);
-uint64_t spyre_time_cycles(const struct spyre_timing *t, uint64_t cycles);
-enum spyre_engine spyre_dma_engine(unsigned int dir);
+uint64_t card_time_bytes(uint64_t bytes, uint64_t bytes_per_us);
+uint64_t card_time_dma(const struct spyre_timing *t, unsigned int dir, uint64_t len);
+uint64_t card_time_cycles(const struct spyre_timing *t, uint64_t cycles);
+enum card_engine card_dma_engine(unsigned int dir);
 
 /* spyre_dma.c */
-uint32_t spyre_cmd_dma(struct spyre_model *m, unsigned int ring, const struct spyre_cmd *c);
-uint32_t spyre_dma_check(struct spyre_model *m, const struct spyre_cmd *c);
-uint32_t spyre_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_count,
+uint32_t card_dma_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c);
+uint32_t card_dma_check(struct spyre_model *m, const struct card_cmd *c);
+uint32_t card_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_count,
 		       uint64_t host_off, uint8_t *dev, uint64_t len, bool to_host);
 
 /* spyre_sem.c */
-void spyre_sem_reset(struct spyre_model *m);
-void spyre_sem_signal(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
+void card_sem_reset(struct spyre_model *m);
+void card_sem_signal(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
 		      bool failed);
-bool spyre_sem_reached(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t *ns,
+bool card_sem_reached(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t *ns,
 		       bool *failed);
-void spyre_sem_signal_wake(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
+void card_sem_signal_wake(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
 			   bool failed);
-void spyre_sem_signal_now(struct spyre_model *m, uint32_t sem, uint64_t value);
+void card_sem_signal_now(struct spyre_model *m, uint32_t sem, uint64_t value);
 
 /* spyre_launch.c */
-uint32_t spyre_launch_check(struct spyre_model *m, const struct spyre_cmd *c);
-uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct spyre_cmd *c,
+uint32_t card_launch_check(struct spyre_model *m, const struct card_cmd *c);
+uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c,
 			  uint64_t *duration_ns);
 
 /* spyre_program.c */
-struct spyre_exec *spyre_exec_new(unsigned int cores);
-void spyre_exec_free(struct spyre_exec *e);
+struct card_exec *card_exec_new(unsigned int cores);
+void card_exec_free(struct card_exec *e);
 
 #endif /* SPYRE_INTERNAL_H */

@@ -10,38 +10,35 @@
 #include "spyre_exec.h"
 #include "spyre_internal.h"
 
-#define L_OFF(field)	SPYRE_FIELD(spyre_hw_launch, field)
-
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the program decoder assumes a little-endian host"
 #endif
 
-uint32_t spyre_launch_check(struct spyre_model *m, const struct spyre_cmd *c)
+uint32_t card_launch_check(struct spyre_model *m, const struct card_cmd *c)
 {
-	const uint8_t *d = c->desc;
+	const struct spyre_hw_launch *d = &c->desc.launch;
 	uint64_t size = m->cfg.mem_size;
 	uint32_t i;
 
-	if (d[1] || spyre_ld32(d + L_OFF(rsvd)) || spyre_ld64(d + L_OFF(rsvd2)) ||
-	    spyre_ld64(d + L_OFF(rsvd2) + 8) || spyre_ld64(d + L_OFF(rsvd2) + 16))
+	if (d->flags || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)))
 		return SPYRE_CMD_ERR_INVALID;
-	if (!spyre_range_ok(spyre_ld64(d + L_OFF(prog_addr)), spyre_ld64(d + L_OFF(prog_len)),
+	if (!card_range_ok(spyre_le64_to_cpu(d->prog_addr), spyre_le64_to_cpu(d->prog_len),
 			    size) ||
-	    !spyre_range_ok(spyre_ld64(d + L_OFF(ws_addr)), spyre_ld64(d + L_OFF(ws_len)), size))
+	    !card_range_ok(spyre_le64_to_cpu(d->ws_addr), spyre_le64_to_cpu(d->ws_len), size))
 		return SPYRE_CMD_ERR_BOUNDS;
 	for (i = 0; i < c->nargs; i++)
-		if (!spyre_range_ok(c->arg_addr[i], c->arg_len[i], size))
+		if (!card_range_ok(c->arg_addr[i], c->arg_len[i], size))
 			return SPYRE_CMD_ERR_BOUNDS;
 	return SPYRE_CMD_OK;
 }
 
 /* Check the header; copy and check the instructions. */
-static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
+static uint32_t load_program(struct spyre_model *m, const struct card_cmd *c,
 			     struct spyre_insn **out, uint32_t *count)
 {
-	const uint8_t *d = c->desc;
-	uint64_t len = spyre_ld64(d + L_OFF(prog_len));
-	const uint8_t *p = m->devmem + spyre_ld64(d + L_OFF(prog_addr));
+	const struct spyre_hw_launch *d = &c->desc.launch;
+	uint64_t len = spyre_le64_to_cpu(d->prog_len);
+	const uint8_t *p = m->devmem + spyre_le64_to_cpu(d->prog_addr);
 	struct spyre_prog_header h;
 	struct spyre_insn *in;
 	uint32_t i, st;
@@ -54,14 +51,14 @@ static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
 	    h.num_insns < 1 || h.num_insns > SPYRE_PROG_MAX_INSNS ||
 	    len < SPYRE_PROG_HEADER_SIZE + (uint64_t)h.num_insns * SPYRE_PROG_INSN_SIZE)
 		return SPYRE_CMD_ERR_PROGRAM;
-	if (h.num_slots > c->nargs || h.workspace_size > spyre_ld64(d + L_OFF(ws_len)))
+	if (h.num_slots > c->nargs || h.workspace_size > spyre_le64_to_cpu(d->ws_len))
 		return SPYRE_CMD_ERR_PROGRAM;
 	in = malloc((size_t)h.num_insns * sizeof(*in));
 	if (!in)
 		return SPYRE_CMD_ERR_PROGRAM;
 	memcpy(in, p + SPYRE_PROG_HEADER_SIZE, (size_t)h.num_insns * sizeof(*in));
 	for (i = 0; i < h.num_insns; i++) {
-		st = spyre_insn_check(&in[i], m->cfg.num_cores, c->nargs);
+		st = card_insn_check(&in[i], m->cfg.num_cores, c->nargs);
 		if (st != SPYRE_CMD_OK) {
 			free(in);
 			return st;
@@ -72,12 +69,12 @@ static uint32_t load_program(struct spyre_model *m, const struct spyre_cmd *c,
 	return SPYRE_CMD_OK;
 }
 
-uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct spyre_cmd *c,
+uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c,
 			  uint64_t *duration_ns)
 {
-	const uint8_t *d = c->desc;
+	const struct spyre_hw_launch *d = &c->desc.launch;
 	struct spyre_insn *in = NULL;
-	struct spyre_bind b;
+	struct card_bind b;
 	uint64_t ns = 0, base = m->cmd_start + m->cfg.timing.launch_latency_ns;
 	uint32_t n = 0, st, i;
 
@@ -88,10 +85,10 @@ uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct
 		b.slot_addr[i] = c->arg_addr[i];
 		b.slot_len[i] = c->arg_len[i];
 	}
-	b.ws_addr = spyre_ld64(d + L_OFF(ws_addr));
-	b.ws_len = spyre_ld64(d + L_OFF(ws_len));
+	b.ws_addr = spyre_le64_to_cpu(d->ws_addr);
+	b.ws_len = spyre_le64_to_cpu(d->ws_len);
 
-	spyre_unlock(m, (int)ring);
+	card_unlock(m, (int)ring);
 	st = load_program(m, c, &in, &n);
 	if (st == SPYRE_CMD_OK) {
 		/*
@@ -99,21 +96,21 @@ uint32_t spyre_cmd_launch(struct spyre_model *m, unsigned int ring, const struct
 		 * bytes take their share of the channel, and a program too big
 		 * for the latency to cover delays the start.
 		 */
-		uint64_t fetch = spyre_time_bytes(SPYRE_PROG_HEADER_SIZE +
+		uint64_t fetch = card_time_bytes(SPYRE_PROG_HEADER_SIZE +
 						  (uint64_t)n * SPYRE_PROG_INSN_SIZE,
 						  m->cfg.timing.dram_bytes_per_us);
 
-		base = spyre_max64(base, spyre_dram_reserve(&m->dram, m->cmd_start, fetch));
+		base = card_max64(base, card_dram_reserve(&m->dram, m->cmd_start, fetch));
 		m->exec->abort = &m->abort_req;
 		m->exec->progress = &m->rings[ring].progress;
 		m->exec->dram = &m->dram;
 		m->exec->time_base = base;
-		st = spyre_program_run(m->exec, &m->cfg.timing, &b, in, n, &ns);
+		st = card_program_run(m->exec, &m->cfg.timing, &b, in, n, &ns);
 	}
 	free(in);
-	spyre_lock(m);
-	if (spyre_abort_pending(m))
-		return SPYRE_CMD_ABORTED;
+	card_lock(m);
+	if (card_abort_pending(m))
+		return CARD_CMD_ABORTED;
 	*duration_ns = base - m->cmd_start + ns;
 	return st;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * Spyre card model: creation, card reset, global registers, card errors.
+ * Spyre card model: the public entry (spyre_model.h): creation, card
+ * reset, global registers. The rest of the card is in the other files,
+ * which share spyre_internal.h and never call back into this one.
  */
 #include <stdlib.h>
 
@@ -70,7 +72,7 @@ struct spyre_model *spyre_model_new(const struct spyre_model_config *cfg,
 	}
 	m = calloc(1, sizeof(*m));
 	if (m)
-		m->exec = spyre_exec_new(cfg->num_cores);
+		m->exec = card_exec_new(cfg->num_cores);
 	if (m && m->exec) {
 		m->exec->poison = cfg->poison;
 		m->exec->hazard_check = cfg->hazard_check;
@@ -97,7 +99,7 @@ void spyre_model_free(struct spyre_model *m)
 		return;
 	for (i = 0; i < SPYRE_MODEL_MAX_RINGS; i++)
 		free(m->rings[i].pend);
-	spyre_exec_free(m->exec);
+	card_exec_free(m->exec);
 	free(m);
 }
 
@@ -124,24 +126,17 @@ void spyre_model_reset(struct spyre_model *m)
 	m->db_seq = 0;
 	m->exec_ring = -1;
 	memset(m->engine_busy, 0, sizeof(m->engine_busy));
-	spyre_dram_reset(&m->dram);
+	card_dram_reset(&m->dram);
 	for (i = 0; i < SPYRE_MODEL_MAX_RINGS; i++) {
-		spyre_ring_clear_config(&m->rings[i]);
-		spyre_ring_reset(m, &m->rings[i]);
+		card_ring_clear_config(&m->rings[i]);
+		card_ring_reset(m, &m->rings[i]);
 	}
-	spyre_sem_reset(m);
-}
-
-uint64_t spyre_now(struct spyre_model *m)
-{
-	uint64_t t = m->ops.now_ns(m->opaque);
-
-	return t > m->time_base ? t - m->time_base : 0;
+	card_sem_reset(m);
 }
 
 uint64_t spyre_model_now(struct spyre_model *m)
 {
-	return spyre_now(m);
+	return card_now(m);
 }
 
 void spyre_model_request_abort(struct spyre_model *m, bool abort)
@@ -149,39 +144,10 @@ void spyre_model_request_abort(struct spyre_model *m, bool abort)
 	__atomic_store_n(&m->abort_req, abort ? 1 : 0, __ATOMIC_RELEASE);
 }
 
-void spyre_unlock(struct spyre_model *m, int ring)
-{
-	m->exec_ring = ring;
-	if (m->ops.unlock)
-		m->ops.unlock(m->opaque);
-}
-
-void spyre_lock(struct spyre_model *m)
-{
-	if (m->ops.lock)
-		m->ops.lock(m->opaque);
-	m->exec_ring = -1;
-}
-
-/*
- * Record a card-level error. Fatal errors stop every ring until a card
- * reset; both kinds raise the error vector (vector number num_rings),
- * except bad register accesses, which are only recorded.
- */
-void spyre_card_error(struct spyre_model *m, uint32_t bits, uint32_t info, bool fatal)
-{
-	m->err_status |= bits;
-	m->err_info = info;
-	if (fatal)
-		m->status |= SPYRE_STATUS_FATAL;
-	if (bits & ~SPYRE_ERR_STATUS_BAD_ACCESS)
-		m->ops.raise_irq(m->opaque, m->cfg.num_rings);
-}
-
 static void bad_access(struct spyre_model *m, uint32_t off)
 {
-	spyre_card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
-			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_ACCESS, 0, off), false);
+	card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
+			 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, 0, off), false);
 }
 
 static bool ring_reg(struct spyre_model *m, uint32_t off, unsigned int *n, uint32_t *reg)
@@ -205,7 +171,7 @@ uint32_t spyre_model_read(struct spyre_model *m, uint32_t off)
 	case SPYRE_REG_ID:
 		return SPYRE_ID_MAGIC;
 	case SPYRE_REG_VERSION:
-		return SPYRE_HW_VERSION_MAJOR << 16 | SPYRE_HW_VERSION_MINOR;
+		return SPYRE_HW_VERSION_CURRENT;
 	case SPYRE_REG_NUM_CORES:
 		return m->cfg.num_cores;
 	case SPYRE_REG_SCRATCHPAD_KB:
@@ -233,7 +199,7 @@ uint32_t spyre_model_read(struct spyre_model *m, uint32_t off)
 	case SPYRE_REG_ERR_INFO:
 		return m->err_info;
 	case SPYRE_REG_TIME_LO:
-		t = spyre_now(m);
+		t = card_now(m);
 		m->time_hi_latch = (uint32_t)(t >> 32);
 		return (uint32_t)t;
 	case SPYRE_REG_TIME_HI:
@@ -252,7 +218,7 @@ uint32_t spyre_model_read(struct spyre_model *m, uint32_t off)
 		return (uint32_t)(m->sems[m->sem_select].value >> 32);
 	}
 	if (ring_reg(m, off, &n, &reg))
-		return spyre_ring_read(m, n, reg);
+		return card_ring_read(m, n, reg);
 bad:
 	bad_access(m, off);
 	return 0;
@@ -317,11 +283,11 @@ bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val)
 		m->sem_lo_latch = val;
 		return false;
 	case SPYRE_REG_SEM_VALUE_HI:
-		spyre_sem_signal_now(m, m->sem_select, (uint64_t)val << 32 | m->sem_lo_latch);
+		card_sem_signal_now(m, m->sem_select, (uint64_t)val << 32 | m->sem_lo_latch);
 		return true;
 	}
 	if (ring_reg(m, off, &n, &reg))
-		return spyre_ring_write(m, n, reg, val);
+		return card_ring_write(m, n, reg, val);
 bad:
 	bad_access(m, off);
 	return false;
@@ -329,5 +295,5 @@ bad:
 
 uint64_t spyre_model_process(struct spyre_model *m)
 {
-	return spyre_sched_run(m);
+	return card_sched_run(m);
 }

@@ -60,6 +60,17 @@ struct spyre_model_config {
 	struct spyre_timing timing;
 };
 
+/*
+ * What the card tells its embedder for tracing and error logs, through the
+ * optional spyre_model_ops.event (what each passes in @ring, @a and @b).
+ */
+enum spyre_model_event {
+	SPYRE_MODEL_EV_DESC,		/* @ring fetched a command: index @a, opcode @b */
+	SPYRE_MODEL_EV_CMD_ERROR,	/* the command at index @a failed: SPYRE_CMD_ERR_* @b */
+	SPYRE_MODEL_EV_FENCE,		/* @ring retired a FENCE: seqno @a, job status @b */
+	SPYRE_MODEL_EV_CARD_ERROR,	/* ERR_STATUS bits @a raised with ERR_INFO @b */
+};
+
 struct spyre_model_ops {
 	/* Host (guest) memory; return 0 on success, negative on failure. */
 	int (*host_read)(void *opaque, uint64_t addr, void *buf, uint64_t len);
@@ -71,6 +82,9 @@ struct spyre_model_ops {
 	/* Optional: drop / retake the embedder's lock around long work. */
 	void (*unlock)(void *opaque);
 	void (*lock)(void *opaque);
+	/* Optional: an event of enum spyre_model_event (called under the lock). */
+	void (*event)(void *opaque, enum spyre_model_event ev, unsigned int ring, uint64_t a,
+		      uint64_t b);
 };
 
 struct spyre_model;

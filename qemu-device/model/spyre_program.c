@@ -14,16 +14,16 @@
 #include "spyre_hw.h"
 #include "spyre_internal.h"
 
-struct spyre_exec *spyre_exec_new(unsigned int cores)
+struct card_exec *card_exec_new(unsigned int cores)
 {
-	struct spyre_exec *e = calloc(1, sizeof(*e));
+	struct card_exec *e = calloc(1, sizeof(*e));
 
 	if (e)
 		e->cores = cores;
 	return e;
 }
 
-void spyre_exec_free(struct spyre_exec *e)
+void card_exec_free(struct card_exec *e)
 {
 	unsigned int i;
 
@@ -31,13 +31,13 @@ void spyre_exec_free(struct spyre_exec *e)
 		return;
 	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++)
 		free(e->sp[i]);
-	spyre_hazard_free(e);
+	card_hazard_free(e);
 	for (i = 0; i < 4; i++)
 		free(e->tmp[i]);
 	free(e);
 }
 
-unsigned int spyre_insn_unit(const struct spyre_insn *in)
+unsigned int card_insn_unit(const struct spyre_insn *in)
 {
 	switch (in->op) {
 	case SPYRE_I_LOAD:
@@ -62,7 +62,7 @@ static bool zero(const void *p, size_t n)
 	return true;
 }
 
-uint32_t spyre_insn_check(const struct spyre_insn *in, unsigned int cores, uint32_t nslots)
+uint32_t card_insn_check(const struct spyre_insn *in, unsigned int cores, uint32_t nslots)
 {
 	uint32_t all = cores >= 32 ? 0xffffffffu : (1u << cores) - 1;
 
@@ -132,43 +132,43 @@ static unsigned int rank_of(uint32_t mask, unsigned int core)
 	return (unsigned int)__builtin_popcount(mask & ((1u << core) - 1));
 }
 
-static uint32_t execute(struct spyre_exec *e, const struct spyre_bind *b,
+static uint32_t execute(struct card_exec *e, const struct card_bind *b,
 			const struct spyre_insn *in, unsigned int c)
 {
 	switch (in->op) {
 	case SPYRE_I_LOAD:
 	case SPYRE_I_STORE:
-		return spyre_unit_lsu(e, b, in, c, rank_of(in->core_mask, c));
+		return card_unit_lsu(e, b, in, c, rank_of(in->core_mask, c));
 	case SPYRE_I_MATMUL:
-		return spyre_unit_pe(e, in, c);
+		return card_unit_pe(e, in, c);
 	case SPYRE_I_VEC:
-		return spyre_unit_sfu(e, in, c);
+		return card_unit_sfu(e, in, c);
 	}
 	return SPYRE_CMD_OK;
 }
 
 /* Earliest start of instruction @i on core @c, or false if a token is missing. */
-static bool can_start(struct spyre_exec *e, const struct spyre_insn *in, unsigned int c,
+static bool can_start(struct card_exec *e, const struct spyre_insn *in, unsigned int c,
 		      unsigned int u, uint64_t *start)
 {
 	uint64_t t = e->unit_free[c][u];
 	unsigned int k;
 
 	for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
-		struct spyre_token *tk = &e->tokens[c][k];
+		struct card_token *tk = &e->tokens[c][k];
 
 		if (!(in->wait & (1u << k)))
 			continue;
 		if (!tk->count)
 			return false;
-		t = spyre_max64(t, tk->ns[tk->head]);
+		t = card_max64(t, tk->ns[tk->head]);
 	}
 	*start = t;
 	return true;
 }
 
-static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
-		    const struct spyre_bind *b, struct sched *s, uint64_t *ns)
+static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
+		    const struct card_bind *b, struct sched *s, uint64_t *ns)
 {
 	uint64_t end_all = 0;
 
@@ -180,7 +180,7 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 		const struct spyre_insn *in;
 
 		if (__atomic_load_n(e->abort, __ATOMIC_ACQUIRE))
-			return SPYRE_CMD_ABORTED;
+			return CARD_CMD_ABORTED;
 		if (e->progress)
 			__atomic_fetch_add(e->progress, 1, __ATOMIC_RELAXED);
 		for (c = 0; c < e->cores; c++) {
@@ -205,11 +205,11 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 		}
 		in = &s->insn[best];
 		for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
-			struct spyre_token *tk = &e->tokens[bc][k];
+			struct card_token *tk = &e->tokens[bc][k];
 
 			if (in->wait & (1u << k)) {
 				if (e->hazard_check)
-					spyre_hazard_wait(e, bc, bu, e->tok_vc[bc][k][tk->head]);
+					card_hazard_wait(e, bc, bu, e->tok_vc[bc][k][tk->head]);
 				tk->head = (tk->head + 1) % SPYRE_ISA_TOKEN_MAX;
 				tk->count--;
 			}
@@ -219,20 +219,20 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 		st = execute(e, b, in, bc);
 		if (st != SPYRE_CMD_OK)
 			return st;
-		dur = spyre_insn_ns(t, in, e->lsu_addr, &dram_ns);
+		dur = card_insn_ns(t, in, e->lsu_addr, &dram_ns);
 		end = best_t + dur;
 		if (dram_ns && e->dram) {
 			/* LPDDR5 is shared by all cores and the DMA engines */
-			end = spyre_max64(end, spyre_dram_reserve(e->dram, e->time_base + best_t,
+			end = card_max64(end, card_dram_reserve(e->dram, e->time_base + best_t,
 								  dram_ns) - e->time_base);
 		} else if (dram_ns) {
-			e->dram_free = spyre_max64(e->dram_free, best_t) + dram_ns;
-			end = spyre_max64(end, e->dram_free);
+			e->dram_free = card_max64(e->dram_free, best_t) + dram_ns;
+			end = card_max64(end, e->dram_free);
 		}
 		e->unit_free[bc][bu] = end;
-		end_all = spyre_max64(end_all, end);
+		end_all = card_max64(end_all, end);
 		for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
-			struct spyre_token *tk = &e->tokens[bc][k];
+			struct card_token *tk = &e->tokens[bc][k];
 
 			if (!(in->signal & (1u << k)))
 				continue;
@@ -247,8 +247,8 @@ static uint32_t run(struct spyre_exec *e, const struct spyre_timing *t,
 	}
 }
 
-uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
-			   const struct spyre_bind *b, const struct spyre_insn *insn,
+uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
+			   const struct card_bind *b, const struct spyre_insn *insn,
 			   uint32_t n, uint64_t *ns)
 {
 	struct sched *s = calloc(1, sizeof(*s));
@@ -265,17 +265,17 @@ uint32_t spyre_program_run(struct spyre_exec *e, const struct spyre_timing *t,
 			goto out;
 	}
 	for (i = 0; i < n; i++) {
-		u = spyre_insn_unit(&insn[i]);
+		u = card_insn_unit(&insn[i]);
 		s->list[u][s->len[u]++] = i;
 	}
 	memset(e->tokens, 0, sizeof(e->tokens));
 	memset(e->unit_free, 0, sizeof(e->unit_free));
 	e->dram_free = 0;
 	if (e->hazard_check)
-		spyre_hazard_launch(e);
+		card_hazard_launch(e);
 	for (i = 0; e->poison && i < SPYRE_MODEL_MAX_CORES; i++) {
 		if (e->sp_used[i] && e->sp[i])
-			memset(e->sp[i], SPYRE_SP_POISON, SPYRE_MODEL_SCRATCHPAD_BYTES);
+			memset(e->sp[i], CARD_SP_POISON, SPYRE_MODEL_SCRATCHPAD_BYTES);
 		e->sp_used[i] = false;
 	}
 	st = run(e, t, b, s, ns);

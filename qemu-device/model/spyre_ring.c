@@ -5,11 +5,11 @@
  */
 #include "spyre_internal.h"
 
-void spyre_ring_reset(struct spyre_model *m, struct spyre_ring *r)
+void card_ring_reset(struct spyre_model *m, struct card_ring *r)
 {
 	uint32_t base_lo = r->base_lo, base_hi = r->base_hi, size_log2 = r->size_log2;
 	uint32_t wb_lo = r->wb_lo, wb_hi = r->wb_hi, pend_cap = r->pend_cap;
-	struct spyre_pending *pend = r->pend;
+	struct card_pending *pend = r->pend;
 
 	(void)m;
 	memset(r, 0, sizeof(*r));
@@ -24,30 +24,30 @@ void spyre_ring_reset(struct spyre_model *m, struct spyre_ring *r)
 }
 
 /* Card reset: configuration registers read back as zero afterwards. */
-void spyre_ring_clear_config(struct spyre_ring *r)
+void card_ring_clear_config(struct card_ring *r)
 {
 	r->base_lo = r->base_hi = r->size_log2 = r->wb_lo = r->wb_hi = 0;
 }
 
-void spyre_ring_error(struct spyre_model *m, unsigned int n, uint32_t code)
+void card_ring_error(struct spyre_model *m, unsigned int n, uint32_t code)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 
 	r->error = true;
 	r->error_code = code;
 	r->enabled = false;	/* stopped until RING_CTRL_RESET */
-	spyre_card_error(m, SPYRE_ERR_STATUS_RING,
-			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_RING, n, code), false);
+	card_error(m, SPYRE_ERR_STATUS_RING,
+			 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_RING, n, code), false);
 }
 
-static bool ring_idle(const struct spyre_ring *r)
+static bool ring_idle(const struct card_ring *r)
 {
 	return r->head == r->tail && !r->hung && !r->npend;
 }
 
-uint32_t spyre_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
+uint32_t card_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 	uint32_t st = 0;
 
 	switch (reg) {
@@ -82,15 +82,15 @@ uint32_t spyre_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 	case SPYRE_RING_PROGRESS:
 		return __atomic_load_n(&r->progress, __ATOMIC_RELAXED);
 	}
-	spyre_card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
-			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
+	card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
+			 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
 	return 0;
 }
 
 /* Latch and check the configuration; a bad one is a ring error. */
 static void ring_enable(struct spyre_model *m, unsigned int n)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 	uint64_t base = (uint64_t)r->base_hi << 32 | r->base_lo;
 	uint64_t wb = (uint64_t)r->wb_hi << 32 | r->wb_lo;
 	uint64_t bytes;
@@ -99,12 +99,12 @@ static void ring_enable(struct spyre_model *m, unsigned int n)
 		return;		/* only RING_CTRL_RESET leaves the error state */
 	if (r->size_log2 < SPYRE_RING_MIN_LOG2 || r->size_log2 > SPYRE_RING_MAX_LOG2 ||
 	    !base || (base & 63) || !wb || (wb & 63)) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_BAD_CONFIG);
+		card_ring_error(m, n, SPYRE_RING_ERR_BAD_CONFIG);
 		return;
 	}
 	bytes = (uint64_t)SPYRE_DESC_SIZE << r->size_log2;
 	if (base + bytes < base || wb + sizeof(struct spyre_hw_ring_wb) < wb) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_BAD_CONFIG);
+		card_ring_error(m, n, SPYRE_RING_ERR_BAD_CONFIG);
 		return;
 	}
 	r->base = base;
@@ -115,33 +115,33 @@ static void ring_enable(struct spyre_model *m, unsigned int n)
 
 static bool ring_doorbell(struct spyre_model *m, unsigned int n, uint32_t tail)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 	uint32_t pending = tail - r->head;
-	uint64_t now = spyre_now(m);
+	uint64_t now = card_now(m);
 
 	if (r->error)
 		return false;
 	if (!r->enabled) {
 		if (tail != r->tail)
-			spyre_card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
-					 SPYRE_ERR_INFO(SPYRE_ERR_SRC_ACCESS, n,
+			card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
+					 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, n,
 							SPYRE_RING_REG(n, SPYRE_RING_TAIL)),
 					 false);
 		return false;
 	}
 	if (pending > r->entries || pending < r->tail - r->head) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_BAD_TAIL);
+		card_ring_error(m, n, SPYRE_RING_ERR_BAD_TAIL);
 		return false;
 	}
 	if (tail == r->tail)
 		return false;
 	r->tail = tail;
 	r->need_tail = false;
-	if (r->db_count == SPYRE_DB_QUEUE) {
+	if (r->db_count == CARD_DB_QUEUE) {
 		/* Coalesce into the newest entry: never earlier than a doorbell. */
-		r->db[SPYRE_DB_QUEUE - 1].tail = tail;
-		r->db[SPYRE_DB_QUEUE - 1].ns = now;
-		r->db[SPYRE_DB_QUEUE - 1].seq = ++m->db_seq;
+		r->db[CARD_DB_QUEUE - 1].tail = tail;
+		r->db[CARD_DB_QUEUE - 1].ns = now;
+		r->db[CARD_DB_QUEUE - 1].seq = ++m->db_seq;
 	} else {
 		r->db[r->db_count].tail = tail;
 		r->db[r->db_count].ns = now;
@@ -151,9 +151,9 @@ static bool ring_doorbell(struct spyre_model *m, unsigned int n, uint32_t tail)
 	return true;
 }
 
-bool spyre_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint32_t val)
+bool card_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint32_t val)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 	uint32_t *cfg = NULL;
 
 	switch (reg) {
@@ -176,7 +176,7 @@ bool spyre_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint3
 		if (val & ~(SPYRE_RING_CTRL_ENABLE | SPYRE_RING_CTRL_RESET))
 			break;
 		if (val & SPYRE_RING_CTRL_RESET)
-			spyre_ring_reset(m, r);
+			card_ring_reset(m, r);
 		if ((val & SPYRE_RING_CTRL_ENABLE) && !r->enabled)
 			ring_enable(m, n);
 		else if (!(val & SPYRE_RING_CTRL_ENABLE))
@@ -189,7 +189,7 @@ bool spyre_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint3
 		*cfg = val;
 		return false;
 	}
-	spyre_card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
-			 SPYRE_ERR_INFO(SPYRE_ERR_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
+	card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
+			 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
 	return false;
 }

@@ -12,12 +12,10 @@ enum step_result {
 	STEP_ABORT,		/* reset pending: stop */
 };
 
-#define DESC_OFF(type, field)	SPYRE_FIELD(type, field)
-
 /* The doorbell that made descriptor @idx visible. */
-static const struct spyre_doorbell *doorbell_of(const struct spyre_ring *r, uint32_t idx)
+static const struct card_doorbell *doorbell_of(const struct card_ring *r, uint32_t idx)
 {
-	static const struct spyre_doorbell none;
+	static const struct card_doorbell none;
 	unsigned int i;
 
 	for (i = 0; i < r->db_count; i++)
@@ -26,12 +24,12 @@ static const struct spyre_doorbell *doorbell_of(const struct spyre_ring *r, uint
 	return r->db_count ? &r->db[r->db_count - 1] : &none;
 }
 
-static uint64_t doorbell_time(const struct spyre_ring *r, uint32_t idx)
+static uint64_t doorbell_time(const struct card_ring *r, uint32_t idx)
 {
 	return doorbell_of(r, idx)->ns;
 }
 
-static void consume(struct spyre_ring *r, uint32_t ndesc)
+static void consume(struct card_ring *r, uint32_t ndesc)
 {
 	unsigned int drop = 0;
 
@@ -44,25 +42,18 @@ static void consume(struct spyre_ring *r, uint32_t ndesc)
 	}
 }
 
-static bool runnable(const struct spyre_ring *r)
+static bool runnable(const struct card_ring *r)
 {
 	return r->enabled && !r->error && !r->hung && !r->need_tail && !r->sem_blocked &&
 	       r->head != r->tail;
 }
 
-static int fetch(struct spyre_model *m, struct spyre_ring *r, uint32_t idx, uint8_t *desc)
+static int fetch(struct spyre_model *m, struct card_ring *r, uint32_t idx,
+		 union spyre_hw_desc *desc)
 {
 	uint64_t addr = r->base + (uint64_t)(idx & (r->entries - 1)) * SPYRE_DESC_SIZE;
 
 	return m->ops.host_read(m->opaque, addr, desc, SPYRE_DESC_SIZE);
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
 }
 
 static void clear_fault(struct spyre_model *m, unsigned int n)
@@ -72,7 +63,7 @@ static void clear_fault(struct spyre_model *m, unsigned int n)
 		m->fault_reg = 0;
 }
 
-static void job_begin(struct spyre_ring *r, uint64_t start)
+static void job_begin(struct card_ring *r, uint64_t start)
 {
 	if (!r->job.started) {
 		r->job.started = true;
@@ -81,9 +72,10 @@ static void job_begin(struct spyre_ring *r, uint64_t start)
 }
 
 /* A command failed: remember the first failure and skip to the FENCE. */
-static void job_fail(struct spyre_ring *r, const struct spyre_cmd *c, uint32_t status,
-		     uint64_t t)
+static void job_fail(struct spyre_model *m, struct card_ring *r, const struct card_cmd *c,
+		     uint32_t status, uint64_t t)
 {
+	card_event(m, SPYRE_MODEL_EV_CMD_ERROR, (unsigned int)(r - m->rings), c->index, status);
 	job_begin(r, t);
 	if (r->job.status == SPYRE_CMD_OK) {
 		r->job.status = status;
@@ -95,12 +87,12 @@ static void job_fail(struct spyre_ring *r, const struct spyre_cmd *c, uint32_t s
 
 /* Decode the ARGS descriptors that follow a LAUNCH. */
 static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
-				   struct spyre_cmd *c, uint32_t *status)
+				   struct card_cmd *c, uint32_t *status)
 {
-	struct spyre_ring *r = &m->rings[n];
-	uint32_t nargs = spyre_ld16(c->desc + DESC_OFF(spyre_hw_launch, nargs));
-	uint32_t ndesc = (nargs + SPYRE_ARGS_PER_DESC - 1) / SPYRE_ARGS_PER_DESC;
-	uint8_t d[SPYRE_DESC_SIZE];
+	struct card_ring *r = &m->rings[n];
+	uint32_t nargs = spyre_le16_to_cpu(c->desc.launch.nargs);
+	uint32_t ndesc = SPYRE_DESC_ARGS(nargs);
+	union spyre_hw_desc d;
 	uint32_t i, j, count;
 
 	*status = SPYRE_CMD_OK;
@@ -116,69 +108,63 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	c->nargs = nargs;
 	c->avail_ns = doorbell_time(r, c->index + ndesc);
 	for (i = 0; i < ndesc; i++) {
-		if (fetch(m, r, c->index + 1 + i, d)) {
-			spyre_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+		if (fetch(m, r, c->index + 1 + i, &d)) {
+			card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 			return STEP_BLOCKED;
 		}
-		count = spyre_ld16(d + DESC_OFF(spyre_hw_args, count));
-		if (d[0] != SPYRE_OP_ARGS || d[1] ||
-		    count != (nargs - i * 3 < 3 ? nargs - i * 3 : 3) ||
-		    !all_zero(d + DESC_OFF(spyre_hw_args, rsvd), 4) ||
-		    !all_zero(d + DESC_OFF(spyre_hw_args, rsvd2), 8)) {
+		count = spyre_le16_to_cpu(d.args.count);
+		if (d.args.opcode != SPYRE_OP_ARGS || d.args.flags ||
+		    count != (nargs - i * 3 < 3 ? nargs - i * 3 : 3) || d.args.rsvd ||
+		    d.args.rsvd2) {
 			*status = SPYRE_CMD_ERR_INVALID;
 			return STEP_PROGRESS;
 		}
 		for (j = 0; j < count; j++) {
-			const uint8_t *s = d + DESC_OFF(spyre_hw_args, slot) + j * 16;
-
-			c->arg_addr[i * 3 + j] = spyre_ld64(s);
-			c->arg_len[i * 3 + j] = spyre_ld64(s + 8);
+			c->arg_addr[i * 3 + j] = spyre_le64_to_cpu(d.args.slot[j].addr);
+			c->arg_len[i * 3 + j] = spyre_le64_to_cpu(d.args.slot[j].len);
 		}
 	}
 	return STEP_PROGRESS;
 }
 
-static uint32_t do_timestamp(struct spyre_model *m, const struct spyre_cmd *c, uint64_t t)
+static uint32_t do_timestamp(struct spyre_model *m, const struct card_cmd *c, uint64_t t)
 {
-	const uint8_t *d = c->desc;
-	uint64_t addr = spyre_ld64(d + DESC_OFF(spyre_hw_timestamp, addr));
-	uint8_t v[8];
+	const struct spyre_hw_timestamp *d = &c->desc.ts;
+	uint64_t addr = spyre_le64_to_cpu(d->addr);
+	uint64_t v = spyre_cpu_to_le64(t);
 
-	if ((d[1] & ~SPYRE_DESC_F_DEVMEM) || !all_zero(d + 2, 6) ||
-	    !all_zero(d + DESC_OFF(spyre_hw_timestamp, rsvd2), 4) ||
-	    !all_zero(d + DESC_OFF(spyre_hw_timestamp, rsvd3), 32))
+	if ((d->flags & ~SPYRE_DESC_F_DEVMEM) || d->rsvd || d->rsvd1 || d->rsvd2 ||
+	    !card_all_zero(d->rsvd3, sizeof(d->rsvd3)))
 		return SPYRE_CMD_ERR_INVALID;
-	spyre_st64(v, t);
-	if (d[1] & SPYRE_DESC_F_DEVMEM) {
-		if (!spyre_range_ok(addr, 8, m->cfg.mem_size))
+	if (d->flags & SPYRE_DESC_F_DEVMEM) {
+		if (!card_range_ok(addr, 8, m->cfg.mem_size))
 			return SPYRE_CMD_ERR_BOUNDS;
-		memcpy(m->devmem + addr, v, 8);
+		memcpy(m->devmem + addr, &v, 8);
 		return SPYRE_CMD_OK;
 	}
-	return spyre_sg_xfer(m, addr, spyre_ld32(d + DESC_OFF(spyre_hw_timestamp, sg_count)),
-			     spyre_ld64(d + DESC_OFF(spyre_hw_timestamp, host_off)), v, 8, true);
+	return card_sg_xfer(m, addr, spyre_le32_to_cpu(d->sg_count),
+			     spyre_le64_to_cpu(d->host_off), (uint8_t *)&v, 8, true);
 }
 
-static uint32_t check_sem(struct spyre_model *m, const uint8_t *d)
+static uint32_t check_sem(struct spyre_model *m, const struct spyre_hw_sem *d)
 {
-	uint8_t flags = d[0] == SPYRE_OP_SEM_WAIT ? SPYRE_DESC_F_ERR : 0;
+	uint8_t flags = d->opcode == SPYRE_OP_SEM_WAIT ? SPYRE_DESC_F_ERR : 0;
 
-	if ((d[1] & ~flags) || !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd), 4) ||
-	    !all_zero(d + DESC_OFF(spyre_hw_sem, rsvd2), 48))
+	if ((d->flags & ~flags) || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)))
 		return SPYRE_CMD_ERR_INVALID;
-	if (spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)) >= m->cfg.num_sems)
+	if (spyre_le16_to_cpu(d->sem) >= m->cfg.num_sems)
 		return SPYRE_CMD_ERR_INVALID;
 	return SPYRE_CMD_OK;
 }
 
 /* Start time of a command: its ring is done, it was doorbelled, engine free. */
-static uint64_t start_time(struct spyre_model *m, struct spyre_ring *r,
-			   const struct spyre_cmd *c, enum spyre_engine eng)
+static uint64_t start_time(struct spyre_model *m, struct card_ring *r,
+			   const struct card_cmd *c, enum card_engine eng)
 {
-	uint64_t t = spyre_max64(r->ready_ns, c->avail_ns);
+	uint64_t t = card_max64(r->ready_ns, c->avail_ns);
 
-	if (eng != SPYRE_ENG_NONE)
-		t = spyre_max64(t, m->engine_busy[eng]);
+	if (eng != CARD_ENG_NONE)
+		t = card_max64(t, m->engine_busy[eng]);
 	return t;
 }
 
@@ -193,41 +179,41 @@ static uint64_t dma_dram_end(struct spyre_model *m, unsigned int dir, uint64_t l
 	const struct spyre_timing *t = &m->cfg.timing;
 	uint64_t bytes = dir == SPYRE_DMA_D2D ? 2 * len : len;
 
-	return spyre_dram_reserve(&m->dram, start + t->dma_latency_ns,
-				  spyre_time_bytes(bytes, t->dram_bytes_per_us));
+	return card_dram_reserve(&m->dram, start + t->dma_latency_ns,
+				  card_time_bytes(bytes, t->dram_bytes_per_us));
 }
 
 /* Run an engine command that was checked, account its device time. */
 static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
-				       struct spyre_cmd *c, enum spyre_engine eng,
+				       struct card_cmd *c, enum card_engine eng,
 				       uint64_t start)
 {
-	struct spyre_ring *r = &m->rings[n];
+	struct card_ring *r = &m->rings[n];
 	uint64_t dur = 0;
 	uint32_t st;
 
 	m->cmd_start = start;
-	if (eng == SPYRE_ENG_COMPUTE) {
-		st = spyre_cmd_launch(m, n, c, &dur);
+	if (eng == CARD_ENG_COMPUTE) {
+		st = card_launch_run(m, n, c, &dur);
 	} else {
-		unsigned int dir = spyre_ld16(c->desc + DESC_OFF(spyre_hw_dma, dir));
-		uint64_t len = spyre_ld64(c->desc + DESC_OFF(spyre_hw_dma, len));
+		unsigned int dir = spyre_le16_to_cpu(c->desc.dma.dir);
+		uint64_t len = spyre_le64_to_cpu(c->desc.dma.len);
 
-		st = spyre_cmd_dma(m, n, c);
-		dur = spyre_time_dma(&m->cfg.timing, dir, len);
+		st = card_dma_run(m, n, c);
+		dur = card_time_dma(&m->cfg.timing, dir, len);
 		if (st == SPYRE_CMD_OK)
-			dur = spyre_max64(dur, dma_dram_end(m, dir, len, start) - start);
+			dur = card_max64(dur, dma_dram_end(m, dir, len, start) - start);
 	}
-	if (st == SPYRE_CMD_ABORTED)
+	if (st == CARD_CMD_ABORTED)
 		return STEP_ABORT;
 	if (st != SPYRE_CMD_OK) {
-		job_fail(r, c, st, start);
+		job_fail(m, r, c, st, start);
 		return STEP_PROGRESS;
 	}
 	job_begin(r, start);
 	m->engine_busy[eng] = start + dur;
 	r->ready_ns = start + dur;
-	if (eng == SPYRE_ENG_COMPUTE)
+	if (eng == CARD_ENG_COMPUTE)
 		r->job.compute_ns += dur;
 	else
 		r->job.dma_ns += dur;
@@ -237,23 +223,24 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 
 static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 {
-	struct spyre_ring *r = &m->rings[n];
-	struct spyre_cmd c;
-	enum spyre_engine eng = SPYRE_ENG_NONE;
+	struct card_ring *r = &m->rings[n];
+	struct card_cmd c;
+	enum card_engine eng = CARD_ENG_NONE;
 	enum step_result res;
 	uint32_t st = SPYRE_CMD_OK;
 	uint64_t start;
-	const uint8_t *d = c.desc;
+	const union spyre_hw_desc *d = &c.desc;
 
 	memset(&c, 0, sizeof(c));
 	c.index = r->head;
 	c.ndesc = 1;
 	c.avail_ns = doorbell_time(r, c.index);
-	if (fetch(m, r, c.index, c.desc)) {
-		spyre_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+	if (fetch(m, r, c.index, &c.desc)) {
+		card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 		return STEP_PROGRESS;
 	}
-	if (r->skipping && d[0] != SPYRE_OP_FENCE) {
+	card_event(m, SPYRE_MODEL_EV_DESC, n, c.index, d->hdr.opcode);
+	if (r->skipping && d->hdr.opcode != SPYRE_OP_FENCE) {
 		consume(r, 1);		/* commands after a failure do not run */
 		return STEP_PROGRESS;
 	}
@@ -266,26 +253,26 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		return STEP_PROGRESS;
 	}
 
-	switch (d[0]) {
+	switch (d->hdr.opcode) {
 	case SPYRE_OP_NOP:
-		if (!all_zero(d + 1, SPYRE_DESC_SIZE - 1))
+		if (!card_all_zero(d->raw + 1, SPYRE_DESC_SIZE - 1))
 			st = SPYRE_CMD_ERR_INVALID;
 		break;
 	case SPYRE_OP_DMA:
-		st = spyre_dma_check(m, &c);
-		eng = spyre_dma_engine(spyre_ld16(d + DESC_OFF(spyre_hw_dma, dir)));
+		st = card_dma_check(m, &c);
+		eng = card_dma_engine(spyre_le16_to_cpu(d->dma.dir));
 		break;
 	case SPYRE_OP_LAUNCH:
 		res = fetch_args(m, n, &c, &st);
 		if (res != STEP_PROGRESS)
 			return res;
 		if (st == SPYRE_CMD_OK)
-			st = spyre_launch_check(m, &c);
-		eng = SPYRE_ENG_COMPUTE;
+			st = card_launch_check(m, &c);
+		eng = CARD_ENG_COMPUTE;
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
 	case SPYRE_OP_SEM_WAIT:
-		st = check_sem(m, d);
+		st = check_sem(m, &d->sem);
 		break;
 	case SPYRE_OP_TIMESTAMP:
 	case SPYRE_OP_FENCE:
@@ -295,70 +282,69 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {
-		job_fail(r, &c, st, spyre_max64(r->ready_ns, c.avail_ns));
+		job_fail(m, r, &c, st, card_max64(r->ready_ns, c.avail_ns));
 		return STEP_PROGRESS;
 	}
 
-	if (d[0] == SPYRE_OP_SEM_WAIT) {
-		uint64_t reached, begin = spyre_max64(r->ready_ns, c.avail_ns);
+	if (d->hdr.opcode == SPYRE_OP_SEM_WAIT) {
+		uint64_t reached, begin = card_max64(r->ready_ns, c.avail_ns);
 		bool failed;
 
-		if (!spyre_sem_reached(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
-				       spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), &reached,
-				       &failed)) {
+		if (!card_sem_reached(m, spyre_le16_to_cpu(d->sem.sem),
+				       spyre_le64_to_cpu(d->sem.value), &reached, &failed)) {
 			r->sem_blocked = true;
 			return STEP_BLOCKED;
 		}
 		if (c.avail_ns < reached)
 			c.avail_ns = reached;
 		job_begin(r, begin);	/* the wait is part of the job */
-		if (failed && (d[1] & SPYRE_DESC_F_ERR)) {
+		if (failed && (d->sem.flags & SPYRE_DESC_F_ERR)) {
 			/* the input failed: this job must not run on garbage */
-			r->ready_ns = spyre_max64(r->ready_ns, c.avail_ns);
-			job_fail(r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
+			r->ready_ns = card_max64(r->ready_ns, c.avail_ns);
+			job_fail(m, r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
 			return STEP_PROGRESS;
 		}
 	}
 	start = start_time(m, r, &c, eng);
 
 	m->cmd_count++;
-	if (r->fault == SPYRE_FAULT_MEM_UE && d[0] != SPYRE_OP_FENCE) {
+	if (r->fault == SPYRE_FAULT_MEM_UE && d->hdr.opcode != SPYRE_OP_FENCE) {
 		clear_fault(m, n);
-		job_fail(r, &c, SPYRE_CMD_ERR_MEM_UE, start);
-		spyre_card_error(m, SPYRE_ERR_STATUS_MEM_UE,
-				 SPYRE_ERR_INFO(SPYRE_ERR_SRC_MEM_UE, n, 0), true);
+		job_fail(m, r, &c, SPYRE_CMD_ERR_MEM_UE, start);
+		card_error(m, SPYRE_ERR_STATUS_MEM_UE,
+				 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_MEM_UE, n, 0), true);
 		return STEP_PROGRESS;
 	}
 
-	switch (d[0]) {
+	switch (d->hdr.opcode) {
 	case SPYRE_OP_DMA:
 		m->dma_count++;
 		if (r->fault == SPYRE_FAULT_DMA ||
 		    (m->cfg.fault_dma_every && m->dma_count % m->cfg.fault_dma_every == 0)) {
 			if (r->fault == SPYRE_FAULT_DMA)
 				clear_fault(m, n);
-			job_fail(r, &c, SPYRE_CMD_ERR_DMA, start);
+			job_fail(m, r, &c, SPYRE_CMD_ERR_DMA, start);
 			return STEP_PROGRESS;
 		}
 		/* fall through */
 	case SPYRE_OP_LAUNCH:
 		return run_engine_cmd(m, n, &c, eng, start);
 	case SPYRE_OP_FENCE:
-		if (spyre_fence(m, n, &c, start) == SPYRE_CMD_OK)
+		if (card_fence(m, n, &c, start) == SPYRE_CMD_OK)
 			consume(r, 1);
 		return STEP_PROGRESS;
 	case SPYRE_OP_TIMESTAMP:
 		st = do_timestamp(m, &c, start);
-		if (st == SPYRE_CMD_ABORTED)
+		if (st == CARD_CMD_ABORTED)
 			return STEP_ABORT;	/* redone after the reset, if still queued */
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
-		spyre_sem_signal_wake(m, spyre_ld16(d + DESC_OFF(spyre_hw_sem, sem)),
-				      spyre_ld64(d + DESC_OFF(spyre_hw_sem, value)), start, false);
+		card_sem_signal_wake(m, spyre_le16_to_cpu(d->sem.sem),
+				      spyre_le64_to_cpu(d->sem.value), start, false);
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {
-		job_fail(r, &c, st, start);
+		job_fail(m, r, &c, st, start);
 		return STEP_PROGRESS;
 	}
 	job_begin(r, start);
@@ -374,7 +360,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
  * rings in submission order, and the timeline depends only on the doorbell
  * sequence and device times, never on when or how often this runs.
  */
-uint64_t spyre_sched_run(struct spyre_model *m)
+uint64_t card_sched_run(struct spyre_model *m)
 {
 	unsigned int order[SPYRE_MODEL_MAX_RINGS];
 	uint64_t key[SPYRE_MODEL_MAX_RINGS];
@@ -383,13 +369,13 @@ uint64_t spyre_sched_run(struct spyre_model *m)
 	uint64_t next;
 
 	for (;;) {
-		if (spyre_abort_pending(m))
+		if (card_abort_pending(m))
 			return SPYRE_MODEL_NEVER;
 		if (m->status & SPYRE_STATUS_FATAL)
 			break;
 		cnt = 0;
 		for (i = 0; i < m->cfg.num_rings; i++) {
-			struct spyre_ring *r = &m->rings[i];
+			struct card_ring *r = &m->rings[i];
 			uint64_t k;
 
 			if (!runnable(r))
@@ -414,6 +400,6 @@ uint64_t spyre_sched_run(struct spyre_model *m)
 			break;
 	}
 	/* pacing: deliver the completions whose device time has come */
-	next = spyre_fence_release(m, spyre_now(m));
+	next = card_fence_release(m, card_now(m));
 	return next == SPYRE_MODEL_NEVER ? next : m->time_base + next;
 }

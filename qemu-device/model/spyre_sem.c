@@ -7,20 +7,20 @@
  */
 #include "spyre_internal.h"
 
-void spyre_sem_reset(struct spyre_model *m)
+void card_sem_reset(struct spyre_model *m)
 {
 	memset(m->sems, 0, sizeof(m->sems));
 }
 
-void spyre_sem_signal(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
+void card_sem_signal(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
 		      bool failed)
 {
-	struct spyre_sem *s = &m->sems[sem];
+	struct card_sem *s = &m->sems[sem];
 
 	if (value <= s->value)
 		return;
 	s->value = value;
-	if (s->nhist == SPYRE_SEM_HISTORY) {
+	if (s->nhist == CARD_SEM_HISTORY) {
 		memmove(s->hist, s->hist + 1, sizeof(s->hist) - sizeof(s->hist[0]));
 		s->nhist--;
 	}
@@ -34,10 +34,10 @@ void spyre_sem_signal(struct spyre_model *m, uint32_t sem, uint64_t value, uint6
  * Has @sem reached @value? If so, *ns is the device time it did and *failed
  * whether the raise that reached it came from a failed job (or software).
  */
-bool spyre_sem_reached(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t *ns,
+bool card_sem_reached(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t *ns,
 		       bool *failed)
 {
-	struct spyre_sem *s = &m->sems[sem];
+	struct card_sem *s = &m->sems[sem];
 	unsigned int i;
 
 	*ns = 0;
@@ -60,12 +60,12 @@ bool spyre_sem_reached(struct spyre_model *m, uint32_t sem, uint64_t value, uint
 }
 
 /* Raise @sem as a SEM_SIGNAL would and let every blocked ring look again. */
-void spyre_sem_signal_wake(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
+void card_sem_signal_wake(struct spyre_model *m, uint32_t sem, uint64_t value, uint64_t ns,
 			   bool failed)
 {
 	unsigned int i;
 
-	spyre_sem_signal(m, sem, value, ns, failed);
+	card_sem_signal(m, sem, value, ns, failed);
 	for (i = 0; i < m->cfg.num_rings; i++)
 		m->rings[i].sem_blocked = false;
 }
@@ -74,7 +74,7 @@ void spyre_sem_signal_wake(struct spyre_model *m, uint32_t sem, uint64_t value, 
  * Software signal through SEM_VALUE_HI, at the current device time. It
  * stands for jobs that will never complete, so it counts as a failure.
  */
-void spyre_sem_signal_now(struct spyre_model *m, uint32_t sem, uint64_t value)
+void card_sem_signal_now(struct spyre_model *m, uint32_t sem, uint64_t value)
 {
-	spyre_sem_signal_wake(m, sem, value, spyre_now(m), true);
+	card_sem_signal_wake(m, sem, value, card_now(m), true);
 }

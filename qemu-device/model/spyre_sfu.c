@@ -32,7 +32,7 @@ static bool sp_span_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t co
 	return !(off % es) && len <= SP_BYTES && off <= SP_BYTES - len;
 }
 
-static float *row_buffer(struct spyre_exec *e, unsigned int i, uint32_t cols)
+static float *row_buffer(struct card_exec *e, unsigned int i, uint32_t cols)
 {
 	float *p;
 
@@ -192,7 +192,7 @@ static void row_func(unsigned int f, float *x, uint32_t n)
 	}
 }
 
-uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core)
+uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigned int core)
 {
 	const struct spyre_insn_vec *v = &in->u.vec;
 	size_t es = spyre_dtype_size(in->dtype), eo = spyre_dtype_size(in->dtype_out);
@@ -208,15 +208,15 @@ uint32_t spyre_unit_sfu(struct spyre_exec *e, const struct spyre_insn *in, unsig
 	    !sp_span_ok(v->dst_off, v->rows, v->dst_stride, out_cols, eo))
 		return SPYRE_CMD_ERR_BOUNDS;
 	if ((v->func != SPYRE_VF_FILL &&
-	     spyre_hazard_access(e, core, v->src0_off, v->rows, (uint64_t)v->src0_stride * es,
+	     card_hazard_access(e, core, v->src0_off, v->rows, (uint64_t)v->src0_stride * es,
 				 v->cols * es, false)) ||
-	    (bin && spyre_hazard_access(e, core, v->src1_off, v->rows,
+	    (bin && card_hazard_access(e, core, v->src1_off, v->rows,
 					(uint64_t)v->src1_stride * es, (col ? 1 : v->cols) * es,
 					false)) ||
-	    spyre_hazard_access(e, core, v->dst_off, v->rows, (uint64_t)v->dst_stride * eo,
+	    card_hazard_access(e, core, v->dst_off, v->rows, (uint64_t)v->dst_stride * eo,
 				out_cols * eo, true))
 		return SPYRE_CMD_ERR_PROGRAM;
-	sp = spyre_exec_scratchpad(e, core);
+	sp = card_exec_scratchpad(e, core);
 	x = row_buffer(e, 0, v->cols);
 	y = row_buffer(e, 1, v->cols);
 	if (!sp || !x || !y)

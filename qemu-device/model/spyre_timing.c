@@ -7,29 +7,29 @@
 #include "spyre_internal.h"
 
 /* ns to move @bytes at @bytes_per_us, rounded up. */
-uint64_t spyre_time_bytes(uint64_t bytes, uint64_t bytes_per_us)
+uint64_t card_time_bytes(uint64_t bytes, uint64_t bytes_per_us)
 {
 	if (bytes > UINT64_MAX / 1000)
 		return UINT64_MAX / 4;
 	return (bytes * 1000 + bytes_per_us - 1) / bytes_per_us;
 }
 
-uint64_t spyre_time_cycles(const struct spyre_timing *t, uint64_t cycles)
+uint64_t card_time_cycles(const struct spyre_timing *t, uint64_t cycles)
 {
 	if (cycles > UINT64_MAX / 1000)
 		return UINT64_MAX / 4;
 	return (cycles * 1000 + t->clock_mhz - 1) / t->clock_mhz;
 }
 
-enum spyre_engine spyre_dma_engine(unsigned int dir)
+enum card_engine card_dma_engine(unsigned int dir)
 {
 	switch (dir) {
 	case SPYRE_DMA_H2D:
-		return SPYRE_ENG_H2D;
+		return CARD_ENG_H2D;
 	case SPYRE_DMA_D2H:
-		return SPYRE_ENG_D2H;
+		return CARD_ENG_D2H;
 	default:
-		return SPYRE_ENG_D2D;
+		return CARD_ENG_D2D;
 	}
 }
 
@@ -37,20 +37,20 @@ enum spyre_engine spyre_dma_engine(unsigned int dir)
  * H2D/D2H cross PCIe; D2D reads and writes LPDDR5 (twice the bytes); FILL
  * only writes it. Every command pays the DMA setup latency.
  */
-uint64_t spyre_time_dma(const struct spyre_timing *t, unsigned int dir, uint64_t len)
+uint64_t card_time_dma(const struct spyre_timing *t, unsigned int dir, uint64_t len)
 {
 	uint64_t x;
 
 	switch (dir) {
 	case SPYRE_DMA_H2D:
 	case SPYRE_DMA_D2H:
-		x = spyre_time_bytes(len, t->pcie_bytes_per_us);
+		x = card_time_bytes(len, t->pcie_bytes_per_us);
 		break;
 	case SPYRE_DMA_D2D:
-		x = spyre_time_bytes(len, t->dram_bytes_per_us / 2);
+		x = card_time_bytes(len, t->dram_bytes_per_us / 2);
 		break;
 	default:
-		x = spyre_time_bytes(len, t->dram_bytes_per_us);
+		x = card_time_bytes(len, t->dram_bytes_per_us);
 		break;
 	}
 	return t->dma_latency_ns + x;

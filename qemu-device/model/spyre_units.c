@@ -15,7 +15,7 @@
 
 /*
  * The PE's float summation order is part of the card's definition (see
- * spyre_unit_pe): no build may contract a multiply and an add into one
+ * card_unit_pe): no build may contract a multiply and an add into one
  * rounding.
  */
 #if defined(__clang__)
@@ -26,9 +26,9 @@
 
 #define SP_BYTES	SPYRE_MODEL_SCRATCHPAD_BYTES
 
-static uint8_t *scratchpad(struct spyre_exec *e, unsigned int core)
+static uint8_t *scratchpad(struct card_exec *e, unsigned int core)
 {
-	return spyre_exec_scratchpad(e, core);
+	return card_exec_scratchpad(e, core);
 }
 
 /* Bytes spanned by @rows rows of @row_bytes, @stride apart; false on overflow. */
@@ -58,7 +58,7 @@ static bool sp_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols, s
 }
 
 /* LOAD with GATHER: rows at indices read from the scratchpad (checked first). */
-static uint32_t lsu_gather(const struct spyre_bind *b, const struct spyre_insn_mem *mm,
+static uint32_t lsu_gather(const struct card_bind *b, const struct spyre_insn_mem *mm,
 			   uint8_t *sp)
 {
 	uint64_t slot_addr, slot_len, len, off;
@@ -86,7 +86,7 @@ static uint32_t lsu_gather(const struct spyre_bind *b, const struct spyre_insn_m
 	return SPYRE_CMD_OK;
 }
 
-uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
+uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 			const struct spyre_insn *in, unsigned int core, unsigned int rank)
 {
 	const struct spyre_insn_mem *mm = &in->u.mem;
@@ -116,7 +116,7 @@ uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 	    !in_range(mm->sp_off, len, SP_BYTES))
 		return SPYRE_CMD_ERR_BOUNDS;
 	e->lsu_addr = slot_addr + base;	/* for the timing: sticks touched */
-	if (spyre_hazard_access(e, core, mm->sp_off, mm->rows, mm->sp_row_stride, mm->row_bytes,
+	if (card_hazard_access(e, core, mm->sp_off, mm->rows, mm->sp_row_stride, mm->row_bytes,
 				in->op == SPYRE_I_LOAD))
 		return SPYRE_CMD_ERR_PROGRAM;
 	for (r = 0; r < mm->rows; r++) {
@@ -131,7 +131,7 @@ uint32_t spyre_unit_lsu(struct spyre_exec *e, const struct spyre_bind *b,
 	return SPYRE_CMD_OK;
 }
 
-static float *staging(struct spyre_exec *e, unsigned int i, size_t n)
+static float *staging(struct card_exec *e, unsigned int i, size_t n)
 {
 	if (e->tmp_len[i] < n) {
 		float *p = realloc(e->tmp[i], n * sizeof(float));
@@ -184,7 +184,7 @@ static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 }
 
 /* fp32 tile product; @b is K x N, or N x K when @tb. */
-static void sgemm(struct spyre_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
+static void sgemm(struct card_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
 		  const float *a, float *b, float *c, bool acc)
 {
 	if (!acc)
@@ -229,7 +229,7 @@ static void imatmul(const struct spyre_insn_mm *mm, bool tb, bool acc, const uin
 	}
 }
 
-uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsigned int core)
+uint32_t card_unit_pe(struct card_exec *e, const struct spyre_insn *in, unsigned int core)
 {
 	const struct spyre_insn_mm *mm = &in->u.mm;
 	bool tb = in->flags & SPYRE_MM_TRANS_B, acc = in->flags & SPYRE_MM_ACC;
@@ -247,13 +247,13 @@ uint32_t spyre_unit_pe(struct spyre_exec *e, const struct spyre_insn *in, unsign
 	    !sp_ok(mm->b_off, brows, mm->ldb, bcols, es) ||
 	    !sp_ok(mm->c_off, mm->m, mm->ldc, mm->n, 4))
 		return SPYRE_CMD_ERR_BOUNDS;
-	if (spyre_hazard_access(e, core, mm->a_off, mm->m, (uint64_t)mm->lda * es, mm->k * es,
+	if (card_hazard_access(e, core, mm->a_off, mm->m, (uint64_t)mm->lda * es, mm->k * es,
 				false) ||
-	    spyre_hazard_access(e, core, mm->b_off, brows, (uint64_t)mm->ldb * es, bcols * es,
+	    card_hazard_access(e, core, mm->b_off, brows, (uint64_t)mm->ldb * es, bcols * es,
 				false) ||
-	    (acc && spyre_hazard_access(e, core, mm->c_off, mm->m, (uint64_t)mm->ldc * 4,
+	    (acc && card_hazard_access(e, core, mm->c_off, mm->m, (uint64_t)mm->ldc * 4,
 					 mm->n * 4, false)) ||
-	    spyre_hazard_access(e, core, mm->c_off, mm->m, (uint64_t)mm->ldc * 4, mm->n * 4,
+	    card_hazard_access(e, core, mm->c_off, mm->m, (uint64_t)mm->ldc * 4, mm->n * 4,
 				true))
 		return SPYRE_CMD_ERR_PROGRAM;
 	if (in->dtype == SPYRE_DT_INT8) {

@@ -34,7 +34,7 @@ static uint64_t sticks(uint64_t addr, uint32_t rows, uint64_t stride, uint32_t b
 	return n;
 }
 
-uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
+uint64_t card_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
 		       uint64_t mem_addr, uint64_t *dram_ns)
 {
 	uint64_t cycles = t->unit_issue_cycles, bytes, macs, elems;
@@ -47,7 +47,7 @@ uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in
 		bytes = sticks(mem_addr, in->u.mem.rows, in->u.mem.mem_row_stride,
 			       in->u.mem.row_bytes) * SPYRE_ISA_STICK;
 		cycles += div_up(bytes, t->ring_bytes_per_cycle);
-		*dram_ns = spyre_time_bytes(bytes, t->dram_bytes_per_us);
+		*dram_ns = card_time_bytes(bytes, t->dram_bytes_per_us);
 		break;
 	case SPYRE_I_MATMUL:
 		macs = div_up(in->u.mm.m, 8) * 8 * div_up(in->u.mm.n, 8) * 8 * in->u.mm.k;
@@ -63,5 +63,5 @@ uint64_t spyre_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in
 		cycles += div_up(elems, rate);
 		break;
 	}
-	return spyre_time_cycles(t, cycles);
+	return card_time_cycles(t, cycles);
 }

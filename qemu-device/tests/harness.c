@@ -98,11 +98,25 @@ static uint64_t cb_now(void *o)
 	return ((struct tcard *)o)->now;
 }
 
+static void cb_event(void *o, enum spyre_model_event ev, unsigned int ring, uint64_t a,
+		     uint64_t b)
+{
+	struct tcard *t = o;
+
+	if (ev < TC_EVENTS) {
+		t->events[ev]++;
+		t->last_event[ev].ring = ring;
+		t->last_event[ev].a = a;
+		t->last_event[ev].b = b;
+	}
+}
+
 static const struct spyre_model_ops ops = {
 	.host_read = cb_read,
 	.host_write = cb_write,
 	.raise_irq = cb_irq,
 	.now_ns = cb_now,
+	.event = cb_event,
 };
 
 struct tcard *tc_new(void (*tweak)(struct spyre_model_config *cfg))
@@ -210,78 +224,94 @@ struct spyre_hw_completion *rec(struct tcard *t, unsigned int i)
 void d_dma(void *d, unsigned int dir, uint64_t len, uint64_t dev, uint64_t src,
 	   uint64_t sg, uint32_t sg_count, uint64_t host_off, uint32_t fill)
 {
-	struct spyre_hw_dma *x = d;
+	union spyre_hw_desc *x = d;
 
-	memset(d, 0, SPYRE_DESC_SIZE);
-	x->opcode = SPYRE_OP_DMA;
-	x->dir = dir;
-	x->fill = fill;
-	x->len = len;
-	x->dev_addr = dev;
-	x->dev_src = src;
-	x->sg_addr = sg;
-	x->sg_count = sg_count;
-	x->host_off = host_off;
+	/* Any combination, so the tests can also build the ones the card refuses. */
+	spyre_desc_dma_host(x, dir, len, dev, sg, sg_count, host_off);
+	x->dma.dev_src = spyre_cpu_to_le64(src);
+	x->dma.fill = spyre_cpu_to_le32(fill);
 }
 
 void d_fence(void *d, uint64_t seqno, unsigned int rec_index, bool irq)
 {
-	struct spyre_hw_fence *x = d;
-
-	memset(d, 0, SPYRE_DESC_SIZE);
-	x->opcode = SPYRE_OP_FENCE;
-	x->flags = irq ? SPYRE_DESC_F_IRQ : 0;
-	x->seqno = seqno;
-	x->record_addr = HOST_BASE + H_REC(rec_index);
+	spyre_desc_fence(d, irq ? SPYRE_DESC_F_IRQ : 0);
+	spyre_desc_fence_seal(d, seqno, HOST_BASE + H_REC(rec_index));
 }
 
 void d_sem(void *d, bool signal, uint16_t sem, uint64_t value)
 {
-	struct spyre_hw_sem *x = d;
-
-	memset(d, 0, SPYRE_DESC_SIZE);
-	x->opcode = signal ? SPYRE_OP_SEM_SIGNAL : SPYRE_OP_SEM_WAIT;
-	x->sem = sem;
-	x->value = value;
+	spyre_desc_sem(d, signal ? SPYRE_OP_SEM_SIGNAL : SPYRE_OP_SEM_WAIT, 0, sem, value);
 }
 
 void d_ts(void *d, bool devmem, uint64_t addr, uint32_t sg_count, uint64_t off)
 {
-	struct spyre_hw_timestamp *x = d;
+	union spyre_hw_desc *x = d;
 
-	memset(d, 0, SPYRE_DESC_SIZE);
-	x->opcode = SPYRE_OP_TIMESTAMP;
-	x->flags = devmem ? SPYRE_DESC_F_DEVMEM : 0;
-	x->addr = addr;
-	x->sg_count = sg_count;
-	x->host_off = off;
+	spyre_desc_timestamp_host(x, addr, sg_count, off);
+	if (devmem)
+		x->ts.flags = SPYRE_DESC_F_DEVMEM;
+}
+
+void push_dma(struct tcard *t, unsigned int n, unsigned int dir, uint64_t len, uint64_t dev,
+	      uint64_t src, uint64_t sg, uint32_t sg_count, uint64_t host_off, uint32_t fill)
+{
+	union spyre_hw_desc d;
+
+	d_dma(&d, dir, len, dev, src, sg, sg_count, host_off, fill);
+	ring_push(t, n, &d);
+}
+
+void push_fence(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int rec_index,
+		bool irq)
+{
+	union spyre_hw_desc d;
+
+	d_fence(&d, seqno, rec_index, irq);
+	ring_push(t, n, &d);
+}
+
+void push_sem(struct tcard *t, unsigned int n, bool signal, uint16_t sem, uint64_t value)
+{
+	union spyre_hw_desc d;
+
+	d_sem(&d, signal, sem, value);
+	ring_push(t, n, &d);
+}
+
+void push_ts(struct tcard *t, unsigned int n, bool devmem, uint64_t addr, uint32_t sg_count,
+	     uint64_t off)
+{
+	union spyre_hw_desc d;
+
+	d_ts(&d, devmem, addr, sg_count, off);
+	ring_push(t, n, &d);
+}
+
+void ring_run(struct tcard *t, unsigned int n)
+{
+	ring_doorbell(t, n);
+	tc_run(t);
+}
+
+void fence_and_run(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int rec_index,
+		   bool irq)
+{
+	push_fence(t, n, seqno, rec_index, irq);
+	ring_run(t, n);
 }
 
 void push_launch(struct tcard *t, unsigned int n, uint64_t prog, uint64_t prog_len,
 		 uint64_t ws, uint64_t ws_len, unsigned int nargs, const uint64_t *slots)
 {
-	uint8_t d[SPYRE_DESC_SIZE];
-	struct spyre_hw_launch *l = (void *)d;
-	struct spyre_hw_args *a = (void *)d;
-	unsigned int i, j;
+	union spyre_hw_desc d;
+	unsigned int i;
 
-	memset(d, 0, sizeof(d));
-	l->opcode = SPYRE_OP_LAUNCH;
-	l->nargs = nargs;
-	l->prog_addr = prog;
-	l->prog_len = prog_len;
-	l->ws_addr = ws;
-	l->ws_len = ws_len;
-	ring_push(t, n, d);
-	for (i = 0; i < nargs; i += 3) {
-		memset(d, 0, sizeof(d));
-		a->opcode = SPYRE_OP_ARGS;
-		a->count = nargs - i < 3 ? nargs - i : 3;
-		for (j = 0; j < a->count; j++) {
-			a->slot[j].addr = slots[2 * (i + j)];
-			a->slot[j].len = slots[2 * (i + j) + 1];
-		}
-		ring_push(t, n, d);
+	spyre_desc_launch(&d, nargs, prog, prog_len, ws, ws_len);
+	ring_push(t, n, &d);
+	for (i = 0; i < nargs; i++) {
+		spyre_desc_arg(&d, nargs, i, slots[2 * i], slots[2 * i + 1]);
+		if (i % SPYRE_ARGS_PER_DESC == SPYRE_ARGS_PER_DESC - 1 || i + 1 == nargs)
+			ring_push(t, n, &d);
 	}
 }
 
@@ -292,8 +322,8 @@ uint64_t sg_write(struct tcard *t, uint64_t sg_off, unsigned int count,
 	unsigned int i;
 
 	for (i = 0; i < count; i++) {
-		sg[i].addr = addr_len[2 * i];
-		sg[i].len = addr_len[2 * i + 1];
+		sg[i].addr = spyre_cpu_to_le64(addr_len[2 * i]);
+		sg[i].len = spyre_cpu_to_le64(addr_len[2 * i + 1]);
 	}
 	return HOST_BASE + H_SG + sg_off;
 }

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "spyre_hw.h"
+#include "spyre_desc.h"
 #include "spyre_isa.h"
 #include "spyre_model.h"
 
@@ -48,6 +48,8 @@ extern int test_cur_failed;
 #define H_SG		0x300000ull				/* scatter lists */
 #define H_DATA		0x400000ull				/* data buffers */
 
+#define TC_EVENTS	(SPYRE_MODEL_EV_CARD_ERROR + 1)
+
 struct tcard {
 	struct spyre_model *m;
 	struct spyre_model_config cfg;
@@ -58,6 +60,12 @@ struct tcard {
 	uint32_t tail[SPYRE_MODEL_MAX_RINGS];
 	uint32_t log2[SPYRE_MODEL_MAX_RINGS];
 	uint64_t host_reads, host_writes;
+	/* spyre_model_ops.event calls, per enum spyre_model_event, and the last one */
+	unsigned int events[TC_EVENTS];
+	struct {
+		unsigned int ring;
+		uint64_t a, b;
+	} last_event[TC_EVENTS];
 };
 
 /* Create with defaults (mem 64 MiB); @tweak may edit cfg first (NULL: none). */
@@ -83,6 +91,19 @@ void d_dma(void *d, unsigned int dir, uint64_t len, uint64_t dev, uint64_t src,
 void d_fence(void *d, uint64_t seqno, unsigned int rec_index, bool irq);
 void d_sem(void *d, bool signal, uint16_t sem, uint64_t value);
 void d_ts(void *d, bool devmem, uint64_t addr, uint32_t sg_count, uint64_t off);
+/* Build one descriptor and push it on ring @n (the arguments as d_*()). */
+void push_dma(struct tcard *t, unsigned int n, unsigned int dir, uint64_t len, uint64_t dev,
+	      uint64_t src, uint64_t sg, uint32_t sg_count, uint64_t host_off, uint32_t fill);
+void push_fence(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int rec_index,
+		bool irq);
+void push_sem(struct tcard *t, unsigned int n, bool signal, uint16_t sem, uint64_t value);
+void push_ts(struct tcard *t, unsigned int n, bool devmem, uint64_t addr, uint32_t sg_count,
+	     uint64_t off);
+/* Ring ring @n's doorbell and run the card until it has nothing left to do. */
+void ring_run(struct tcard *t, unsigned int n);
+/* End the job on ring @n: push its FENCE, then ring_run(). */
+void fence_and_run(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int rec_index,
+		   bool irq);
 /* Push a LAUNCH and its ARGS; slots are (addr, len) pairs. */
 void push_launch(struct tcard *t, unsigned int n, uint64_t prog, uint64_t prog_len,
 		 uint64_t ws, uint64_t ws_len, unsigned int nargs, const uint64_t *slots);

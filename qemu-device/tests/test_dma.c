@@ -15,7 +15,7 @@ static void fill_pattern(uint8_t *p, size_t n, unsigned int seed)
 TEST(dma_h2d_d2h_round_trip_scatter_list)
 {
 	struct tcard *t = tc_new(NULL);
-	uint8_t d[64], *src = hptr(t, H_DATA), *dst = hptr(t, H_DATA + 0x100000);
+	uint8_t *src = hptr(t, H_DATA), *dst = hptr(t, H_DATA + 0x100000);
 	/* three segments, deliberately out of order in host memory */
 	uint64_t seg[6] = { HOST_BASE + H_DATA + 0x8000, 1000, HOST_BASE + H_DATA, 5000,
 			    HOST_BASE + H_DATA + 0x20000, 40000 };
@@ -31,12 +31,9 @@ TEST(dma_h2d_d2h_round_trip_scatter_list)
 	memcpy(expect + 6000, src + 0x20000, 40000);
 	ring_setup(t, 0, 4);
 	/* H2D of bytes 100.. of the scattered buffer */
-	d_dma(d, SPYRE_DMA_H2D, 45900, 0x1000, 0, sg, 3, 100, 0);
-	ring_push(t, 0, d);
-	d_dma(d, SPYRE_DMA_D2H, 45900, 0x1000, 0, sg2, 2, 0, 0);
-	ring_push(t, 0, d);
-	d_fence(d, 7, 0, true);
-	ring_push(t, 0, d);
+	push_dma(t, 0, SPYRE_DMA_H2D, 45900, 0x1000, 0, sg, 3, 100, 0);
+	push_dma(t, 0, SPYRE_DMA_D2H, 45900, 0x1000, 0, sg2, 2, 0, 0);
+	push_fence(t, 0, 7, 0, true);
 	ring_doorbell(t, 0);
 	CHECK_EQ(wb_seqno(t, 0), 0);
 	tc_run(t);
@@ -69,16 +66,11 @@ TEST(dma_d2d_fill_and_overlap)
 	fill_pattern(t->dev + 0x10000, 8192, 3);
 	memcpy(ref, t->dev + 0x10000, 8192);
 	ring_setup(t, 0, 4);
-	d_dma(d, SPYRE_DMA_D2D, 8192, 0x20000, 0x10000, 0, 0, 0, 0);
-	ring_push(t, 0, d);
+	push_dma(t, 0, SPYRE_DMA_D2D, 8192, 0x20000, 0x10000, 0, 0, 0, 0);
 	d_dma(d, SPYRE_DMA_D2D, 4096, 0x10000 + 1000, 0x10000, 0, 0, 0, 0); /* overlapping */
 	ring_push(t, 0, d);
-	d_dma(d, SPYRE_DMA_FILL, 64, 0x30000, 0, 0, 0, 0, 0x11223344);
-	ring_push(t, 0, d);
-	d_fence(d, 1, 0, false);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	push_dma(t, 0, SPYRE_DMA_FILL, 64, 0x30000, 0, 0, 0, 0, 0x11223344);
+	fence_and_run(t, 0, 1, 0, false);
 	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
 	CHECK(!memcmp(t->dev + 0x20000, ref, 8192));
 	CHECK(!memcmp(t->dev + 0x10000 + 1000, ref, 4096));	/* memmove semantics */
@@ -92,13 +84,9 @@ TEST(dma_d2d_fill_and_overlap)
 /* Run one DMA job on ring 0 and return its completion status. */
 static uint32_t one_dma(struct tcard *t, const uint8_t *desc, uint64_t seq)
 {
-	uint8_t d[64];
 
 	ring_push(t, 0, desc);
-	d_fence(d, seq, 0, true);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	fence_and_run(t, 0, seq, 0, true);
 	CHECK_EQ(rec(t, 0)->seqno, seq);
 	return rec(t, 0)->status;
 }
@@ -162,25 +150,16 @@ TEST(dma_bad_commands_error_records)
 TEST(dma_failure_skips_to_fence_then_next_job_runs)
 {
 	struct tcard *t = tc_new(NULL);
-	uint8_t d[64];
 	uint64_t sg = sg_simple(t, 0, 0, 4096);
 
 	memset(hptr(t, H_DATA), 0x5a, 4096);
 	ring_setup(t, 0, 5);
-	d_dma(d, SPYRE_DMA_FILL, 64, 0, 0, 0, 0, 0, 0x01010101);
-	ring_push(t, 0, d);					/* 0: runs */
-	d_dma(d, SPYRE_DMA_H2D, 64, t->cfg.mem_size, 0, sg, 1, 0, 0);
-	ring_push(t, 0, d);					/* 1: fails */
-	d_dma(d, SPYRE_DMA_FILL, 64, 64, 0, 0, 0, 0, 0x02020202);
-	ring_push(t, 0, d);					/* 2: skipped */
-	d_fence(d, 1, 0, true);
-	ring_push(t, 0, d);					/* 3 */
-	d_dma(d, SPYRE_DMA_H2D, 64, 128, 0, sg, 1, 0, 0);
-	ring_push(t, 0, d);					/* 4: next job runs */
-	d_fence(d, 2, 1, true);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	push_dma(t, 0, SPYRE_DMA_FILL, 64, 0, 0, 0, 0, 0, 0x01010101);	/* 0: runs */
+	push_dma(t, 0, SPYRE_DMA_H2D, 64, t->cfg.mem_size, 0, sg, 1, 0, 0);	/* 1: fails */
+	push_dma(t, 0, SPYRE_DMA_FILL, 64, 64, 0, 0, 0, 0, 0x02020202);	/* 2: skipped */
+	push_fence(t, 0, 1, 0, true);	/* 3 */
+	push_dma(t, 0, SPYRE_DMA_H2D, 64, 128, 0, sg, 1, 0, 0);	/* 4: next job runs */
+	fence_and_run(t, 0, 2, 1, true);
 	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_ERR_BOUNDS);
 	CHECK_EQ(rec(t, 0)->error_index, 1);
 	CHECK_EQ(t->dev[0], 1);
@@ -198,23 +177,16 @@ TEST(dma_zero_length_and_nop)
 	uint8_t d[64];
 
 	ring_setup(t, 0, 4);
-	d_dma(d, SPYRE_DMA_H2D, 0, 0, 0, 0, 0, 0, 0);
-	ring_push(t, 0, d);
+	push_dma(t, 0, SPYRE_DMA_H2D, 0, 0, 0, 0, 0, 0, 0);
 	memset(d, 0, 64);
 	ring_push(t, 0, d);		/* NOP */
-	d_fence(d, 9, 0, false);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	fence_and_run(t, 0, 9, 0, false);
 	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
 	CHECK_EQ(rec(t, 0)->end_ns, 1000);	/* zero bytes still pay the DMA latency */
 	memset(d, 0, 64);
 	d[5] = 1;			/* NOP with garbage */
 	ring_push(t, 0, d);
-	d_fence(d, 10, 0, false);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	fence_and_run(t, 0, 10, 0, false);
 	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_ERR_INVALID);
 	tc_free(t);
 }
@@ -222,15 +194,12 @@ TEST(dma_zero_length_and_nop)
 TEST(dma_ring_wraps_many_times)
 {
 	struct tcard *t = tc_new(NULL);
-	uint8_t d[64];
 	unsigned int i;
 
 	ring_setup(t, 0, 4);
 	for (i = 0; i < 200; i++) {
-		d_dma(d, SPYRE_DMA_FILL, 4, 4 * i, 0, 0, 0, 0, i);
-		ring_push(t, 0, d);
-		d_fence(d, i + 1, 0, false);
-		ring_push(t, 0, d);
+		push_dma(t, 0, SPYRE_DMA_FILL, 4, 4 * i, 0, 0, 0, 0, i);
+		push_fence(t, 0, i + 1, 0, false);
 		ring_doorbell(t, 0);
 		if (i % 3 == 2)
 			tc_run(t);
@@ -263,16 +232,12 @@ TEST(dma_ring_fetch_and_writeback_failures)
 	d_fence(d, 5, 0, true);
 	((struct spyre_hw_fence *)d)->record_addr = 0x2000;
 	ring_push(t, 1, d);
-	ring_doorbell(t, 1);
-	tc_run(t);
+	ring_run(t, 1);
 	CHECK_EQ(tc_rd(t, SPYRE_RING_REG(1, SPYRE_RING_ERROR)), SPYRE_RING_ERR_WRITEBACK);
 	CHECK_EQ(t->irqs[1], 0);
 	/* other rings keep working */
 	ring_setup(t, 2, 4);
-	d_fence(d, 6, 2, true);
-	ring_push(t, 2, d);
-	ring_doorbell(t, 2);
-	tc_run(t);
+	fence_and_run(t, 2, 6, 2, true);
 	CHECK_EQ(wb_seqno(t, 2), 6);
 	CHECK_EQ(t->irqs[2], 1);
 	tc_free(t);
@@ -282,16 +247,11 @@ TEST(dma_large_fill_pattern_exact_extent)
 {
 	struct tcard *t = tc_new(NULL);
 	uint64_t len = (3u << 20) + 12, i, bad = 0;
-	uint8_t d[64];
 
 	memset(t->dev, 0xee, len + 64);
 	ring_setup(t, 0, 4);
-	d_dma(d, SPYRE_DMA_FILL, len, 4, 0, 0, 0, 0, 0xa1b2c3d4);
-	ring_push(t, 0, d);
-	d_fence(d, 1, 0, false);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	push_dma(t, 0, SPYRE_DMA_FILL, len, 4, 0, 0, 0, 0, 0xa1b2c3d4);
+	fence_and_run(t, 0, 1, 0, false);
 	CHECK_EQ(rec(t, 0)->status, 0);
 	for (i = 0; i < len; i += 4)
 		bad += *(uint32_t *)(t->dev + 4 + i) != 0xa1b2c3d4;

@@ -5,12 +5,9 @@
 static void fill_job(struct tcard *t, unsigned int ring, uint64_t dev, uint32_t val,
 		     uint64_t seq, unsigned int r)
 {
-	uint8_t d[64];
 
-	d_dma(d, SPYRE_DMA_FILL, 4, dev, 0, 0, 0, 0, val);
-	ring_push(t, ring, d);
-	d_fence(d, seq, r, true);
-	ring_push(t, ring, d);
+	push_dma(t, ring, SPYRE_DMA_FILL, 4, dev, 0, 0, 0, 0, val);
+	push_fence(t, ring, seq, r, true);
 	ring_doorbell(t, ring);
 }
 

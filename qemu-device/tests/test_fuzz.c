@@ -66,10 +66,7 @@ TEST(fuzz_random_descriptors_never_crash)
 			garbage_desc(&s, d);
 			ring_push(t, n, d);
 		}
-		d_fence(d, round + 1, n, true);
-		ring_push(t, n, d);
-		ring_doorbell(t, n);
-		tc_run(t);
+		fence_and_run(t, n, round + 1, n, true);
 		if (round % 50 == 49)	/* hung rings (SEM_WAIT) are reset by the "driver" */
 			tc_wr(t, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
 	}
@@ -79,12 +76,8 @@ TEST(fuzz_random_descriptors_never_crash)
 	/* the card still works */
 	tc_wr(t, SPYRE_REG_CTRL, SPYRE_CTRL_RESET);
 	ring_setup(t, 0, 4);
-	d_dma(d, SPYRE_DMA_FILL, 4, 0, 0, 0, 0, 0, 0x1234);
-	ring_push(t, 0, d);
-	d_fence(d, 777, 0, true);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	push_dma(t, 0, SPYRE_DMA_FILL, 4, 0, 0, 0, 0, 0, 0x1234);
+	fence_and_run(t, 0, 777, 0, true);
 	CHECK_EQ(rec(t, 0)->seqno, 777);
 	CHECK_EQ(rec(t, 0)->status, 0);
 	tc_free(t);

@@ -652,7 +652,6 @@ TEST(prog_launch_waits_for_args_doorbell)
 {
 	struct tcard *t = tc_new(NULL);
 	uint64_t slots[8] = { ARG0, 4, ARG0, 4, ARG0, 4, ARG1, 4 }, len;
-	uint8_t d[64];
 	struct prog p;
 
 	*(uint32_t *)(t->dev + ARG0) = 0xfeedf00d;
@@ -662,23 +661,18 @@ TEST(prog_launch_waits_for_args_doorbell)
 	len = prog_store(t, &p, PROG);
 	ring_setup(t, 0, 4);
 	push_launch(t, 0, PROG, len, 0, 0, 4, slots);	/* LAUNCH + 2 ARGS */
-	d_fence(d, 1, 0, true);
-	ring_push(t, 0, d);
+	push_fence(t, 0, 1, 0, true);
 	tc_wr(t, SPYRE_RING_REG(0, SPYRE_RING_TAIL), 2);	/* only one ARGS visible */
 	tc_run(t);
 	CHECK_EQ(tc_rd(t, SPYRE_RING_REG(0, SPYRE_RING_HEAD)), 0);
 	CHECK_EQ(*(uint32_t *)(t->dev + ARG1), 0);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	ring_run(t, 0);
 	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
 	CHECK_EQ(*(uint32_t *)(t->dev + ARG1), 0xfeedf00d);
 	/* an ARGS descriptor with the wrong count is INVALID */
 	push_launch(t, 0, PROG, len, 0, 0, 4, slots);
 	((struct spyre_hw_args *)hptr(t, H_RING(0) + 64 * ((t->tail[0] - 1) & 15)))->count = 3;
-	d_fence(d, 2, 0, true);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	fence_and_run(t, 0, 2, 0, true);
 	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_ERR_INVALID);
 	tc_free(t);
 }

@@ -15,12 +15,25 @@ static uint32_t progress(struct tcard *t, unsigned int ring)
 	return tc_rd(t, SPYRE_RING_REG(ring, SPYRE_RING_PROGRESS));
 }
 
+/* A program of NINSNS small LOADs from slot 0, stored at PROG; returns its length. */
+static uint64_t store_loads(struct tcard *t)
+{
+	struct prog p;
+	int i;
+
+	prog_init(&p, 1, 0);
+	for (i = 0; i < NINSNS; i++)
+		p_load(&p, false, 1, 0, 0, 1, 64, 0, 0, 0);
+	return prog_store(t, &p, PROG);
+}
+
 TEST(progress_version_is_1_2_or_later)
 {
 	struct tcard *t = tc_new(NULL);
+	uint32_t v = tc_rd(t, SPYRE_REG_VERSION);
 
-	CHECK_EQ(tc_rd(t, SPYRE_REG_VERSION) >> 16, 1);
-	CHECK_EQ((tc_rd(t, SPYRE_REG_VERSION) & 0xffff) >= 2, 1);
+	CHECK_EQ(SPYRE_HW_VERSION_MAJOR_OF(v), 1);
+	CHECK_EQ(v >= SPYRE_HW_VERSION(1, 2), 1);
 	CHECK_EQ(progress(t, 0), 0);
 	tc_free(t);
 }
@@ -28,15 +41,9 @@ TEST(progress_version_is_1_2_or_later)
 TEST(progress_moves_per_launch_instruction)
 {
 	struct tcard *t = tc_new(NULL);
-	uint64_t slots[2] = { ARG0, 4096 }, len;
+	uint64_t slots[2] = { ARG0, 4096 }, len = store_loads(t);
 	uint32_t before;
-	struct prog p;
-	int i;
 
-	prog_init(&p, 1, 0);
-	for (i = 0; i < NINSNS; i++)
-		p_load(&p, false, 1, 0, 0, 1, 64, 0, 0, 0);
-	len = prog_store(t, &p, PROG);
 	before = progress(t, 0);
 	CHECK_EQ(run_launch(t, PROG, len, 0, 0, 1, slots).status, SPYRE_CMD_OK);
 	CHECK(progress(t, 0) - before >= NINSNS);
@@ -47,15 +54,10 @@ TEST(progress_moves_per_launch_instruction)
 TEST(progress_moves_per_dma_chunk)
 {
 	struct tcard *t = tc_new(NULL);
-	uint8_t d[64];
 
 	ring_setup(t, 1, 4);
-	d_dma(d, SPYRE_DMA_FILL, 16ull << 20, 0, 0, 0, 0, 0, 0x5a5a5a5a);
-	ring_push(t, 1, d);
-	d_fence(d, 1, 0, true);
-	ring_push(t, 1, d);
-	ring_doorbell(t, 1);
-	tc_run(t);
+	push_dma(t, 1, SPYRE_DMA_FILL, 16ull << 20, 0, 0, 0, 0, 0, 0x5a5a5a5a);
+	fence_and_run(t, 1, 1, 0, true);
 	CHECK_EQ(wb_seqno(t, 1), 1);
 	CHECK(progress(t, 1) >= 2);
 	tc_free(t);
@@ -64,15 +66,9 @@ TEST(progress_moves_per_dma_chunk)
 TEST(progress_frozen_under_hang_fault)
 {
 	struct tcard *t = tc_new(NULL);
-	uint64_t slots[2] = { ARG0, 4096 }, len;
+	uint64_t slots[2] = { ARG0, 4096 }, len = store_loads(t);
 	uint32_t before;
-	struct prog p;
-	int i;
 
-	prog_init(&p, 1, 0);
-	for (i = 0; i < NINSNS; i++)
-		p_load(&p, false, 1, 0, 0, 1, 64, 0, 0, 0);
-	len = prog_store(t, &p, PROG);
 	ring_setup(t, 0, 4);
 	before = progress(t, 0);
 	tc_wr(t, SPYRE_REG_FAULT, SPYRE_FAULT_HANG);

@@ -22,22 +22,17 @@ static uint64_t mm_prog(struct tcard *t, uint64_t at, uint64_t *len)
 static void push_mm_job(struct tcard *t, unsigned int ring, uint64_t seq, unsigned int r)
 {
 	uint64_t len, prog = mm_prog(t, 0x100000, &len);
-	uint8_t d[64];
 
 	push_launch(t, ring, prog, len, 0, 0, 0, NULL);
-	d_fence(d, seq, r, true);
-	ring_push(t, ring, d);
+	push_fence(t, ring, seq, r, true);
 }
 
 static void push_dma_job(struct tcard *t, unsigned int ring, unsigned int dir, uint64_t seq,
 			 unsigned int r)
 {
-	uint8_t d[64];
 
-	d_dma(d, dir, 1 << 20, 0x200000, 0, sg_simple(t, ring, 0, 1 << 20), 1, 0, 0);
-	ring_push(t, ring, d);
-	d_fence(d, seq, r, true);
-	ring_push(t, ring, d);
+	push_dma(t, ring, dir, 1 << 20, 0x200000, 0, sg_simple(t, ring, 0, 1 << 20), 1, 0, 0);
+	push_fence(t, ring, seq, r, true);
 }
 
 TEST(timing_dma_overlaps_compute_on_other_ring)
@@ -49,8 +44,7 @@ TEST(timing_dma_overlaps_compute_on_other_ring)
 	push_mm_job(t, 0, 1, 0);
 	push_dma_job(t, 1, SPYRE_DMA_H2D, 2, 1);
 	ring_doorbell(t, 0);
-	ring_doorbell(t, 1);
-	tc_run(t);
+	ring_run(t, 1);
 	CHECK_EQ(rec(t, 0)->status, 0);
 	CHECK_EQ(rec(t, 0)->start_ns, 0);
 	CHECK_EQ(rec(t, 0)->end_ns, MM_NS);
@@ -70,8 +64,7 @@ TEST(timing_two_compute_jobs_serialise)
 	push_mm_job(t, 0, 1, 0);
 	push_mm_job(t, 1, 2, 1);
 	ring_doorbell(t, 0);
-	ring_doorbell(t, 1);
-	tc_run(t);
+	ring_run(t, 1);
 	CHECK_EQ(rec(t, 0)->start_ns, 0);
 	CHECK_EQ(rec(t, 0)->end_ns, MM_NS);
 	CHECK_EQ(rec(t, 1)->start_ns, MM_NS);		/* waits for the compute engine */
@@ -92,8 +85,7 @@ TEST(timing_dma_engines_h2d_d2h_concurrent_same_dir_serial)
 	push_dma_job(t, 2, SPYRE_DMA_H2D, 3, 2);
 	ring_doorbell(t, 0);
 	ring_doorbell(t, 1);
-	ring_doorbell(t, 2);
-	tc_run(t);
+	ring_run(t, 2);
 	CHECK_EQ(rec(t, 0)->start_ns, 0);
 	CHECK_EQ(rec(t, 1)->start_ns, 0);		/* D2H engine is separate */
 	CHECK_EQ(rec(t, 2)->start_ns, MB_NS);		/* second H2D queues */
@@ -104,19 +96,13 @@ TEST(timing_dma_engines_h2d_d2h_concurrent_same_dir_serial)
 TEST(timing_one_ring_is_in_order)
 {
 	struct tcard *t = tc_new(NULL);
-	uint8_t d[64];
 
 	ring_setup(t, 0, 5);
 	push_dma_job(t, 0, SPYRE_DMA_H2D, 1, 0);
 	push_mm_job(t, 0, 2, 1);
-	d_dma(d, SPYRE_DMA_D2D, 1 << 20, 0x400000, 0x200000, 0, 0, 0, 0);
-	ring_push(t, 0, d);
-	d_dma(d, SPYRE_DMA_FILL, 1 << 20, 0x400000, 0, 0, 0, 0, 0);
-	ring_push(t, 0, d);
-	d_fence(d, 3, 2, false);
-	ring_push(t, 0, d);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	push_dma(t, 0, SPYRE_DMA_D2D, 1 << 20, 0x400000, 0x200000, 0, 0, 0, 0);
+	push_dma(t, 0, SPYRE_DMA_FILL, 1 << 20, 0x400000, 0, 0, 0, 0, 0);
+	fence_and_run(t, 0, 3, 2, false);
 	CHECK_EQ(rec(t, 0)->end_ns, MB_NS);
 	CHECK_EQ(rec(t, 1)->start_ns, MB_NS);		/* stream order, no overlap */
 	CHECK_EQ(rec(t, 1)->end_ns, MB_NS + MM_NS);
@@ -146,8 +132,7 @@ TEST(timing_doorbell_time_and_arbitration_by_device_time)
 	/* a job doorbelled after an idle gap starts at its doorbell */
 	t->now = 100000;
 	push_mm_job(t, 0, 3, 0);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	ring_run(t, 0);
 	CHECK_EQ(rec(t, 0)->start_ns, 100000);
 	tc_free(t);
 }
@@ -172,8 +157,7 @@ TEST(timing_independent_of_processing_granularity)
 		if (!i)
 			tc_run(t);
 		push_mm_job(t, 1, 3, 2);
-		ring_doorbell(t, 1);
-		tc_run(t);
+		ring_run(t, 1);
 	}
 	for (i = 0; i < 3; i++) {
 		CHECK_EQ(rec(a, i)->start_ns, rec(b, i)->start_ns);
@@ -237,8 +221,7 @@ TEST(timing_compute_engine_serves_in_submission_order)
 	ring_doorbell(t, 0);		/* submitted first: its LAUNCH is first in line */
 	push_mm_job(t, 1, 3, 2);
 	t->now = 10;
-	ring_doorbell(t, 1);
-	tc_run(t);
+	ring_run(t, 1);
 	CHECK_EQ(rec(t, 1)->start_ns, MB_NS);
 	CHECK_EQ(rec(t, 2)->start_ns, MB_NS + MM_NS);
 	tc_free(t);
@@ -247,7 +230,6 @@ TEST(timing_compute_engine_serves_in_submission_order)
 /* A mixed workload on three rings, doorbells at several device times. */
 static void scenario(struct tcard *t, bool run_often, bool advance)
 {
-	uint8_t d[64];
 	unsigned int i;
 
 	for (i = 0; i < 3; i++)
@@ -260,15 +242,12 @@ static void scenario(struct tcard *t, bool run_often, bool advance)
 		else
 			push_dma_job(t, ring, i % 4 ? SPYRE_DMA_D2H : SPYRE_DMA_H2D, 10 + i, i);
 		if (i == 3) {
-			d_sem(d, false, 1, 1);
-			ring_push(t, ring, d);
+			push_sem(t, ring, false, 1, 1);
 			push_mm_job(t, ring, 20, 6);
 		}
 		if (i == 4) {
-			d_sem(d, true, 1, 1);
-			ring_push(t, ring, d);
-			d_fence(d, 21, 7, false);
-			ring_push(t, ring, d);
+			push_sem(t, ring, true, 1, 1);
+			push_fence(t, ring, 21, 7, false);
 		}
 		t->now = 3000 * i;
 		ring_doorbell(t, ring);
@@ -337,8 +316,7 @@ TEST(timing_pacing_releases_queued_completions_in_order)
 	CHECK(ring_status(t, 0) & SPYRE_RING_STATUS_IDLE);
 	/* a ring reset drops what was queued */
 	push_dma_job(t, 0, SPYRE_DMA_H2D, 99, 0);
-	ring_doorbell(t, 0);
-	tc_run(t);
+	ring_run(t, 0);
 	tc_wr(t, SPYRE_RING_REG(0, SPYRE_RING_CTRL), SPYRE_RING_CTRL_RESET);
 	t->now = 100 * MB_NS;
 	tc_run(t);

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "../internal.h"
-#include "spyre_hw.h"
+#include "spyre_desc.h"
 #include "spyre_model.h"
 
 #define SIM_MAX_CMDS 512

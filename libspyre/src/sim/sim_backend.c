@@ -165,8 +165,9 @@ static int sim_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, u
 		for (i = 0; i < bo->sg_count; i++) {
 			uint64_t off = (uint64_t)i * SIM_SG_SEG;
 
-			bo->sg[i].addr = (uintptr_t)bo->host + off;
-			bo->sg[i].len = size - off < SIM_SG_SEG ? size - off : SIM_SG_SEG;
+			bo->sg[i].addr = spyre_cpu_to_le64((uintptr_t)bo->host + off);
+			bo->sg[i].len = spyre_cpu_to_le64(size - off < SIM_SG_SEG ? size - off
+										  : SIM_SG_SEG);
 		}
 	}
 	pthread_mutex_lock(&sim->lock);

@@ -39,24 +39,6 @@ static uint32_t ring_reg(const struct sim_ring *r, uint32_t reg)
 	return SPYRE_RING_REG(r->index, reg);
 }
 
-static int status_errno(uint32_t status)
-{
-	switch (status) {
-	case SPYRE_CMD_OK:
-		return 0;
-	case SPYRE_CMD_ERR_BOUNDS:
-		return -EFAULT;
-	case SPYRE_CMD_ERR_PROGRAM:
-		return -ENOEXEC;
-	case SPYRE_CMD_ERR_DEADLOCK:
-		return -EDEADLK;
-	case SPYRE_CMD_ERR_INVALID:
-		return -EPROTO;	/* as the driver: the card refused a descriptor */
-	default:
-		return -EIO;
-	}
-}
-
 /* (Re)configure and enable ring @r of the card. */
 void sim_ring_hw_start(struct sim *sim, struct sim_ring *r)
 {
@@ -78,15 +60,11 @@ void sim_ring_hw_start(struct sim *sim, struct sim_ring *r)
 static void sim_ring_emit(struct sim *sim, struct sim_ring *r, struct sim_job *job)
 {
 	uint32_t entries = 1u << SIM_RING_LOG2, i;
-	struct spyre_hw_fence *f = (struct spyre_hw_fence *)(job->descs +
-		(size_t)(job->ndescs - 1) * SPYRE_DESC_SIZE);
+	union spyre_hw_desc *f = (union spyre_hw_desc *)job->descs + job->ndescs - 1;
 
 	job->seqno = ++r->seqno;
-	memset(f, 0, sizeof(*f));
-	f->opcode = SPYRE_OP_FENCE;
-	f->flags = SPYRE_DESC_F_IRQ;
-	f->seqno = job->seqno;
-	f->record_addr = (uintptr_t)&job->record;
+	spyre_desc_fence(f, SPYRE_DESC_F_IRQ);
+	spyre_desc_fence_seal(f, job->seqno, (uintptr_t)&job->record);
 	memset(&job->record, 0, sizeof(job->record));
 	for (i = 0; i < job->ndescs; i++)
 		memcpy(r->descs + (size_t)((r->tail + i) & (entries - 1)) * SPYRE_DESC_SIZE,
@@ -103,7 +81,7 @@ static void sim_ring_emit(struct sim *sim, struct sim_ring *r, struct sim_job *j
 
 static uint32_t ring_space(const struct sim_ring *r)
 {
-	uint32_t head = __atomic_load_n(&r->wb->head, __ATOMIC_ACQUIRE);
+	uint32_t head = spyre_le32_to_cpu(__atomic_load_n(&r->wb->head, __ATOMIC_ACQUIRE));
 
 	return (1u << SIM_RING_LOG2) - (r->tail - head);
 }
@@ -280,16 +258,18 @@ static bool sim_ring_reap(struct sim *sim)
 
 	for (n = 0; n < sim->nrings; n++) {
 		struct sim_ring *r = &sim->rings[n];
-		uint64_t done = __atomic_load_n(&r->wb->completed_seqno, __ATOMIC_ACQUIRE);
+		uint64_t done = spyre_le64_to_cpu(__atomic_load_n(&r->wb->completed_seqno,
+								  __ATOMIC_ACQUIRE));
 		struct sim_job *job;
 
 		while ((job = r->inflight_head) && job->seqno <= done) {
-			int err = job->record.seqno == job->seqno ?
-					  status_errno(job->record.status) : -EIO;
+			int err = spyre_le64_to_cpu(job->record.seqno) == job->seqno ?
+					  spyre_status_to_errno(spyre_le32_to_cpu(job->record.status)) :
+					  -EIO;
 
 			/* absolute device time of the completion (vclock units) */
 			job->done->dev_end = sim->vclock - spyre_model_now(sim->model) +
-					     job->record.end_ns;
+					     spyre_le64_to_cpu(job->record.end_ns);
 			if (job->done->dev_end > sim->vmax)
 				sim->vmax = job->done->dev_end;
 
@@ -310,11 +290,11 @@ static void sim_check_timeouts(struct sim *sim)
 		struct sim_ring *r = &sim->rings[n];
 		uint32_t head = spyre_model_read(sim->model, ring_reg(r, SPYRE_RING_HEAD));
 		uint32_t st = spyre_model_read(sim->model, ring_reg(r, SPYRE_RING_STATUS));
+		uint64_t done = spyre_le64_to_cpu(r->wb->completed_seqno);
 
-		if (!r->inflight_head || head != r->progress_head ||
-		    r->wb->completed_seqno != r->progress_seqno) {
+		if (!r->inflight_head || head != r->progress_head || done != r->progress_seqno) {
 			r->progress_head = head;
-			r->progress_seqno = r->wb->completed_seqno;
+			r->progress_seqno = done;
 			r->progress_ns = now;
 			continue;
 		}

@@ -51,10 +51,9 @@ static int sim_submit_bo(struct sim *sim, uint32_t handle, struct sim_bo **bo)
 	return *bo ? 0 : -ENOENT;
 }
 
-static int sim_cmd_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c, uint8_t *d,
-			struct sim_job *job)
+static int sim_cmd_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c,
+			union spyre_hw_desc *d, struct sim_job *job)
 {
-	struct spyre_hw_dma *x = (struct spyre_hw_dma *)d;
 	struct sim_bo *src, *dst;
 	int ret;
 
@@ -67,34 +66,23 @@ static int sim_cmd_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c, uin
 	if (src->placement == DRM_SPYRE_PLACEMENT_HOST &&
 	    dst->placement == DRM_SPYRE_PLACEMENT_HOST)
 		return -EINVAL;
-	x->opcode = SPYRE_OP_DMA;
-	x->len = c->size;
-	if (src->placement == DRM_SPYRE_PLACEMENT_HOST) {
-		x->dir = SPYRE_DMA_H2D;
-		x->dev_addr = dst->dev_addr + c->dst_offset;
-		x->sg_addr = (uintptr_t)src->sg;
-		x->sg_count = src->sg_count;
-		x->host_off = c->src_offset;
-	} else if (dst->placement == DRM_SPYRE_PLACEMENT_HOST) {
-		x->dir = SPYRE_DMA_D2H;
-		x->dev_addr = src->dev_addr + c->src_offset;
-		x->sg_addr = (uintptr_t)dst->sg;
-		x->sg_count = dst->sg_count;
-		x->host_off = c->dst_offset;
-	} else {
-		x->dir = SPYRE_DMA_D2D;
-		x->dev_addr = dst->dev_addr + c->dst_offset;
-		x->dev_src = src->dev_addr + c->src_offset;
-	}
+	if (src->placement == DRM_SPYRE_PLACEMENT_HOST)
+		spyre_desc_dma_host(d, SPYRE_DMA_H2D, c->size, dst->dev_addr + c->dst_offset,
+				    (uintptr_t)src->sg, src->sg_count, c->src_offset);
+	else if (dst->placement == DRM_SPYRE_PLACEMENT_HOST)
+		spyre_desc_dma_host(d, SPYRE_DMA_D2H, c->size, src->dev_addr + c->src_offset,
+				    (uintptr_t)dst->sg, dst->sg_count, c->dst_offset);
+	else
+		spyre_desc_dma_d2d(d, c->size, dst->dev_addr + c->dst_offset,
+				   src->dev_addr + c->src_offset);
 	sim_job_hold(job, src);
 	sim_job_hold(job, dst);
 	return 0;
 }
 
-static int sim_cmd_fill(struct sim *sim, const struct drm_spyre_cmd_fill *c, uint8_t *d,
-			struct sim_job *job)
+static int sim_cmd_fill(struct sim *sim, const struct drm_spyre_cmd_fill *c,
+			union spyre_hw_desc *d, struct sim_job *job)
 {
-	struct spyre_hw_dma *x = (struct spyre_hw_dma *)d;
 	struct sim_bo *bo;
 	int ret = sim_submit_bo(sim, c->handle, &bo);
 
@@ -103,19 +91,15 @@ static int sim_cmd_fill(struct sim *sim, const struct drm_spyre_cmd_fill *c, uin
 	if (bo->placement != DRM_SPYRE_PLACEMENT_DEVICE || ((c->offset | c->size) & 3) ||
 	    !range_ok(c->offset, c->size, bo->size))
 		return -EINVAL;
-	x->opcode = SPYRE_OP_DMA;
-	x->dir = SPYRE_DMA_FILL;
-	x->fill = c->pattern;
-	x->len = c->size;
-	x->dev_addr = bo->dev_addr + c->offset;
+	spyre_desc_dma_fill(d, c->size, bo->dev_addr + c->offset, c->pattern);
 	sim_job_hold(job, bo);
 	return 0;
 }
 
 static int sim_cmd_launch(struct sim *sim, struct sim_queue *q,
-			  const struct drm_spyre_cmd_launch *c, uint8_t *d, struct sim_job *job)
+			  const struct drm_spyre_cmd_launch *c, union spyre_hw_desc *d,
+			  struct sim_job *job)
 {
-	struct spyre_hw_launch *l = (struct spyre_hw_launch *)d;
 	struct sim_bo *prog, *ws = NULL, *bo;
 	const uint8_t *arr = (const uint8_t *)(uintptr_t)c->args;
 	uint32_t i;
@@ -141,19 +125,13 @@ static int sim_cmd_launch(struct sim *sim, struct sim_queue *q,
 	} else if (c->ws_offset || c->ws_size) {
 		return -EINVAL;
 	}
-	l->opcode = SPYRE_OP_LAUNCH;
-	l->nargs = c->nargs;
-	l->prog_addr = prog->dev_addr + c->prog_offset;
-	l->prog_len = c->prog_size;
-	l->ws_addr = ws ? ws->dev_addr + c->ws_offset : 0;
-	l->ws_len = ws ? c->ws_size : 0;
+	spyre_desc_launch(d, c->nargs, prog->dev_addr + c->prog_offset, c->prog_size,
+			  ws ? ws->dev_addr + c->ws_offset : 0, ws ? c->ws_size : 0);
 	sim_job_hold(job, prog);
 	if (ws)
 		sim_job_hold(job, ws);
 	for (i = 0; i < c->nargs; i++) {
 		struct drm_spyre_bo_range r;
-		struct spyre_hw_args *a = (struct spyre_hw_args *)(d + SPYRE_DESC_SIZE *
-								(1 + i / SPYRE_ARGS_PER_DESC));
 
 		memcpy(&r, arr + (size_t)i * c->args_stride, sizeof(r));
 		if (!zero_from(arr + (size_t)i * c->args_stride, sizeof(r), c->args_stride))
@@ -163,19 +141,16 @@ static int sim_cmd_launch(struct sim *sim, struct sim_queue *q,
 		if (r.pad || bo->placement != DRM_SPYRE_PLACEMENT_DEVICE ||
 		    !range_ok(r.offset, r.size, bo->size))
 			return -EINVAL;
-		a->opcode = SPYRE_OP_ARGS;
-		a->count = c->nargs - (i - i % 3) < 3 ? c->nargs - (i - i % 3) : 3;
-		a->slot[i % 3].addr = bo->dev_addr + r.offset;
-		a->slot[i % 3].len = r.size;
+		spyre_desc_arg(&d[1 + i / SPYRE_ARGS_PER_DESC], c->nargs, i, bo->dev_addr + r.offset,
+			       r.size);
 		sim_job_hold(job, bo);
 	}
 	return 0;
 }
 
-static int sim_cmd_timestamp(struct sim *sim, const struct drm_spyre_cmd_timestamp *c, uint8_t *d,
-			     struct sim_job *job)
+static int sim_cmd_timestamp(struct sim *sim, const struct drm_spyre_cmd_timestamp *c,
+			     union spyre_hw_desc *d, struct sim_job *job)
 {
-	struct spyre_hw_timestamp *t = (struct spyre_hw_timestamp *)d;
 	struct sim_bo *bo;
 	int ret = sim_submit_bo(sim, c->handle, &bo);
 
@@ -183,28 +158,26 @@ static int sim_cmd_timestamp(struct sim *sim, const struct drm_spyre_cmd_timesta
 		return ret;
 	if (c->pad || (c->offset & 7) || !range_ok(c->offset, 8, bo->size))
 		return -EINVAL;
-	t->opcode = SPYRE_OP_TIMESTAMP;
-	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
-		t->flags = SPYRE_DESC_F_DEVMEM;
-		t->addr = bo->dev_addr + c->offset;
-	} else {
-		t->addr = (uintptr_t)bo->sg;
-		t->sg_count = bo->sg_count;
-		t->host_off = c->offset;
-	}
+	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE)
+		spyre_desc_timestamp_dev(d, bo->dev_addr + c->offset);
+	else
+		spyre_desc_timestamp_host(d, (uintptr_t)bo->sg, bo->sg_count, c->offset);
 	sim_job_hold(job, bo);
 	return 0;
 }
 
 /* Check and translate one command into descriptors at @d. */
 static int sim_parse_cmd(struct sim *sim, struct sim_queue *q, const struct drm_spyre_cmd *c,
-			 uint8_t *d, struct sim_job *job)
+			 union spyre_hw_desc *d, struct sim_job *job)
 {
 	if (c->flags)
 		return -EINVAL;
 	switch (c->type) {
 	case DRM_SPYRE_CMD_NOP:
-		return zero_from(c, 8, sizeof(*c)) ? 0 : -EINVAL;
+		if (!zero_from(c, 8, sizeof(*c)))
+			return -EINVAL;
+		spyre_desc_nop(d);
+		return 0;
 	case DRM_SPYRE_CMD_COPY:
 		if (!zero_from(c, 8 + USED_COPY, sizeof(*c)))
 			return -EINVAL;
@@ -266,7 +239,7 @@ int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_
 	struct sim_queue *q;
 	struct sim_job *job;
 	uint32_t i, ndescs = 1, nbos = 0;
-	uint8_t *d;
+	union spyre_hw_desc *d;
 	int ret;
 
 	(void)dev;
@@ -309,7 +282,7 @@ int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_
 		ret = -ENOMEM;
 		goto fail;
 	}
-	d = job->descs;
+	d = (union spyre_hw_desc *)job->descs;
 	for (i = 0; i < sub->cmd_count; i++) {
 		const struct drm_spyre_cmd *c = (const struct drm_spyre_cmd *)
 			((const uint8_t *)(uintptr_t)sub->cmds + (size_t)i * sub->cmd_stride);
@@ -317,7 +290,7 @@ int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_
 		ret = sim_parse_cmd(sim, q, c, d, job);
 		if (ret)
 			goto fail;
-		d += cmd_descs(c) * SPYRE_DESC_SIZE;
+		d += cmd_descs(c);
 	}
 	job->ndescs = ndescs;	/* the FENCE is filled in when the job reaches the ring */
 	job->ready_dev = sim->observed;	/* the host saw nothing later than this */

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../model/spyre_hw.h"
+#include "spyre_desc.h"
 #include "qtest.h"
 
 /* --- framework ------------------------------------------------------------ */
@@ -147,26 +147,25 @@ static void doorbell(struct card *c, unsigned int n)
 
 static void dma_desc(void *d, unsigned int dir, uint64_t len, uint64_t dev, uint64_t sg)
 {
-	struct spyre_hw_dma *x = d;
-
-	memset(d, 0, 64);
-	x->opcode = SPYRE_OP_DMA;
-	x->dir = dir;
-	x->len = len;
-	x->dev_addr = dev;
-	x->sg_addr = sg;
-	x->sg_count = 1;
+	spyre_desc_dma_host(d, dir, len, dev, sg, 1, 0);
 }
 
 static void fence_desc(void *d, uint64_t seq, unsigned int r)
 {
-	struct spyre_hw_fence *x = d;
+	spyre_desc_fence(d, SPYRE_DESC_F_IRQ);
+	spyre_desc_fence_seal(d, seq, REC + 64 * r);
+}
 
-	memset(d, 0, 64);
-	x->opcode = SPYRE_OP_FENCE;
-	x->flags = SPYRE_DESC_F_IRQ;
-	x->seqno = seq;
-	x->record_addr = REC + 64 * r;
+/* One job on ring @n: 4 KiB from scatter list 0 to device address @dev, a FENCE. */
+static void h2d_job(struct card *c, unsigned int n, uint64_t dev, uint64_t seq, unsigned int r)
+{
+	uint8_t d[64];
+
+	dma_desc(d, SPYRE_DMA_H2D, 4096, dev, SG);
+	push(c, n, d);
+	fence_desc(d, seq, r);
+	push(c, n, d);
+	doorbell(c, n);
 }
 
 static void sg_one(struct card *c, unsigned int i, uint64_t addr, uint64_t len)
@@ -256,7 +255,7 @@ static void t_registers_and_device_time(void)
 
 	card_setup(&c, q, 4, BAR0_A, BAR2_A);
 	CHECK_EQ(rd(&c, SPYRE_REG_ID), SPYRE_ID_MAGIC);
-	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION_MAJOR << 16 | SPYRE_HW_VERSION_MINOR);
+	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION(1, 2));
 	CHECK_EQ(rd(&c, SPYRE_REG_NUM_CORES), 16);
 	CHECK_EQ(rd(&c, SPYRE_REG_NUM_RINGS), 3);
 	CHECK_EQ(rd(&c, SPYRE_REG_MEM_SIZE_LO), 64u << 20);
@@ -513,13 +512,58 @@ static void t_resets_race_running_work(void)
 	/* and it still works */
 	ring_setup(&c, 0);
 	sg_one(&c, 0, DATA, 4096);
-	dma_desc(d, SPYRE_DMA_H2D, 4096, 0, SG);
-	push(&c, 0, d);
-	fence_desc(d, 77, 0);
-	push(&c, 0, d);
-	doorbell(&c, 0);
+	h2d_job(&c, 0, 0, 77, 0);
 	CHECK(wait_seq(&c, 0, 77, 5000));
 	CHECK_EQ(record(&c, 0).status, SPYRE_CMD_OK);
+	qt_quit(q);
+}
+
+/* True once QEMU's log (its stderr: -d and the trace log backend) has @s. */
+static bool log_has(struct qt *q, const char *s, int ms)
+{
+	static char buf[1 << 20];
+	size_t n;
+	FILE *f;
+
+	for (; ms >= 0; ms -= 10) {
+		f = fopen(q->log, "r");
+		n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		if (strstr(buf, s))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Trace points (-trace spyre_*) and guest errors (-d guest_errors) reach the log. */
+static void t_trace_points_and_guest_errors(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M -d guest_errors "
+				"-trace spyre_doorbell -trace spyre_desc -trace spyre_dma "
+				"-trace spyre_fence -trace spyre_irq_notify");
+	struct card c;
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	sg_one(&c, 0, DATA, 4096);
+	ring_setup(&c, 2);
+	h2d_job(&c, 2, 0, 9, 0);
+	CHECK(wait_seq(&c, 2, 9, 5000));
+	CHECK(log_has(q, "spyre_doorbell ring 2 tail 2", 2000));
+	CHECK(log_has(q, "spyre_desc ring 2 index 0 opcode 1", 2000));	/* the DMA */
+	CHECK(log_has(q, "spyre_dma addr 0x200000 len 4096 write 0", 2000));
+	CHECK(log_has(q, "spyre_fence ring 2 seqno 9 status 0", 2000));
+	CHECK(log_has(q, "spyre_irq_notify vector 2", 2000));
+	/* what the guest does wrong is logged, not only put in ERR_STATUS */
+	wr(&c, SPYRE_REG_ID, 1);
+	CHECK(rd(&c, SPYRE_REG_ERR_STATUS) & SPYRE_ERR_STATUS_BAD_ACCESS);
+	CHECK(log_has(q, "spyre: bad register access at 0x0", 2000));
+	h2d_job(&c, 2, 64u << 20, 10, 1);	/* past device memory */
+	CHECK(wait_seq(&c, 2, 10, 5000));
+	CHECK_EQ(record(&c, 1).status, SPYRE_CMD_ERR_BOUNDS);
+	CHECK(log_has(q, "spyre: ring 2: command at index 2 failed: outside device memory", 2000));
 	qt_quit(q);
 }
 
@@ -538,6 +582,7 @@ int main(void)
 	run("reset_register_and_flr", t_reset_register_and_flr);
 	run("garbage_register_writes_keep_qemu_alive", t_garbage_register_writes_keep_qemu_alive);
 	run("resets_race_running_work", t_resets_race_running_work);
+	run("trace_points_and_guest_errors", t_trace_points_and_guest_errors);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

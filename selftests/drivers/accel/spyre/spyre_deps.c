@@ -36,7 +36,7 @@ FIXTURE(deps) {
 
 FIXTURE_SETUP(deps)
 {
-	uint8_t pbuf[SP_PROG_HDR_SIZE + BUSY_LONG * SP_INSN_SIZE];
+	uint8_t pbuf[SPYRE_PROG_HEADER_SIZE + BUSY_LONG * SPYRE_PROG_INSN_SIZE];
 
 	SP_OPEN_OR_SKIP(&self->d, 0);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_COMPUTE,

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Tiny programs for the virtual Spyre card's compute engine, so the launch
- * tests run real work. The format (a 32-byte header, then 64-byte
- * instructions, little endian) is specified in Documentation/spyre-card.rst
- * ("Programs"); only the handful of fields these tests use is spelt out
- * here, so the selftests build in a kernel tree without the card's sources.
+ * tests run real work. The format is hw/spyre_isa.h (the card's program
+ * format, shared with the card model and libspyre; in a kernel tree it is
+ * drivers/accel/spyre/hw/spyre_isa.h), specified in
+ * Documentation/spyre-card.rst ("Programs").
  */
 #ifndef SPYRE_PROG_H
 #define SPYRE_PROG_H
@@ -12,26 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spyre_isa.h"
 #include "spyre_util.h"
-
-#define SP_PROG_MAGIC		0x47525053u	/* "SPRG" */
-#define SP_PROG_VERSION		1
-#define SP_PROG_HDR_SIZE	32
-#define SP_INSN_SIZE		64
-
-/* Opcodes, vector functions and element types used by the tests. */
-#define SP_I_NOP		0
-#define SP_I_LOAD		1
-#define SP_I_STORE		2
-#define SP_I_VEC		4
-#define SP_VF_SCALE		2	/* dst = src0 * imm0 + imm1 */
-#define SP_DT_FP32		0
-#define SP_UNIT_SFU		2
 
 /* Bytes of a program of @ninsns instructions. */
 static inline size_t sp_prog_size(uint32_t ninsns)
 {
-	return SP_PROG_HDR_SIZE + (size_t)ninsns * SP_INSN_SIZE;
+	return SPYRE_PROG_HEADER_SIZE + (size_t)ninsns * SPYRE_PROG_INSN_SIZE;
 }
 
 /* y = x * a + b over @n fp32 values: slot 0 -> slot 1, on core 0. */

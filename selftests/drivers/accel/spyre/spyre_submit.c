@@ -388,7 +388,7 @@ TEST_F_TIMEOUT(submit, transfer_overlaps_compute, 90)
 	struct drm_spyre_bo_range arg = { 0 };
 	struct drm_spyre_cmd c[3];
 	uint32_t prog, src, dst, gq;
-	uint8_t pbuf[SP_PROG_HDR_SIZE + 20 * SP_INSN_SIZE];
+	uint8_t pbuf[SPYRE_PROG_HEADER_SIZE + 20 * SPYRE_PROG_INSN_SIZE];
 	uint64_t *ts = (uint64_t *)self->map, c0, c1, d0, d1;
 	size_t plen;
 

@@ -1,7 +1,9 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note OR MIT */
 /*
  * Program format and instruction set of the virtual Spyre card's cores:
  * the compiler target that libspyre emits and the card executes on LAUNCH.
+ * Part of the hardware contract in hw/ (with spyre_hw.h): the card model,
+ * libspyre, the selftests and the benchmarks include it from here.
  * Documentation/spyre-card.rst ("Programs") is the prose specification.
  *
  * A program is a header followed by fixed-size 64-byte instructions, all

@@ -1,13 +1,15 @@
-/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note OR MIT */
 /*
  * Hardware interface of the virtual Spyre card: PCI identity, registers,
  * rings, command descriptors and completion records.
  *
- * This header is the contract between the driver (driver/) and the card
- * model (qemu-device/model/, which includes it through a symlink), so the
- * two can never drift apart. Documentation/spyre-card.rst is the prose
- * specification of everything defined here. All multi-byte fields the card
- * reads from or writes to memory are little endian.
+ * This header is the contract between every layer that talks to the card:
+ * the card model (qemu-device/), the driver (driver/), libspyre's sim
+ * backend, the selftests and the benchmarks all include it from hw/, and
+ * none of them owns it. Documentation/spyre-card.rst is the prose
+ * specification of everything defined here; hw/spyre_desc.h builds the
+ * descriptors, hw/spyre_isa.h is the program format. All multi-byte fields
+ * the card reads from or writes to memory are little endian.
  *
  * Copyright (C) 2026 The Spyre stack authors
  */
@@ -15,6 +17,11 @@
 #define SPYRE_HW_H
 
 #include <linux/types.h>
+#ifdef __KERNEL__
+#include <linux/build_bug.h>
+#else
+#include <assert.h>	/* static_assert (C11; a keyword in C++) */
+#endif
 
 /*
  * PCI identity. 0x1234 is QEMU's experimental vendor ID; IBM's cards use
@@ -32,11 +39,20 @@
 #define SPYRE_MSIX_TABLE_OFFSET		0x8000
 #define SPYRE_MSIX_PBA_OFFSET		0x9000
 
-/* Interface version reported in SPYRE_REG_VERSION. */
+/*
+ * Interface version reported in SPYRE_REG_VERSION: major << 16 | minor.
+ * 1.1: FENCE F_SEM, SEM_* registers; 1.2: SPYRE_RING_PROGRESS;
+ * 1.3: VEC compare, select, argmax and cumsum, LOAD GATHER.
+ */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		3	/* 1.1: FENCE F_SEM, SEM_* registers */
-						/* 1.2: SPYRE_RING_PROGRESS */
-						/* 1.3: VEC compare and select */
+#define SPYRE_HW_VERSION_MINOR		3
+/* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
+#define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
+#define SPYRE_HW_VERSION_CURRENT \
+	SPYRE_HW_VERSION(SPYRE_HW_VERSION_MAJOR, SPYRE_HW_VERSION_MINOR)
+/* The parts of a SPYRE_REG_VERSION value (the one place that decodes it). */
+#define SPYRE_HW_VERSION_MAJOR_OF(v)	((__u32)(v) >> 16)
+#define SPYRE_HW_VERSION_MINOR_OF(v)	((__u32)(v) & 0xffff)
 
 /* --- Global registers (BAR0, 32-bit access only) ------------------------ */
 #define SPYRE_REG_ID			0x000	/* RO: SPYRE_ID_MAGIC */
@@ -62,6 +78,12 @@
 #define   SPYRE_ERR_STATUS_RING		0x00000002 /* a ring hit a ring error */
 #define   SPYRE_ERR_STATUS_BAD_ACCESS	0x00000004 /* bad register access */
 #define SPYRE_REG_ERR_INFO		0x04c	/* RO: detail of the last error */
+#define   SPYRE_ERR_INFO_SRC_MEM_UE	1	/* source (bits 31:24): memory UE, */
+#define   SPYRE_ERR_INFO_SRC_RING	2	/* a ring error, */
+#define   SPYRE_ERR_INFO_SRC_ACCESS	3	/* a bad register access */
+/* ERR_INFO of @src on ring @ring: ring error code or register offset @detail */
+#define   SPYRE_ERR_INFO(src, ring, detail) \
+	((__u32)(src) << 24 | ((__u32)(ring) & 0xff) << 16 | ((__u32)(detail) & 0xffff))
 #define SPYRE_REG_TIME_LO		0x050	/* RO: device time, ns; read LO first, */
 #define SPYRE_REG_TIME_HI		0x054	/*     LO latches HI */
 #define SPYRE_REG_SCRATCH		0x058	/* RW: free for software */
@@ -328,6 +350,33 @@ struct spyre_hw_fence {
 	__le64 rsvd2[4];
 };
 
+/**
+ * union spyre_hw_desc - one 64-byte descriptor, of the type its opcode says
+ * @hdr: the two bytes every descriptor starts with
+ * @hdr.opcode: enum spyre_hw_opcode
+ * @hdr.flags: SPYRE_DESC_F_* the opcode allows, else zero
+ * @dma: SPYRE_OP_DMA
+ * @launch: SPYRE_OP_LAUNCH
+ * @args: SPYRE_OP_ARGS
+ * @sem: SPYRE_OP_SEM_SIGNAL, SPYRE_OP_SEM_WAIT
+ * @ts: SPYRE_OP_TIMESTAMP
+ * @fence: SPYRE_OP_FENCE
+ * @raw: the bytes as the ring holds them (a NOP is all zero)
+ */
+union spyre_hw_desc {
+	struct {
+		__u8 opcode;
+		__u8 flags;
+	} hdr;
+	struct spyre_hw_dma dma;
+	struct spyre_hw_launch launch;
+	struct spyre_hw_args args;
+	struct spyre_hw_sem sem;
+	struct spyre_hw_timestamp ts;
+	struct spyre_hw_fence fence;
+	__u8 raw[SPYRE_DESC_SIZE];
+};
+
 /* Command errors (spyre_hw_completion.status). */
 #define SPYRE_CMD_OK			0
 #define SPYRE_CMD_ERR_INVALID		1 /* unknown opcode, bad field, non-zero rsvd */
@@ -372,5 +421,15 @@ struct spyre_hw_ring_wb {
 	__le32 head;
 	__le32 rsvd[13];
 };
+
+static_assert(sizeof(union spyre_hw_desc) == SPYRE_DESC_SIZE, "descriptor size");
+static_assert(sizeof(struct spyre_hw_dma) == SPYRE_DESC_SIZE, "DMA descriptor");
+static_assert(sizeof(struct spyre_hw_launch) == SPYRE_DESC_SIZE, "LAUNCH descriptor");
+static_assert(sizeof(struct spyre_hw_args) == SPYRE_DESC_SIZE, "ARGS descriptor");
+static_assert(sizeof(struct spyre_hw_sem) == SPYRE_DESC_SIZE, "SEM descriptor");
+static_assert(sizeof(struct spyre_hw_timestamp) == SPYRE_DESC_SIZE, "TIMESTAMP descriptor");
+static_assert(sizeof(struct spyre_hw_fence) == SPYRE_DESC_SIZE, "FENCE descriptor");
+static_assert(sizeof(struct spyre_hw_completion) == 64, "completion record");
+static_assert(sizeof(struct spyre_hw_ring_wb) == 64, "write-back record");
 
 #endif /* SPYRE_HW_H */

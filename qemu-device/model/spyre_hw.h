@@ -1,1 +1,0 @@
-../../driver/spyre_hw.h
