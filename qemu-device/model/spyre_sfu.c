@@ -138,7 +138,6 @@ static float row_max(const float *x, uint32_t n)
 	return mx;
 }
 
-/* One row of a row-wise function; the result is in x (or x[0]). */
 /*
  * Row sums are pairwise, as the card defines them: a row of n > 1 values
  * sums its first n / 2 and the rest, recursively (error O(log n), and one
@@ -151,6 +150,7 @@ static float sum_pairwise(const float *x, uint32_t n)
 	return sum_pairwise(x, n / 2) + sum_pairwise(x + n / 2, n - n / 2);
 }
 
+/* One row of a row-wise function; the result is in x (or x[0]). */
 static void row_func(unsigned int f, float *x, uint32_t n)
 {
 	float mx, sum;
@@ -184,6 +184,8 @@ static void row_func(unsigned int f, float *x, uint32_t n)
 		x[0] = sum;
 		break;
 	case SPYRE_VF_CUMSUM_ROW:
+		/* in order: element i is the running sum of elements 0..i */
+		sum = 0.0f;
 		for (i = 0; i < n; i++) {
 			sum += x[i];
 			x[i] = sum;

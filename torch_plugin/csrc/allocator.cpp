@@ -151,7 +151,7 @@ public:
 		spyre_buf s = resolve_device_ptr(src, count);
 		spyre_stream *stream = native_stream(current_stream(index));
 		SPYRE_CHECK(spyre_memcpy_async(stream, &d, &s, count));
-		SPYRE_CHECK(spyre_stream_synchronize(stream));
+		sync_stream(stream);
 	}
 
 	bool initialized() override

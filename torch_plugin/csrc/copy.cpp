@@ -75,13 +75,13 @@ void download_bytes(const void *src_dev, void *dst, size_t nbytes, c10::DeviceIn
 		if (non_blocking)
 			record_host_use(dst, stream);
 		else
-			SPYRE_CHECK(spyre_stream_synchronize(s));
+			sync_stream(s);
 		return;
 	}
 	c10::DataPtr staging = host_alloc_for(index, nbytes);
 	SPYRE_CHECK(resolve_host_ptr(staging.get(), nbytes, index, &d) ? 0 : -EFAULT);
 	SPYRE_CHECK(spyre_memcpy_async(s, &d, &src, nbytes));
-	SPYRE_CHECK(spyre_stream_synchronize(s));
+	sync_stream(s);
 	std::memcpy(dst, staging.get(), nbytes);
 }
 
@@ -110,7 +110,7 @@ void upload_bytes(const void *src, void *dst_dev, size_t nbytes, c10::DeviceInde
 		if (non_blocking)
 			record_host_use(src, stream);
 		else
-			SPYRE_CHECK(spyre_stream_synchronize(s));
+			sync_stream(s);
 		return;
 	}
 	c10::DataPtr staging = host_alloc_for(index, nbytes);
@@ -120,7 +120,7 @@ void upload_bytes(const void *src, void *dst_dev, size_t nbytes, c10::DeviceInde
 	// the staging block returns to the cache once the DMA has read it
 	record_host_use(staging.get(), stream);
 	if (!non_blocking)
-		SPYRE_CHECK(spyre_stream_synchronize(s));
+		sync_stream(s);
 }
 
 at::Tensor download_view(const at::Tensor &t)

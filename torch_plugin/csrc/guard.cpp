@@ -175,7 +175,7 @@ public:
 
 	void synchronizeStream(const c10::Stream &stream) const override
 	{
-		SPYRE_CHECK(spyre_stream_synchronize(native_stream(stream)));
+		sync_stream(native_stream(stream));
 	}
 
 	void synchronizeDevice(const c10::DeviceIndex index) const override

@@ -3,7 +3,9 @@
 
 #include "device.h"
 
+#include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -142,7 +144,20 @@ void synchronize_device(c10::DeviceIndex index)
 	}
 	for (auto *s : v)
 		if (s)
-			SPYRE_CHECK(spyre_stream_synchronize(s));
+			sync_stream(s);
+}
+
+void sync_stream(spyre_stream *s)
+{
+	int rc = spyre_stream_synchronize(s);
+
+	if (rc < 0) {
+		// Keep the message: clearing the error must not replace it.
+		std::string msg = spyre_last_error();
+		spyre_stream_clear_error(s);
+		TORCH_CHECK(false, "spyre: spyre_stream_synchronize failed: ",
+			    msg.empty() ? std::strerror(-rc) : msg);
+	}
 }
 
 } // namespace torch_spyre

@@ -24,6 +24,11 @@ c10::Stream current_stream(c10::DeviceIndex index);
 c10::Stream exchange_stream(c10::Stream s);
 // The libspyre stream behind @s (created on first use).
 spyre_stream *native_stream(c10::Stream s);
+// Waits for the work on @s. A failure on the card is raised once, as a
+// Python exception naming the failed operation, and then forgotten
+// (libspyre keeps it sticky until cleared): later work on the stream runs
+// and reports only its own errors, as the plugin documents.
+void sync_stream(spyre_stream *s);
 // Waits for every stream of the device (torch.spyre.synchronize()).
 void synchronize_device(c10::DeviceIndex index);
 
