@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small card programs for the tests, the example and the benchmarks, built
- * at run time in the program format of qemu-device/model/spyre_isa.h.
+ * at run time in the program format of hw/spyre_isa.h.
  */
 #ifndef SPYRE_EXAMPLE_KERNELS_H
 #define SPYRE_EXAMPLE_KERNELS_H

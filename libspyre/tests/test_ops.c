@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include "ops_ref.h"
+#include "spyre_hw.h"
 
 static const enum spyre_dtype fdt[] = { SPYRE_FLOAT32, SPYRE_FLOAT16, SPYRE_BFLOAT16 };
 
@@ -1159,7 +1160,7 @@ static bool has_select(spyre_device *dev)
 {
 	struct spyre_device_props p;
 
-	return !spyre_device_get_props(dev, &p) && p.hw_version >= (1u << 16 | 3);
+	return !spyre_device_get_props(dev, &p) && p.hw_version >= SPYRE_HW_VERSION(1, 3);
 }
 
 TEST(ops_compare_select)

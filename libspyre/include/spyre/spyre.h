@@ -192,7 +192,7 @@ int spyre_pool_destroy(spyre_pool *pool);
 typedef struct spyre_program spyre_program;
 
 /*
- * Load a card program (the format of qemu-device/model/spyre_isa.h) into a
+ * Load a card program (the format of hw/spyre_isa.h) into a
  * device BO. The image is checked for a valid header; the card checks the
  * rest when it runs.
  */

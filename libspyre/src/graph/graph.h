@@ -14,6 +14,7 @@
 
 #include "spyre/ops.h"
 #include "../kernels/kern.h"
+#include "spyre_hw.h"
 #include "spyre_isa.h"
 
 enum { ST_INPUT, ST_CONST, ST_NODE };

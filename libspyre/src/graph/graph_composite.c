@@ -137,7 +137,7 @@ int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 		I = &g->v[ix];
 		W = &g->v[weight];
 	}
-	if ((g->ops->hw_version & 0xffff) >= 3 || (g->ops->hw_version >> 16) > 1)
+	if (g->ops->hw_version >= SPYRE_HW_VERSION(1, 3))
 		return gather_rows(g, call, weight, ix, out);
 	/* before 1.3: one-hot [.., V] = relu(1 - (j - i)) * relu(1 + (j - i)), exact */
 	ret = iota_value(g, W->shape[0], &io);

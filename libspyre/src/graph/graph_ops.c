@@ -166,10 +166,11 @@ int g_need_select(spyre_graph *g, const char *call, const char *op, const struct
 {
 	char why[96];
 
-	if ((g->ops->hw_version & 0xffff) >= 3 || (g->ops->hw_version >> 16) > 1)
+	if (g->ops->hw_version >= SPYRE_HW_VERSION(1, 3))
 		return 0;
 	snprintf(why, sizeof(why), "needs card interface 1.3 (its vector functions), this card is "
-		 "%u.%u", g->ops->hw_version >> 16, g->ops->hw_version & 0xffff);
+		 "%u.%u", SPYRE_HW_VERSION_MAJOR_OF(g->ops->hw_version),
+		 SPYRE_HW_VERSION_MINOR_OF(g->ops->hw_version));
 	return g_unsupported(call, op, x, why);
 }
 
