@@ -30,21 +30,17 @@ static void launch_and_copy(struct tcard *t, uint64_t prog, uint64_t plen, uint6
 			    uint64_t *launch_end, uint64_t *copy_end)
 {
 	uint64_t slots[2] = { 0x400000, 2 * MIB };
-	uint8_t d[64];
 
 	ring_setup(t, 0, 5);
 	ring_setup(t, 1, 5);
 	if (prog) {
 		push_launch(t, 0, prog, plen, 0, 0, 1, slots);
-		d_fence(d, 1, 0, true);
-		ring_push(t, 0, d);
+		push_fence(t, 0, 1, 0, true);
 		ring_doorbell(t, 0);
 	}
 	if (d2d) {
-		d_dma(d, SPYRE_DMA_D2D, d2d, 0x1000000, 0x2000000, 0, 0, 0, 0);
-		ring_push(t, 1, d);
-		d_fence(d, 2, 1, true);
-		ring_push(t, 1, d);
+		push_dma(t, 1, SPYRE_DMA_D2D, d2d, 0x1000000, 0x2000000, 0, 0, 0, 0);
+		push_fence(t, 1, 2, 1, true);
 		ring_doorbell(t, 1);
 	}
 	tc_run(t);
@@ -90,33 +86,23 @@ TEST(timing_dram_budget_shared_by_program_and_dma)
 TEST(timing_pcie_transfers_use_dram)
 {
 	struct tcard *t = tc_new(NULL);
-	uint8_t d[64];
 	uint64_t alone, both;
 
 	ring_setup(t, 1, 5);
-	d_dma(d, SPYRE_DMA_D2D, 4 * MIB, 0x1000000, 0x2000000, 0, 0, 0, 0);
-	ring_push(t, 1, d);
-	d_fence(d, 1, 1, true);
-	ring_push(t, 1, d);
-	ring_doorbell(t, 1);
-	tc_run(t);
+	push_dma(t, 1, SPYRE_DMA_D2D, 4 * MIB, 0x1000000, 0x2000000, 0, 0, 0, 0);
+	fence_and_run(t, 1, 1, 1, true);
 	alone = rec(t, 1)->end_ns;
 	tc_free(t);
 
 	t = tc_new(NULL);
 	ring_setup(t, 0, 5);
 	ring_setup(t, 1, 5);
-	d_dma(d, SPYRE_DMA_H2D, 4 * MIB, 0x3000000, 0, sg_simple(t, 0, 0, 4 * MIB), 1, 0, 0);
-	ring_push(t, 0, d);
-	d_fence(d, 1, 0, true);
-	ring_push(t, 0, d);
+	push_dma(t, 0, SPYRE_DMA_H2D, 4 * MIB, 0x3000000, 0, sg_simple(t, 0, 0, 4 * MIB), 1, 0,
+		 0);
+	push_fence(t, 0, 1, 0, true);
 	ring_doorbell(t, 0);
-	d_dma(d, SPYRE_DMA_D2D, 4 * MIB, 0x1000000, 0x2000000, 0, 0, 0, 0);
-	ring_push(t, 1, d);
-	d_fence(d, 2, 1, true);
-	ring_push(t, 1, d);
-	ring_doorbell(t, 1);
-	tc_run(t);
+	push_dma(t, 1, SPYRE_DMA_D2D, 4 * MIB, 0x1000000, 0x2000000, 0, 0, 0, 0);
+	fence_and_run(t, 1, 2, 1, true);
 	both = rec(t, 1)->end_ns;
 	CHECK_EQ(rec(t, 0)->status, 0);
 	CHECK_EQ(rec(t, 1)->status, 0);
