@@ -24,14 +24,14 @@
 #define RELOAD_OR_SKIP(params) do {					\
 	if (geteuid() || !sp_is_module())				\
 		SKIP(return, "needs root and spyre as a module");	\
-	ASSERT_EQ(0, sp_unload_module());				\
+	ASSERT_EQ(0, sp_unload_module_wait());				\
 	ASSERT_EQ(0, sp_load_module(params));				\
 } while (0)
 
 /* Back to the defaults for the tests that follow. */
 static int reload_defaults(void)
 {
-	int ret = sp_unload_module();
+	int ret = sp_unload_module_wait();
 
 	return ret ?: sp_load_module(NULL);
 }

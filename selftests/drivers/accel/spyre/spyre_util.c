@@ -802,6 +802,23 @@ int sp_unload_module(void)
 	return syscall(SYS_delete_module, "spyre", O_NONBLOCK) ? -errno : 0;
 }
 
+/*
+ * Jobs' fences hold the module until they are freed, which happens after
+ * the scheduler's free_job work and an RCU grace period once the last file
+ * closed: a reload right after a test's last close may find the module
+ * busy for a moment. Retry for up to 5 s while it is.
+ */
+int sp_unload_module_wait(void)
+{
+	int i, ret = sp_unload_module();
+
+	for (i = 0; ret == -EWOULDBLOCK && i < 500; i++) {
+		usleep(10000);
+		ret = sp_unload_module();
+	}
+	return ret;
+}
+
 int sp_pci_address(const struct sp_dev *d, char *addr, size_t len)
 {
 	char link[128], target[PATH_MAX];

@@ -129,6 +129,8 @@ bool sp_is_module(void);
 int sp_load_module(const char *params);
 /* Unloads the module without waiting: -EWOULDBLOCK while it is in use. */
 int sp_unload_module(void);
+/* The same, waiting up to 5 s for fences of finished jobs to let go. */
+int sp_unload_module_wait(void);
 /* PCI address of the card behind @d, e.g. "0000:00:03.0". */
 int sp_pci_address(const struct sp_dev *d, char *addr, size_t len);
 
