@@ -14,6 +14,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(here)
 libdir = os.path.abspath(os.environ.get("LIBSPYRE_DIR", os.path.join(top, "build", "libspyre")))
 incdir = os.path.join(top, "libspyre", "include")
+hwdir = os.path.join(top, "hw")  # the hardware contract (version macros)
 if not os.path.exists(os.path.join(libdir, "libspyre.so")):
     raise SystemExit(f"torch_spyre: libspyre.so not found in {libdir} (run `make libspyre` first "
                      "or set LIBSPYRE_DIR)")
@@ -25,7 +26,7 @@ setup(
         CppExtension(
             "torch_spyre._C",
             sources,
-            include_dirs=[incdir, os.path.join(here, "csrc")],
+            include_dirs=[incdir, hwdir, os.path.join(here, "csrc")],
             library_dirs=[libdir],
             libraries=["spyre"],
             runtime_library_dirs=[libdir],

@@ -6,6 +6,8 @@
 #include "host_allocator.h"
 #include "stream.h"
 
+#include "spyre_hw.h" // SPYRE_HW_VERSION_{MAJOR,MINOR}_OF
+
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
@@ -25,8 +27,8 @@ py::dict device_properties(c10::DeviceIndex index)
 	d["path"] = std::string(p.path);
 	d["backend"] = std::string(p.backend);
 	d["pci_slot"] = std::string(p.pci_slot);
-	d["hw_version"] = std::to_string(p.hw_version >> 16) + "." +
-			  std::to_string(p.hw_version & 0xffff);
+	d["hw_version"] = std::to_string(SPYRE_HW_VERSION_MAJOR_OF(p.hw_version)) + "." +
+			  std::to_string(SPYRE_HW_VERSION_MINOR_OF(p.hw_version));
 	d["cores"] = p.num_cores;
 	d["scratchpad_size"] = p.scratchpad_size;
 	d["total_memory"] = p.mem_total;
