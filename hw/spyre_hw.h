@@ -42,10 +42,11 @@
 /*
  * Interface version reported in SPYRE_REG_VERSION: major << 16 | minor.
  * 1.1: FENCE F_SEM, SEM_* registers; 1.2: SPYRE_RING_PROGRESS;
- * 1.3: VEC compare, select, argmax and cumsum, LOAD GATHER.
+ * 1.3: VEC compare, select, argmax and cumsum, LOAD GATHER;
+ * 1.4: VEC sin, cos and erf.
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		3
+#define SPYRE_HW_VERSION_MINOR		4
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \

@@ -130,6 +130,10 @@ enum spyre_isa_vfunc {
 	SPYRE_VF_SELECT,	/* 1.3: dst = src1 != 0 ? src0 : imm0 */
 	SPYRE_VF_ARGMAX_ROW,	/* 1.3: dst[r] = index of the first max of row r */
 	SPYRE_VF_CUMSUM_ROW,	/* 1.3: each row: running sum over cols */
+	/* interface 1.4: unary, fp32 (see the card spec for their accuracy) */
+	SPYRE_VF_SIN,		/* dst = sin(src0), radians */
+	SPYRE_VF_COS,		/* dst = cos(src0), radians */
+	SPYRE_VF_ERF,		/* dst = erf(src0) */
 	SPYRE_VF_COUNT,
 };
 

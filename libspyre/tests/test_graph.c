@@ -141,6 +141,70 @@ TEST(graph_fusion)
 	tctx_close(&c);
 }
 
+/* Rotary-style y = x * cos(p) + r * sin(p) and erf(x): one fused kernel (interface 1.4). */
+TEST(graph_fusion_sin_cos_erf)
+{
+	int64_t sh[2] = { 33, 130 }, n = 33 * 130, i;
+	double x[33 * 130], r[33 * 130], p[33 * 130], y[33 * 130], z[33 * 130], ref[33 * 130];
+	struct dtensor dx, dr, dp, dy, dz;
+	struct spyre_compiled_stats st;
+	spyre_value vx, vr, vp, s, co, vy, vz;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 2, sh));
+	OK(dt_new(&c, &dr, SPYRE_FLOAT32, 2, sh));
+	OK(dt_new(&c, &dp, SPYRE_FLOAT32, 2, sh));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 2, sh));
+	OK(dt_new(&c, &dz, SPYRE_FLOAT32, 2, sh));
+	rnd_fill(x, n, -2, 2, 11, SPYRE_FLOAT32);
+	rnd_fill(r, n, -2, 2, 12, SPYRE_FLOAT32);
+	rnd_fill(p, n, -300, 300, 13, SPYRE_FLOAT32);
+	OK(dt_write(&c, &dx, x));
+	OK(dt_write(&c, &dr, r));
+	OK(dt_write(&c, &dp, p));
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sh, &vx));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sh, &vr));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sh, &vp));
+	OK(spyre_graph_unary(g, SPYRE_UN_COS, vp, &co));
+	OK(spyre_graph_unary(g, SPYRE_UN_SIN, vp, &s));
+	OK(spyre_graph_binary(g, SPYRE_BIN_MUL, vx, co, &co));
+	OK(spyre_graph_binary(g, SPYRE_BIN_MUL, vr, s, &s));
+	OK(spyre_graph_binary(g, SPYRE_BIN_ADD, co, s, &vy));
+	OK(spyre_graph_output(g, vy));
+	OK(spyre_graph_unary(g, SPYRE_UN_ERF, vx, &vz));
+	OK(spyre_graph_output(g, vz));
+	OK(spyre_graph_compile(g, &k));
+	OK(spyre_compiled_get_stats(k, &st));
+	CHECK(st.nodes == 6 && st.kernels <= 2 && st.submits == 1 && st.workspace_bytes == 0,
+	      "rotary: %u nodes, %u kernels, %u submits, %llu ws", st.nodes, st.kernels,
+	      st.submits, (unsigned long long)st.workspace_bytes);
+	{
+		struct dtensor in[3] = { dx, dr, dp }, out[2] = { dy, dz };
+
+		OK(run(&c, k, in, 3, out, 2));
+	}
+	OK(dt_read(&c, &dy, y));
+	OK(dt_read(&c, &dz, z));
+	for (i = 0; i < n; i++)
+		ref[i] = x[i] * cos(p[i]) + r[i] * sin(p[i]);
+	CHECK(compare("rotary", y, ref, NULL, n, SPYRE_FLOAT32, 2) < 0, "rotary values");
+	for (i = 0; i < n; i++)
+		ref[i] = erf(x[i]);
+	CHECK(compare("erf", z, ref, NULL, n, SPYRE_FLOAT32, 1) < 0, "erf values");
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_graph_destroy(g));
+	dt_free(&dx);
+	dt_free(&dr);
+	dt_free(&dp);
+	dt_free(&dy);
+	dt_free(&dz);
+	tctx_close(&c);
+}
+
 /* Matmul chain: intermediates die early, the plan reuses their space. */
 TEST(graph_planner)
 {

@@ -75,6 +75,12 @@ static float unary(unsigned int f, float x, float i0, float i1)
 		return 1.0f / sqrtf(x);
 	case SPYRE_VF_RECIP:
 		return 1.0f / x;
+	case SPYRE_VF_SIN:
+		return sinf(x);
+	case SPYRE_VF_COS:
+		return cosf(x);
+	case SPYRE_VF_ERF:
+		return erff(x);
 	}
 	return x;
 }
@@ -116,6 +122,12 @@ static bool is_binary(unsigned int f)
 {
 	return (f >= SPYRE_VF_ADD && f <= SPYRE_VF_MIN) ||
 	       (f >= SPYRE_VF_CMP_EQ && f <= SPYRE_VF_SELECT);
+}
+
+/* Functions that work on a whole row at once (softmax, reductions, scans). */
+static bool is_row_func(unsigned int f)
+{
+	return f >= SPYRE_VF_SOFTMAX_ROW && f <= SPYRE_VF_CUMSUM_ROW && !is_binary(f);
 }
 
 static bool is_reduce(unsigned int f)
@@ -234,7 +246,7 @@ uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigne
 				       in->dtype, col ? 1 : v->cols);
 			for (i = 0; i < v->cols; i++)
 				x[i] = binary(v->func, x[i], col ? y[0] : y[i], i0);
-		} else if (v->func >= SPYRE_VF_SOFTMAX_ROW) {
+		} else if (is_row_func(v->func)) {
 			row_func(v->func, x, v->cols);
 		} else {
 			for (i = 0; i < v->cols; i++)

@@ -14,7 +14,8 @@
 
 static bool transcendental(unsigned int f)
 {
-	return f >= SPYRE_VF_GELU && f <= SPYRE_VF_SOFTMAX_ROW;
+	return (f >= SPYRE_VF_GELU && f <= SPYRE_VF_SOFTMAX_ROW) ||
+	       (f >= SPYRE_VF_SIN && f <= SPYRE_VF_ERF);
 }
 
 static uint64_t div_up(uint64_t a, uint64_t b)

@@ -105,7 +105,7 @@ enum spyre_unary_op {
 	SPYRE_UN_RSQRT, SPYRE_UN_RECIPROCAL, SPYRE_UN_TANH, SPYRE_UN_SIGMOID,
 	SPYRE_UN_RELU, SPYRE_UN_GELU, SPYRE_UN_GELU_TANH, SPYRE_UN_SILU,
 	SPYRE_UN_SQUARE,
-	/* ops of the list the card has no function for (yet) */
+	/* card interface 1.4 (VEC sin/cos/erf); -EOPNOTSUPP on older cards */
 	SPYRE_UN_SIN, SPYRE_UN_COS, SPYRE_UN_ERF,
 	SPYRE_UN_LOGICAL_NOT,	/* any dtype -> bool (card interface 1.3) */
 	SPYRE_UN_COUNT,

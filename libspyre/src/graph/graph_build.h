@@ -19,6 +19,8 @@ int g_check_val(spyre_graph *g, const char *call, spyre_value v, const char *wha
 int g_check_shape(const char *call, unsigned int ndim, const int64_t *shape);
 int g_norm_dim(const char *call, const struct gval *x, int dim, int *out);
 bool g_is_float(enum spyre_dtype dt);
+int g_need_iface(spyre_graph *g, unsigned int minor, const char *call, const char *op,
+		 const struct gval *x);
 int g_need_select(spyre_graph *g, const char *call, const char *op, const struct gval *x);
 int g_unsupported(const char *call, const char *op, const struct gval *x, const char *why);
 

@@ -161,17 +161,24 @@ static bool is_cmp(enum spyre_binary_op op)
 	return op >= SPYRE_BIN_EQ;
 }
 
-/* Compare and select need card interface 1.3. */
-int g_need_select(spyre_graph *g, const char *call, const char *op, const struct gval *x)
+/* -EOPNOTSUPP unless the card has interface @minor (1.x) or newer. */
+int g_need_iface(spyre_graph *g, unsigned int minor, const char *call, const char *op,
+		 const struct gval *x)
 {
 	char why[96];
 
-	if (g->ops->hw_version >= SPYRE_HW_VERSION(1, 3))
+	if (g->ops->hw_version >= SPYRE_HW_VERSION(1, minor))
 		return 0;
-	snprintf(why, sizeof(why), "needs card interface 1.3 (its vector functions), this card is "
-		 "%u.%u", SPYRE_HW_VERSION_MAJOR_OF(g->ops->hw_version),
+	snprintf(why, sizeof(why), "needs card interface 1.%u (its vector functions), this card is "
+		 "%u.%u", minor, SPYRE_HW_VERSION_MAJOR_OF(g->ops->hw_version),
 		 SPYRE_HW_VERSION_MINOR_OF(g->ops->hw_version));
 	return g_unsupported(call, op, x, why);
+}
+
+/* Compare and select need card interface 1.3. */
+int g_need_select(spyre_graph *g, const char *call, const char *op, const struct gval *x)
+{
+	return g_need_iface(g, 3, call, op, x);
 }
 
 /* Operand @x as a 0/1 truth value (x != 0), for logical ops. */
@@ -232,6 +239,12 @@ static int un_expr(struct ewb *b, enum spyre_unary_op op, int x)
 		return g_ew_op(b, SPYRE_VF_SILU, x, -1, 0, 0);
 	case SPYRE_UN_SQUARE:
 		return g_ew_op(b, SPYRE_VF_MUL, x, x, 0, 0);
+	case SPYRE_UN_SIN:
+		return g_ew_op(b, SPYRE_VF_SIN, x, -1, 0, 0);
+	case SPYRE_UN_COS:
+		return g_ew_op(b, SPYRE_VF_COS, x, -1, 0, 0);
+	case SPYRE_UN_ERF:
+		return g_ew_op(b, SPYRE_VF_ERF, x, -1, 0, 0);
 	default:
 		(void)u;
 		return -1;
@@ -259,6 +272,11 @@ int spyre_graph_unary(spyre_graph *g, enum spyre_unary_op op, spyre_value x, spy
 	}
 	if (!g_is_float(g->v[x].dt))
 		return g_unsupported(call, un_names[op], &g->v[x], "float dtypes only");
+	if (op >= SPYRE_UN_SIN && op <= SPYRE_UN_ERF) {
+		ret = g_need_iface(g, 4, call, un_names[op], &g->v[x]);
+		if (ret)
+			return ret;
+	}
 	if (un_expr(&b, op, g_ew_in(&b, x)) < 0)
 		return g_unsupported(call, un_names[op], &g->v[x],
 				   "the card has no vector function for it");

@@ -86,6 +86,25 @@ static uint64_t env_size(const char *name, uint64_t def)
 	return x;
 }
 
+/*
+ * The interface version the card reports. SPYRE_SIM_HW_VERSION=major.minor
+ * makes the sim report an older card (read on every query, so a test can
+ * switch it around creating an op context); the model still runs all of
+ * its instructions, only the library's capability checks see the change.
+ */
+static uint64_t sim_hw_version(struct sim *sim)
+{
+	uint64_t cur = spyre_model_read(sim->model, SPYRE_REG_VERSION);
+	const char *env = getenv("SPYRE_SIM_HW_VERSION");
+	unsigned int major, minor;
+	uint64_t v;
+
+	if (!env || sscanf(env, "%u.%u", &major, &minor) != 2)
+		return cur;
+	v = SPYRE_HW_VERSION(major, minor);
+	return v < cur ? v : cur;
+}
+
 static int sim_get_param(spyre_device *dev, uint32_t param, uint64_t *v)
 {
 	struct sim *sim = S(dev);
@@ -99,7 +118,7 @@ static int sim_get_param(spyre_device *dev, uint32_t param, uint64_t *v)
 	}
 	switch (param) {
 	case DRM_SPYRE_PARAM_HW_VERSION:
-		*v = spyre_model_read(sim->model, SPYRE_REG_VERSION);
+		*v = sim_hw_version(sim);
 		break;
 	case DRM_SPYRE_PARAM_NUM_CORES: *v = c->num_cores; break;
 	case DRM_SPYRE_PARAM_SCRATCHPAD_SIZE: *v = SPYRE_MODEL_SCRATCHPAD_BYTES; break;
