@@ -43,7 +43,7 @@
  * Interface version reported in SPYRE_REG_VERSION: major << 16 | minor.
  * 1.1: FENCE F_SEM, SEM_* registers; 1.2: SPYRE_RING_PROGRESS;
  * 1.3: VEC compare, select, argmax and cumsum, LOAD GATHER;
- * 1.4: VEC sin, cos and erf.
+ * 1.4: VEC sin, cos and erf, same-type VEC COPY moves bits.
  */
 #define SPYRE_HW_VERSION_MAJOR		1
 #define SPYRE_HW_VERSION_MINOR		4

@@ -98,7 +98,7 @@ enum spyre_isa_dtype {
 
 /* Vector functions (spyre_insn.u.vec.func). */
 enum spyre_isa_vfunc {
-	SPYRE_VF_COPY = 0,	/* dst = src0 (converts dtype -> dtype_out) */
+	SPYRE_VF_COPY = 0,	/* dst = src0 (converts dtype -> dtype_out; 1.4: bits if equal) */
 	SPYRE_VF_FILL,		/* dst = imm0 */
 	SPYRE_VF_SCALE,		/* dst = src0 * imm0 + imm1 */
 	SPYRE_VF_ADD,		/* dst = src0 + src1 */

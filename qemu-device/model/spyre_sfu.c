@@ -235,6 +235,13 @@ uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigne
 	y = row_buffer(e, 1, v->cols);
 	if (!sp || !x || !y)
 		return SPYRE_CMD_ERR_PROGRAM;
+	if (v->func == SPYRE_VF_COPY && in->dtype == in->dtype_out) {
+		/* interface 1.4: a same-type COPY moves bits (exact int32, NaN payloads) */
+		for (r = 0; r < v->rows; r++)
+			memmove(sp + v->dst_off + (size_t)r * v->dst_stride * eo,
+				sp + v->src0_off + (size_t)r * v->src0_stride * es, v->cols * es);
+		return SPYRE_CMD_OK;
+	}
 	memcpy(&i0, &v->imm0, 4);
 	memcpy(&i1, &v->imm1, 4);
 	for (r = 0; r < v->rows; r++) {

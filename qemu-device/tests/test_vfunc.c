@@ -127,3 +127,36 @@ TEST(vfunc_fp16_output_rounds_once)
 	CHECK_EQ(bad, 0);
 	tc_free(t);
 }
+
+/* Interface 1.4: a same-type COPY moves bits; int32 beyond 2^24 stays exact. */
+TEST(vfunc_same_type_copy_is_exact)
+{
+	struct tcard *t = tc_new(NULL);
+	int32_t *x = (int32_t *)(t->dev + ARG0), *o = (int32_t *)(t->dev + ARG2);
+	int i, bad = 0;
+
+	for (i = 0; i < N; i++)
+		x[i] = (int32_t)((uint32_t)i * 2654435761u);
+	x[1] = INT32_MAX;
+	x[2] = INT32_MIN;
+	x[3] = (1 << 24) + 1;
+	/* the run helper loads fp32-sized elements: the same bytes as int32 */
+	{
+		struct prog p;
+		uint64_t slots[4] = { ARG0, N * 4, ARG2, N * 4 };
+
+		prog_init(&p, 2, 0);
+		p_load(&p, false, 1, 0, 0, ROWS, COLS * 4, COLS * 4, 0, COLS * 4)->signal = TOK(0);
+		p_vec(&p, 1, SPYRE_VF_COPY, SPYRE_DT_INT32, SPYRE_DT_INT32, ROWS, COLS, 0, 0,
+		      0x100000);
+		p.in[p.n - 1].wait = TOK(0);
+		p.in[p.n - 1].signal = TOK(1);
+		p_load(&p, true, 1, 1, 0, ROWS, COLS * 4, COLS * 4, 0x100000, COLS * 4)->wait =
+			TOK(1);
+		CHECK_EQ(run_launch(t, PROG, prog_store(t, &p, PROG), 0, 0, 2, slots).status, 0);
+	}
+	for (i = 0; i < N; i++)
+		bad += o[i] != x[i];
+	CHECK_EQ(bad, 0);
+	tc_free(t);
+}

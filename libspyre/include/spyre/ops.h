@@ -44,7 +44,7 @@ enum spyre_dtype {
 	SPYRE_BFLOAT16 = 2,
 	SPYRE_INT8 = 4,
 	SPYRE_INT32 = 5,
-	SPYRE_INT64 = 6,	/* indices only (embedding), values below 2^31 */
+	SPYRE_INT64 = 6,	/* two int32 words: see "int64" below */
 	SPYRE_BOOL = 7,		/* one byte, 0 or 1 (comparisons, masks) */
 };
 
@@ -152,11 +152,33 @@ int spyre_op_pow_scalar(spyre_ops *ops, spyre_stream *s, const struct spyre_tens
 /* out = min(max(x, lo), hi) */
 int spyre_op_clamp(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, double lo,
 		   double hi, const struct spyre_tensor *out);
-/* Copy any strided view into @out (same shape); a cast when dtypes differ. */
+/*
+ * Copy any strided view into @out (same shape); a cast when dtypes differ.
+ * Float -> integer casts round to nearest even and saturate.
+ *
+ * int64: the card has no 64-bit elements; the library reads an int64
+ * tensor by its low 32-bit words (a value outside the int32 range wraps to
+ * them) and writes one as low word + sign word (needs card interface 1.3).
+ * So int64 <-> int32/float/bool casts, int64 copies, fills and arange work
+ * on the card for values in the int32 range; int32 <-> int64 and int64
+ * copies are exact over that range on interface 1.4 cards (bit copies),
+ * anything through the fp32 vector unit (float casts, fill, arange) is
+ * exact up to 2^24. Other int64 ops return -EOPNOTSUPP (embedding takes
+ * int64 indices directly).
+ */
 int spyre_op_copy(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *src,
 		  const struct spyre_tensor *out);
-/* out = value everywhere. */
+/* out = value everywhere (int64: |value| <= 2^24, else -EOPNOTSUPP). */
 int spyre_op_fill(spyre_ops *ops, spyre_stream *s, double value, const struct spyre_tensor *out);
+/*
+ * out[i] = start + i * step for a 1-D @out of n elements (torch.arange with
+ * n = ceil((end - start) / step), computed by the caller). Computed on the
+ * card in fp32 as i * (float)step + (float)start, rounded once to out's
+ * dtype: fp32/fp16/bf16, int32 or int64. Integer dtypes need integral
+ * start and step and |values| <= 2^24 (else -EOPNOTSUPP); n <= 2^24.
+ */
+int spyre_op_arange(spyre_ops *ops, spyre_stream *s, double start, double step,
+		    const struct spyre_tensor *out);
 /*
  * out[..., M, N] = a[..., M, K] @ b[..., K, N], batch dims broadcast
  * (1-D operands as in torch.matmul are the caller's reshape).
@@ -245,6 +267,9 @@ int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_val
 int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre_value *out);
 int spyre_graph_pow_scalar(spyre_graph *g, spyre_value x, double p, spyre_value *out);
 int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_value *out);
+/* A new [n] value start + i * step of dtype @dt, as spyre_op_arange. */
+int spyre_graph_arange(spyre_graph *g, double start, double step, int64_t n,
+		       enum spyre_dtype dt, spyre_value *out);
 int spyre_graph_where(spyre_graph *g, spyre_value cond, spyre_value a, spyre_value b,
 		      spyre_value *out);
 int spyre_graph_masked_fill(spyre_graph *g, spyre_value x, spyre_value mask, double value,

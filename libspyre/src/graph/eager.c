@@ -47,6 +47,16 @@ static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor 
 		return spy_err(-EINVAL, "%s: internal: result is not a fresh value", call);
 	s->io = 0;
 	memcpy(x->strides, out->strides, sizeof(x->strides));
+	/* an int64 result is written as two int32 word slices: they follow */
+	for (d = 0; d < g->nn; d++) {
+		struct gval *w = &g->v[g->n[d].out];
+		unsigned int k;
+
+		if (w != x && w->store == x->store && x->dt == SPYRE_INT64 &&
+		    w->dt == SPYRE_INT32)
+			for (k = 0; k < w->ndim; k++)
+				w->strides[k] = out->strides[k] * 2;
+	}
 	g->outputs[0] = v;
 	g->noutputs = 1;
 	return 0;
@@ -252,11 +262,26 @@ int spyre_op_fill(spyre_ops *ops, spyre_stream *s, double value, const struct sp
 
 	if (!out)
 		return spy_err(-EINVAL, "spyre_op_fill: out is NULL");
-	if (out->dtype == SPYRE_INT64)
-		return spy_err(-EOPNOTSUPP, "spyre_op_fill: int64 fill: the card's vector unit has "
-			       "no int64");
 	a.dt = out->dtype;
 	return eager(ops, s, "spyre_op_fill", NULL, NULL, 0, out, f_fill, &a);
+}
+
+static int f_arange(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	(void)in;
+	return spyre_graph_arange(g, a->d0, a->d1, a->outt->shape[0], a->dt, out);
+}
+
+int spyre_op_arange(spyre_ops *ops, spyre_stream *s, double start, double step,
+		    const struct spyre_tensor *out)
+{
+	struct eager_args a = { .d0 = start, .d1 = step, .outt = out };
+
+	if (!out || out->ndim != 1)
+		return spy_err(-EINVAL, "spyre_op_arange: out is NULL or not 1-D");
+	a.dt = out->dtype;
+	return eager(ops, s, "spyre_op_arange", NULL, NULL, 0, out, f_arange, &a);
 }
 
 static int f_matmul(spyre_graph *g, const spyre_value *in, const struct eager_args *a,

@@ -37,4 +37,13 @@ int g_make_ew(spyre_graph *g, const char *call, const char *name, struct ewb *b,
 int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
 	      spyre_value b, spyre_value *out);
 
+/* int64 as two int32 words (graph_int64.c) */
+int g_int64_low(spyre_graph *g, spyre_value x);
+int g_write_int64(spyre_graph *g, const char *call, const char *name, struct ewb *e,
+		  spyre_value *out);
+int g_cast_int64(spyre_graph *g, const char *call, spyre_value x, enum spyre_dtype dt,
+		 spyre_value *out);
+int g_fill_int64(spyre_graph *g, const char *call, unsigned int ndim, const int64_t *shape,
+		 double value, spyre_value *out);
+
 #endif

@@ -430,8 +430,11 @@ int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_v
 		return ret;
 	if (!out || !spyre_dtype_bytes(dt))
 		return spy_err(-EINVAL, "%s: bad dtype %d or out is NULL", call, (int)dt);
-	if (!castable(g->v[x].dt) || !castable(dt))
-		return g_unsupported(call, "cast", &g->v[x], "the card has no int64 conversion");
+	if ((!castable(g->v[x].dt) && g->v[x].dt != SPYRE_INT64) ||
+	    (!castable(dt) && dt != SPYRE_INT64))
+		return g_unsupported(call, "cast", &g->v[x], "no card conversion for this dtype");
+	if (g->v[x].dt == SPYRE_INT64 || dt == SPYRE_INT64)
+		return g_cast_int64(g, call, x, dt, out);
 	g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, x), -1, 0, 0);
 	return g_make_ew(g, call, "cast", &e, dt, out);
 }
@@ -442,9 +445,6 @@ int spyre_graph_contiguous(spyre_graph *g, spyre_value x, spyre_value *out)
 
 	if (ret)
 		return ret;
-	if (g->v[x].dt == SPYRE_INT64)
-		return g_unsupported("spyre_graph_contiguous", "copy", &g->v[x],
-				   "the card's vector unit has no int64");
 	return spyre_graph_cast(g, x, g->v[x].dt, out);
 }
 
@@ -863,6 +863,8 @@ int g_fill(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t
 	int64_t sh[SPYRE_MAX_DIMS];
 	int ret;
 
+	if (dt == SPYRE_INT64)
+		return g_fill_int64(g, "fill", ndim, shape, value, out);
 	memcpy(sh, shape, ndim * sizeof(int64_t));
 	g_ew_const(&e, (float)value);
 	g_ew_fix(&e);
