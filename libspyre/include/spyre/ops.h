@@ -189,10 +189,20 @@ int spyre_op_matmul(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *
 int spyre_op_linear(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 		    const struct spyre_tensor *w, const struct spyre_tensor *bias,
 		    const struct spyre_tensor *out);
-/* Reductions over the last dimension (@dim must be the last one). */
+/* Reduction over any one dimension @dim (negative counts from the end). */
 int spyre_op_reduce(spyre_ops *ops, spyre_stream *s, enum spyre_reduce_op op,
 		    const struct spyre_tensor *x, int dim, int keepdim,
 		    const struct spyre_tensor *out);
+/*
+ * Reduction over the @ndims distinct dims @dims (any order, negative from
+ * the end; ndims 0: all dims, giving a 0-dim result without keepdim), as
+ * torch.sum(x, dims). Dims adjacent in memory are one kernel; others are
+ * reduced one after another (mean: sums, then one scale). @out must be
+ * contiguous when more than one dim is reduced.
+ */
+int spyre_op_reduce_dims(spyre_ops *ops, spyre_stream *s, enum spyre_reduce_op op,
+			 const struct spyre_tensor *x, const int *dims, unsigned int ndims,
+			 int keepdim, const struct spyre_tensor *out);
 int spyre_op_softmax(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
 		     const struct spyre_tensor *out);
 /*
@@ -283,6 +293,8 @@ int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value
 		       spyre_value *out);
 int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, int dim,
 		       int keepdim, spyre_value *out);
+int spyre_graph_reduce_dims(spyre_graph *g, enum spyre_reduce_op op, spyre_value x,
+			    const int *dims, unsigned int ndims, int keepdim, spyre_value *out);
 int spyre_graph_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value *out);
 int spyre_graph_argmax(spyre_graph *g, spyre_value x, int dim, int keepdim, spyre_value *out);
 int spyre_graph_cumsum(spyre_graph *g, spyre_value x, int dim, spyre_value *out);

@@ -19,6 +19,7 @@ struct eager_args {
 	int i0, i1;
 	enum spyre_dtype dt;
 	const struct spyre_tensor *outt;
+	const void *p;			/* op-specific extra arguments */
 };
 
 typedef int (*eager_fn)(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
@@ -340,6 +341,42 @@ int spyre_op_reduce(spyre_ops *ops, spyre_stream *s, enum spyre_reduce_op op,
 	if (!x)
 		return spy_err(-EINVAL, "spyre_op_reduce: x is NULL");
 	return eager(ops, s, "spyre_op_reduce", ins, names, 1, out, f_reduce, &a);
+}
+
+struct reduce_dims_args {
+	const int *dims;
+	unsigned int ndims;
+};
+
+static int f_reduce_dims(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+			 spyre_value *out)
+{
+	const struct reduce_dims_args *r = a->p;
+
+	return spyre_graph_reduce_dims(g, (enum spyre_reduce_op)a->op, in[0], r->dims,
+				       r->ndims, a->i1, out);
+}
+
+int spyre_op_reduce_dims(spyre_ops *ops, spyre_stream *s, enum spyre_reduce_op op,
+			 const struct spyre_tensor *x, const int *dims, unsigned int ndims,
+			 int keepdim, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x };
+	const char *names[] = { "x" };
+	struct reduce_dims_args r = { dims, ndims };
+	struct eager_args a = { .op = op, .i1 = keepdim, .p = &r };
+	int64_t want = 1;
+	int d;
+
+	if (!x || !out)
+		return spy_err(-EINVAL, "spyre_op_reduce_dims: x or out is NULL");
+	/* the result may be a reshaped view of the kernel's: it needs out's layout */
+	for (d = (int)out->ndim - 1; ndims != 1 && d >= 0 && out->ndim <= SPYRE_MAX_DIMS; d--) {
+		if (out->shape[d] != 1 && out->strides[d] != want)
+			return spy_err(-EINVAL, "spyre_op_reduce_dims: out must be contiguous");
+		want *= out->shape[d];
+	}
+	return eager(ops, s, "spyre_op_reduce_dims", ins, names, 1, out, f_reduce_dims, &a);
 }
 
 static int f_softmax(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
