@@ -124,6 +124,7 @@ TEST(ops_arange)
 						SPYRE_INT32, SPYRE_INT64 };
 	static const struct { double start, step; int64_t n; } cs[] = {
 		{ 0, 1, 1 }, { 0, 1, 1000 }, { -7, 3, 4099 }, { 5, -2, 77 }, { 2048, 1, 3 },
+		{ 4, 1, 0 },
 	};
 	double y[4099], r[4099];
 	struct dtensor d;

@@ -70,7 +70,7 @@ int g_write_int64(spyre_graph *g, const char *call, const char *name, struct ewb
 			       "this card is %u.%u", call, name,
 			       SPYRE_HW_VERSION_MAJOR_OF(g->ops->hw_version),
 			       SPYRE_HW_VERSION_MINOR_OF(g->ops->hw_version));
-	if (e->nuops + 2 > K_MAX_UOPS)
+	if (e->nuops + 3 > K_MAX_UOPS)
 		return spy_err(-EOPNOTSUPP, "%s: %s to int64: expression too long", call, name);
 	for (i = 0; i < e->nin; i++) {
 		const struct gval *xv = &g->v[e->in[i]];
@@ -80,7 +80,7 @@ int g_write_int64(spyre_graph *g, const char *call, const char *name, struct ewb
 			return ret;
 	}
 	if (!e->nin) {
-		/* a constant expression (fill, arange's caller passes its shape) */
+		/* callers pass an input that gives the shape (fill: a broadcast scalar) */
 		return spy_err(-EINVAL, "%s: internal: int64 expression without inputs", call);
 	}
 	/* high word: -1 where the rounded value is negative (x < -0.5), else 0 */
@@ -190,8 +190,7 @@ int spyre_graph_arange(spyre_graph *g, double start, double step, int64_t n,
 			       "card's fp32 vector unit is exact for integers up to 2^24 only",
 			       call, start, step, (long long)n, spyre_dtype_name(dt));
 	if (!n)
-		return dt == SPYRE_INT64 ? spy_err(-EINVAL, "%s: empty int64 arange", call) :
-			g_fill(g, dt, 1, &n, 0, out);
+		return g_fill(g, dt, 1, &n, 0, out);
 	ret = ops_iota(g->ops, n, &buf);
 	if (ret)
 		return ret;
