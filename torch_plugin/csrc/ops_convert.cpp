@@ -113,6 +113,12 @@ void card_copy(const at::Tensor &src_in, const at::Tensor &dst)
 		return;
 	TORCH_CHECK(src_in.device() == dst.device(), "spyre: card copy between ", src_in.device(),
 		    " and ", dst.device());
+	if (src_in.sizes() != dst.sizes() && src_in.scalar_type() != dst.scalar_type()) {
+		// a broadcast source: cast its own elements, then expand (a casting
+		// copy does not take stride-0 sources correctly)
+		card_copy(card_cast(src_in, dst.scalar_type()), dst);
+		return;
+	}
 	at::Tensor src = src_in.sizes() == dst.sizes() ? src_in : src_in.expand_as(dst);
 	auto sdt = src.scalar_type(), ddt = dst.scalar_type();
 	if (sdt == ddt && exact_integer(sdt)) {

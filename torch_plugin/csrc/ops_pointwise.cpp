@@ -431,6 +431,35 @@ at::Tensor &logical_not_k_out(const at::Tensor &x, at::Tensor &out)
 	return out;
 }
 
+// ~x of a bool tensor is logical_not; other dtypes' bit patterns have no
+// card function.
+at::Tensor bitwise_not_k(const at::Tensor &x)
+{
+	at::Tensor r;
+	if (x.scalar_type() != at::kBool ||
+	    !unary_run("bitwise_not", SPYRE_UN_LOGICAL_NOT, x, {}, false, &r, at::kBool))
+		return SPYRE_FALLBACK(bitwise_not, x);
+	return r;
+}
+
+at::Tensor &bitwise_not_k_(at::Tensor &x)
+{
+	at::Tensor r;
+	if (x.scalar_type() != at::kBool ||
+	    !unary_run("bitwise_not_", SPYRE_UN_LOGICAL_NOT, x, x, true, &r, at::kBool))
+		return SPYRE_FALLBACK(bitwise_not_, x);
+	return x;
+}
+
+at::Tensor &bitwise_not_k_out(const at::Tensor &x, at::Tensor &out)
+{
+	at::Tensor r;
+	if (x.scalar_type() != at::kBool || out.scalar_type() != at::kBool ||
+	    !unary_run("bitwise_not.out", SPYRE_UN_LOGICAL_NOT, x, out, false, &r, at::kBool))
+		return SPYRE_FALLBACK(bitwise_not_out, x, out);
+	return out;
+}
+
 // ---- clamp, pow -------------------------------------------------------------
 
 at::Tensor clamp_run(const char *name, const at::Tensor &x, double lo, double hi, at::Tensor out,
@@ -740,6 +769,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("logical_not", logical_not_k);
 	m.impl("logical_not_", logical_not_k_);
 	m.impl("logical_not.out", logical_not_k_out);
+	m.impl("bitwise_not", bitwise_not_k);
+	m.impl("bitwise_not_", bitwise_not_k_);
+	m.impl("bitwise_not.out", bitwise_not_k_out);
 #define REG_COMPARE(name)                                                                        \
 	m.impl(#name ".Tensor", name##_t);                                                       \
 	m.impl(#name "_.Tensor", name##_t_);                                                     \

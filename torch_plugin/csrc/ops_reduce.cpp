@@ -55,6 +55,20 @@ std::vector<int64_t> reduced_shape(const at::Tensor &x, const std::vector<int64_
 	return s;
 }
 
+// @x, or a contiguous copy of it when it is expanded (a stride-0 dim of
+// size > 1): the card's row kernels read a reduced row as real elements.
+at::Tensor unexpanded(const at::Tensor &x)
+{
+	for (int64_t d = 0; d < x.dim(); d++) {
+		if (x.stride(d) == 0 && x.size(d) > 1) {
+			at::Tensor c = at::empty(x.sizes(), x.options());
+			card_copy(x, c);
+			return c;
+		}
+	}
+	return x;
+}
+
 void reduce_one(spyre_reduce_op op, const at::Tensor &x, int64_t dim, bool keepdim,
 		const at::Tensor &out, const char *name)
 {
@@ -94,10 +108,10 @@ at::Tensor reduce_run(const char *name, spyre_reduce_op op, const at::Tensor &x_
 				       &od),
 			 name);
 	} else if (dims.size() == 1) {
-		reduce_one(op, card_cast(x_in, dt), dims[0], keepdim, dst, name);
+		reduce_one(op, unexpanded(card_cast(x_in, dt)), dims[0], keepdim, dst, name);
 	} else {
 		at::ScalarType acc = dims.size() > 1 ? at::kFloat : dt;
-		at::Tensor cur = card_cast(x_in, acc);
+		at::Tensor cur = unexpanded(card_cast(x_in, acc));
 		for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
 			auto s = cur.sizes().vec();
 			s[*it] = 1;
@@ -238,7 +252,7 @@ at::Tensor argmax_run(const char *name, const at::Tensor &x_in, int64_t dim, boo
 		return dst;
 	auto ops = ops_context(x_in.device().index());
 	auto *s = launch_stream(x_in);
-	at::Tensor x = x_in;
+	at::Tensor x = unexpanded(x_in);
 	if (negate) {
 		x = at::empty(x_in.sizes(), x_in.options());
 		spyre_tensor a = describe(x_in), b = describe(x);
@@ -311,7 +325,7 @@ at::Tensor along_run(const char *name, AlongFn fn, const at::Tensor &x_in, int64
 					 at::empty(x_in.sizes(), x_in.options().dtype(dt));
 	count_device_op(name);
 	if (x_in.numel()) {
-		at::Tensor x = card_cast(x_in, dt);
+		at::Tensor x = unexpanded(card_cast(x_in, dt));
 		spyre_tensor xd = describe(x), od = describe(dst);
 		check_op(fn(ops_context(x.device().index()), launch_stream(x), &xd, int(dim), &od),
 			 name);
