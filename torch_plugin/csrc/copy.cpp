@@ -3,11 +3,12 @@
 // How a copy runs (all of it on the current stream of the device involved):
 // - same dtype, both sides dense with the same strides: one DMA of the
 //   bytes (host->device, device->host, device->device on one card);
-// - anything else (strided views, broadcast sources, dtype conversion,
-//   card to card): the spanned bytes of the device side come to pinned
-//   host memory, PyTorch's CPU copy does the strided/converting part, and
-//   the result goes back as one DMA. When the op library gains device
-//   kernels for strided copies and casts, those cases move to the card.
+// - strided views, broadcast sources and dtype conversions within one
+//   card: a device kernel (card_copy in ops_convert.cpp, spyre_op_copy);
+// - anything else (host <-> device with a strided or converting side, card
+//   to card, dtypes the card has no type for): the spanned bytes of the
+//   device side come to pinned host memory, PyTorch's CPU copy does the
+//   strided/converting part, and the result goes back as one DMA.
 // - Host memory that is pinned memory of the same device is used by the
 //   DMA directly; pageable memory is staged through pinned memory.
 // - Uploads return once the source was consumed (staged or DMA'd);
@@ -19,9 +20,11 @@
 #include "allocator.h"
 #include "device.h"
 #include "host_allocator.h"
+#include "kernels.h"
 #include "stream.h"
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <cstring>
@@ -92,6 +95,38 @@ void copy_device_bytes(const void *src_dev, void *dst_dev, size_t nbytes, c10::D
 	spyre_buf s = resolve_device_ptr(src_dev, nbytes);
 	spyre_buf d = resolve_device_ptr(dst_dev, nbytes);
 	SPYRE_CHECK(spyre_memcpy_async(stream_of(index), &d, &s, nbytes));
+}
+
+// Both dtypes have a card type, or the copy moves integer bytes unchanged.
+bool card_copyable(at::ScalarType s, at::ScalarType d)
+{
+	auto exact = [](at::ScalarType t) {
+		return t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte ||
+		       t == at::kBool;
+	};
+	if (s == d && exact(s))
+		return true;
+	return to_spyre_dtype(s) && to_spyre_dtype(d);
+}
+
+// A copy within one card, on the card.
+void device_copy(const at::Tensor &src, const at::Tensor &dst)
+{
+	c10::DeviceGuard guard(dst.device());
+	auto overlap = src.storage().is_alias_of(dst.storage()) ? at::get_overlap_status(src, dst) :
+								   at::MemOverlapStatus::No;
+	if (overlap == at::MemOverlapStatus::Full && src.strides() == dst.strides() &&
+	    src.scalar_type() == dst.scalar_type())
+		return;
+	count_device_op("copy_");
+	if (overlap == at::MemOverlapStatus::No) {
+		card_copy(src, dst);
+		return;
+	}
+	// overlapping views (x[1:].copy_(x[:-1])): through a temporary
+	at::Tensor tmp = at::empty(src.sizes(), src.options());
+	card_copy(src, tmp);
+	card_copy(tmp, dst);
 }
 
 } // namespace
@@ -166,6 +201,12 @@ at::Tensor copy_from(const at::Tensor &src_in, const at::Tensor &dst, bool non_b
 					  dst.device().index());
 			return dst;
 		}
+	}
+
+	if (is_spyre(src) && src.device() == dst.device() &&
+	    card_copyable(src.scalar_type(), dst.scalar_type())) {
+		device_copy(src, dst);
+		return dst;
 	}
 
 	// General case through host memory.

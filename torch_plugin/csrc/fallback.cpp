@@ -118,6 +118,8 @@ std::vector<GeneratorSwap> swap_generators(const c10::FunctionSchema &schema,
 	return swaps;
 }
 
+} // namespace
+
 void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 {
 	const auto &schema = op.schema();
@@ -150,8 +152,6 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 		s.spyre.set_state(s.cpu.get_state());
 	}
 }
-
-} // namespace
 
 std::map<std::string, uint64_t> fallback_counts()
 {

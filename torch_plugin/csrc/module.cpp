@@ -4,6 +4,7 @@
 #include "device.h"
 #include "fallback.h"
 #include "host_allocator.h"
+#include "op_tensor.h"
 #include "stream.h"
 
 #include "spyre_hw.h" // SPYRE_HW_VERSION_{MAJOR,MINOR}_OF
@@ -86,6 +87,7 @@ PYBIND11_MODULE(_C, m)
 	m.def("_reset_fallback_counts", [] { reset_fallback_counts(); });
 	m.def("_set_fallback_mode", [](const std::string &s) { set_fallback_mode(s); });
 	m.def("_fallback_mode", [] { return fallback_mode(); });
+	m.def("_op_counts", [] { return device_op_counts(); });
 	m.def("_is_pinned_ptr", [](uintptr_t p) { return is_pinned_ptr(reinterpret_cast<void *>(p)); });
 	// Test hook: a one-shot card fault on the next command of the compute
 	// (0) or DMA (1) engine (libspyre's spyre_sim_inject_fault kinds).

@@ -6,6 +6,7 @@
 #include "allocator.h"
 #include "copy.h"
 #include "device.h"
+#include "kernels.h"
 #include "stream.h"
 
 #include <ATen/ATen.h>
@@ -17,6 +18,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace torch_spyre {
@@ -186,6 +188,36 @@ bool fill_pattern(const at::Tensor &t, const at::Scalar &value, uint32_t *patter
 	return false;
 }
 
+// Fills @self with spyre_op_fill (int64 as two int32 words); false when the
+// value or dtype does not fit the card's fp32 constant.
+bool card_fill(const at::Tensor &self, const at::Scalar &value)
+{
+	auto dt = self.scalar_type();
+	double v = value.toDouble();
+	bool exact_int = std::fabs(v) <= double(1 << 24) && v == std::floor(v);
+	if (!(card_float(dt) || ((dt == at::kInt || dt == at::kLong || dt == at::kChar ||
+				  dt == at::kBool) &&
+				 exact_int)))
+		return false;
+	auto *ops = ops_context(self.device().index());
+	auto *s = launch_stream(self);
+	count_device_op("fill_");
+	if (dt != at::kLong) {
+		spyre_tensor d = describe(self);
+		check_op(spyre_op_fill(ops, s, dt == at::kBool ? double(v != 0) : v, &d), "fill_");
+		return true;
+	}
+	// int64: low word v, high word its sign (-1 or 0)
+	spyre_tensor lo = describe_as(self, SPYRE_INT32);
+	for (unsigned i = 0; i < lo.ndim; i++)
+		lo.strides[i] *= 2;
+	spyre_tensor hi = lo;
+	hi.buf.offset += 4;
+	check_op(spyre_op_fill(ops, s, v, &lo), "fill_");
+	check_op(spyre_op_fill(ops, s, v < 0 ? -1.0 : 0.0, &hi), "fill_");
+	return true;
+}
+
 at::Tensor &fill_scalar(at::Tensor &self, const at::Scalar &value)
 {
 	if (self.numel() == 0)
@@ -201,8 +233,12 @@ at::Tensor &fill_scalar(at::Tensor &self, const at::Scalar &value)
 						 &dst, pattern, nbytes));
 		return self;
 	}
-	// Sizes or patterns the card's 32-bit fill cannot express: fill on the
-	// host and upload (a strided destination is read, filled and written back).
+	// Strided destinations and patterns the 32-bit fill cannot express: a
+	// fill kernel when the card's fp32 constant holds the value exactly.
+	if (card_fill(self, value))
+		return self;
+	// Else (large integers, dtypes the card lacks) fill on the host and
+	// upload (a strided destination is read, filled and written back).
 	auto cpu = at::empty_like(self, self.options().device(c10::kCPU)).fill_(value);
 	torch_spyre::copy_from(cpu, self, false);
 	return self;

@@ -26,9 +26,13 @@ def test_mlp_forward_and_backward():
     ms = m.to("spyre")
     y = ms(x.to("spyre"))
     y.sum().backward()
-    assert y.is_spyre and torch.equal(y.cpu(), ref)
+    # device kernels (fp32 inside, their own summation order) match the CPU
+    # to fp32 rounding, not bit for bit
+    assert y.is_spyre
+    torch.testing.assert_close(y.cpu(), ref, atol=1e-5, rtol=1e-5)
     for p, g in zip(ms.parameters(), grads):
-        assert p.grad.is_spyre and torch.equal(p.grad.cpu(), g)
+        assert p.grad.is_spyre
+        torch.testing.assert_close(p.grad.cpu(), g, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
@@ -40,7 +44,8 @@ def test_transformer_encoder_layer_eval(dtype):
         ref = layer(x)
         out = layer.to("spyre")(x.to("spyre"))
     assert out.is_spyre and out.dtype == dtype
-    assert torch.equal(out.cpu(), ref)
+    tol = 1e-5 if dtype == torch.float32 else 4e-3
+    torch.testing.assert_close(out.cpu(), ref, atol=tol, rtol=tol)
 
 
 def test_state_dict_roundtrip_through_spyre(tmp_path):

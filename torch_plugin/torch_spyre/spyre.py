@@ -17,7 +17,7 @@ __all__ = [
     "default_stream", "Stream", "Event", "memory_allocated", "max_memory_allocated",
     "memory_reserved", "max_memory_reserved", "memory_stats", "reset_peak_memory_stats",
     "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "fallback_counts",
-    "reset_fallback_counts", "set_fallback_mode", "get_fallback_mode", "counters",
+    "reset_fallback_counts", "set_fallback_mode", "get_fallback_mode", "op_counts", "counters",
     "device_time_ns", "get_rng_state", "set_rng_state",
 ]
 
@@ -255,3 +255,9 @@ def set_fallback_mode(mode: str) -> None:
 
 def get_fallback_mode() -> str:
     return _C._fallback_mode()
+
+
+def op_counts() -> dict[str, int]:
+    """Calls per operator that ran as a device kernel (through libspyre's op
+    library), since the process started: the counterpart of fallback_counts()."""
+    return dict(_C._op_counts())

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// Helpers shared by the device kernels of ops_pointwise.cpp, ops_reduce.cpp
+// and ops_convert.cpp: dtype questions, copies and casts on the card
+// (int64 included, as int32 words), and writing a result into out=.
+#pragma once
+
+#include "fallback.h"
+#include "op_tensor.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Operators.h>
+#include <ATen/native/CPUFallback.h>
+
+namespace torch_spyre {
+
+// The counted CPU fallback for op @op (an ATen operator struct name such as
+// add_Tensor) with the kernel's own arguments: for inputs the card cannot
+// take. Error mode refuses it, naming the op.
+#define SPYRE_FALLBACK(op, ...)                                                                  \
+	at::native::call_fallback_fn<&torch_spyre::spyre_cpu_fallback, ATEN_OP(op)>::call(      \
+		__VA_ARGS__)
+
+// fp32, fp16, bf16: the dtypes the card's vector unit computes in.
+bool card_float(at::ScalarType t);
+
+// A 0-dim CPU tensor operand (a wrapped Python number or torch.tensor(x)):
+// PyTorch lets it meet device tensors, the kernels pass it as a scalar.
+bool is_cpu_scalar(const at::Tensor &t);
+
+// Copies @src (a spyre tensor of @dst's shape, or broadcastable to it) into
+// @dst on the card, casting when the dtypes differ. int64 moves as int32
+// words (exact for values of int32 range when converting; same-dtype copies
+// of integers are exact for every value). Nothing is launched for 0 elements.
+void card_copy(const at::Tensor &src, const at::Tensor &dst);
+
+// @t in dtype @dt: @t itself, or a contiguous cast made on the card.
+at::Tensor card_cast(const at::Tensor &t, at::ScalarType dt);
+
+// int32 values known to be >= 0 (indices) widened into the int64 @dst.
+void widen_indices(const at::Tensor &idx32, const at::Tensor &dst);
+
+// Where a kernel writes a result of @shape and dtype @dt that belongs in
+// @out: @out itself when it has that shape and dtype, is contiguous, and
+// does not partly overlap any of @inputs (an exact alias, as in x.add_(y),
+// is fine for elementwise kernels); else a fresh contiguous tensor, which
+// the caller then card_copy()s into @out.
+at::Tensor direct_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType dt,
+		      std::initializer_list<at::Tensor> inputs, bool alias_ok = true);
+
+// Checks and resizes an out= tensor for a result of @shape and dtype @dt.
+void prepare_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType dt,
+		 const char *op);
+
+} // namespace torch_spyre

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+//
+// Copies and casts on the card (spyre_op_copy), and the helpers every
+// device kernel shares (kernels.h).
+//
+// The card's vector unit computes in fp32 and has no int64. So:
+// - float <-> float/int8/int32/bool casts are one spyre_op_copy;
+// - a same-dtype copy of an integer tensor moves its bytes as int8 lanes
+//   (shape [..., element size], exact for every value: an int8 survives the
+//   fp32 registers, a large int32 would not);
+// - int64 is two int32 words (little endian): narrowing reads the low
+//   words, widening writes the low words and the sign into the high words.
+#include "kernels.h"
+
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
+
+namespace torch_spyre {
+namespace {
+
+// @t's description with every element split into @lanes lanes of dtype @as
+// (a trailing dim of @lanes, stride 1).
+spyre_tensor describe_lanes(const at::Tensor &t, spyre_dtype as, int64_t lanes)
+{
+	TORCH_CHECK_NOT_IMPLEMENTED(t.dim() < SPYRE_MAX_DIMS, "spyre: a ", t.scalar_type(),
+				    " copy of a ", t.dim(), "-dim tensor (the card handles ",
+				    SPYRE_MAX_DIMS - 1, " dims for this dtype)");
+	spyre_tensor d = describe_as(t, as);
+	for (unsigned i = 0; i < d.ndim; i++)
+		d.strides[i] *= lanes;
+	d.shape[d.ndim] = lanes;
+	d.strides[d.ndim] = 1;
+	d.ndim++;
+	return d;
+}
+
+// The low (@word 0) or high (@word 1) int32 words of the int64 tensor @t.
+spyre_tensor describe_word(const at::Tensor &t, int word)
+{
+	spyre_tensor d = describe_as(t, SPYRE_INT32);
+	for (unsigned i = 0; i < d.ndim; i++)
+		d.strides[i] *= 2;
+	if (t.numel())
+		d.buf.offset += 4 * word;
+	return d;
+}
+
+// The same described bytes as int8 lanes (for exact integer moves).
+spyre_tensor as_bytes(spyre_tensor d, int64_t lanes)
+{
+	TORCH_CHECK_NOT_IMPLEMENTED(d.ndim < SPYRE_MAX_DIMS,
+				    "spyre: an integer copy of a tensor of ", d.ndim, " dims");
+	d.dtype = SPYRE_INT8;
+	for (unsigned i = 0; i < d.ndim; i++)
+		d.strides[i] *= lanes;
+	d.shape[d.ndim] = lanes;
+	d.strides[d.ndim] = 1;
+	d.ndim++;
+	return d;
+}
+
+void run_copy(const at::Tensor &like, const spyre_tensor &src, const spyre_tensor &dst)
+{
+	check_op(spyre_op_copy(ops_context(like.device().index()), launch_stream(like), &src, &dst),
+		 "copy");
+}
+
+bool exact_integer(at::ScalarType t)
+{
+	return t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte ||
+	       t == at::kBool;
+}
+
+// int64 @dst from @src (any card dtype but int64): low words take @src as
+// int32, high words its sign.
+void widen(const at::Tensor &src, const at::Tensor &dst)
+{
+	at::Tensor s32 = src.scalar_type() == at::kInt ? src : card_cast(src, at::kInt);
+	run_copy(dst, as_bytes(describe(s32), 4), as_bytes(describe_word(dst, 0), 4));
+	auto ops = ops_context(dst.device().index());
+	auto *st = launch_stream(dst);
+	spyre_tensor hi = describe_word(dst, 1);
+	if (src.scalar_type() == at::kBool) {
+		check_op(spyre_op_fill(ops, st, 0.0, &hi), "copy");
+		return;
+	}
+	// high word = -(x < 0): the sign survives the fp32 conversion
+	at::Tensor f = card_cast(s32, at::kFloat);
+	at::Tensor neg = at::empty(f.sizes(), f.options().dtype(at::kBool));
+	spyre_tensor fd = describe(f), nd = describe(neg);
+	check_op(spyre_op_binary_scalar(ops, st, SPYRE_BIN_LT, &fd, 0.0, 0, &nd), "copy");
+	at::Tensor m = card_cast(neg, at::kFloat);
+	spyre_tensor md = describe(m);
+	check_op(spyre_op_binary_scalar(ops, st, SPYRE_BIN_MUL, &md, -1.0, 0, &md), "copy");
+	run_copy(dst, md, hi);
+}
+
+} // namespace
+
+bool card_float(at::ScalarType t)
+{
+	return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
+}
+
+bool is_cpu_scalar(const at::Tensor &t)
+{
+	return t.defined() && t.device().is_cpu() && t.dim() == 0;
+}
+
+void card_copy(const at::Tensor &src_in, const at::Tensor &dst)
+{
+	if (dst.numel() == 0)
+		return;
+	TORCH_CHECK(src_in.device() == dst.device(), "spyre: card copy between ", src_in.device(),
+		    " and ", dst.device());
+	if (src_in.sizes() != dst.sizes() && src_in.scalar_type() != dst.scalar_type()) {
+		// a broadcast source: cast its own elements, then expand (a casting
+		// copy does not take stride-0 sources correctly)
+		card_copy(card_cast(src_in, dst.scalar_type()), dst);
+		return;
+	}
+	at::Tensor src = src_in.sizes() == dst.sizes() ? src_in : src_in.expand_as(dst);
+	auto sdt = src.scalar_type(), ddt = dst.scalar_type();
+	if (sdt == ddt && exact_integer(sdt)) {
+		int64_t es = dst.element_size();
+		spyre_tensor s = describe_as(src, SPYRE_INT8), d = describe_as(dst, SPYRE_INT8);
+		if (es == 1)
+			run_copy(dst, s, d);
+		else
+			run_copy(dst, describe_lanes(src, SPYRE_INT8, es),
+				 describe_lanes(dst, SPYRE_INT8, es));
+		return;
+	}
+	if (sdt == at::kLong) {
+		// values of int32 range: the low words hold them
+		spyre_tensor lo = describe_word(src, 0);
+		if (ddt == at::kInt) {
+			run_copy(dst, as_bytes(lo, 4), as_bytes(describe(dst), 4));
+			return;
+		}
+		run_copy(dst, lo, describe(dst));
+		return;
+	}
+	if (ddt == at::kLong) {
+		widen(src, dst);
+		return;
+	}
+	run_copy(dst, describe(src), describe(dst));
+}
+
+at::Tensor card_cast(const at::Tensor &t, at::ScalarType dt)
+{
+	if (t.scalar_type() == dt)
+		return t;
+	at::Tensor out = at::empty(t.sizes(), t.options().dtype(dt));
+	card_copy(t, out);
+	return out;
+}
+
+void widen_indices(const at::Tensor &idx32, const at::Tensor &dst)
+{
+	if (dst.numel() == 0)
+		return;
+	run_copy(dst, as_bytes(describe(idx32), 4), as_bytes(describe_word(dst, 0), 4));
+	spyre_tensor hi = describe_word(dst, 1);
+	check_op(spyre_op_fill(ops_context(dst.device().index()), launch_stream(dst), 0.0, &hi),
+		 "copy");
+}
+
+at::Tensor direct_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType dt,
+		      std::initializer_list<at::Tensor> inputs, bool alias_ok)
+{
+	bool ok = out.defined() && out.sizes() == shape && out.scalar_type() == dt &&
+		  out.is_contiguous() && at::has_internal_overlap(out) == at::MemOverlap::No;
+	for (const auto &in : inputs) {
+		if (!ok)
+			break;
+		if (!in.defined() || !in.device().is_privateuseone() ||
+		    !in.storage().is_alias_of(out.storage()))
+			continue;
+		auto st = at::get_overlap_status(out, in);
+		ok = st == at::MemOverlapStatus::No || (alias_ok && st == at::MemOverlapStatus::Full &&
+							in.sizes() == out.sizes() &&
+							in.strides() == out.strides());
+	}
+	if (ok)
+		return out;
+	return at::empty(shape, (out.defined() ? out.options() :
+						at::TensorOptions().device(c10::kPrivateUse1))
+					.dtype(dt)
+					.memory_format(at::MemoryFormat::Contiguous));
+}
+
+void prepare_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType dt, const char *op)
+{
+	TORCH_CHECK(out.device().is_privateuseone(), "spyre: ", op, ": out= is on ", out.device(),
+		    ", expected a spyre tensor");
+	TORCH_CHECK(at::canCast(dt, out.scalar_type()), "result type ", dt,
+		    " can't be cast to the desired output type ", out.scalar_type());
+	at::native::resize_output(out, shape);
+}
+
+} // namespace torch_spyre
