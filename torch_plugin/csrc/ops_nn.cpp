@@ -338,14 +338,26 @@ int64_t sdp_choice(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v
 		   const std::optional<at::Tensor> &mask, double dropout_p, bool is_causal,
 		   std::optional<double> scale, bool enable_gqa)
 {
-	bool fits = dropout_p == 0 && q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim() &&
-		    q.dim() <= 4 && is_float(q.scalar_type()) &&
+	bool fits = dropout_p == 0 && q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2 &&
+		    q.dim() <= 4 && k.dim() <= 4 && v.dim() <= 4 && is_float(q.scalar_type()) &&
 		    k.scalar_type() == q.scalar_type() && v.scalar_type() == q.scalar_type() &&
 		    (!enable_gqa || q.dim() < 3 || q.size(-3) == k.size(-3));
 	return int64_t(fits ? sdp::SDPBackend::overrideable : sdp::SDPBackend::math);
 }
 
 namespace {
+
+// @t converted to @dt on the card.
+at::Tensor cast(const at::Tensor &t, at::ScalarType dt)
+{
+	auto out = at::empty(t.sizes(), t.options().dtype(dt));
+	if (t.numel() == 0)
+		return out;
+	spyre_tensor ds = describe(t), dout = describe(out);
+	check_op(spyre_op_copy(ops_context(t.device().index()), launch_stream(t), &ds, &dout),
+		 "scaled_dot_product_attention");
+	return out;
+}
 
 // A 1-element tensor holding @value in @like's dtype, for broadcasting.
 at::Tensor constant(const at::Tensor &like, double value)
@@ -359,14 +371,25 @@ at::Tensor constant(const at::Tensor &like, double value)
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
 	   at::Tensor, at::Tensor>
-sdpa_overrideable(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+sdpa_overrideable(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tensor &v_in,
 		  const std::optional<at::Tensor> &bias, double dropout_p, bool is_causal,
 		  bool return_debug_mask, std::optional<double> scale)
 {
 	static const char *op = "scaled_dot_product_attention";
 	TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0, "spyre: ", op, " with dropout");
-	TORCH_CHECK(q.dim() >= 2 && k.dim() == q.dim() && v.dim() == q.dim(), op,
-		    ": query, key and value need the same number (2+) of dims");
+	TORCH_CHECK(q_in.dim() >= 2 && k_in.dim() >= 2 && v_in.dim() >= 2, op,
+		    ": query, key and value need 2+ dims");
+	// batch dims broadcast (as on the math path): expanded views, no copies
+	auto batch = at::infer_size(q_in.sizes().slice(0, q_in.dim() - 2),
+				    k_in.sizes().slice(0, k_in.dim() - 2));
+	batch = at::infer_size(batch, v_in.sizes().slice(0, v_in.dim() - 2));
+	auto expanded = [&](const at::Tensor &t) {
+		std::vector<int64_t> shape(batch);
+		shape.push_back(t.size(-2));
+		shape.push_back(t.size(-1));
+		return t.expand(shape);
+	};
+	auto q = expanded(q_in), k = expanded(k_in), v = expanded(v_in);
 	TORCH_CHECK(q.size(-1) == k.size(-1) && k.size(-2) == v.size(-2), op,
 		    ": query ", q.sizes(), ", key ", k.sizes(), " and value ", v.sizes(),
 		    " do not fit");
@@ -393,6 +416,13 @@ sdpa_overrideable(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
 		out.fill_(std::numeric_limits<double>::quiet_NaN());
 		return result();
 	}
+	// scores and softmax in fp32: half-precision scores of a few hundred
+	// would lose whole units before the exponentials (P is rounded once)
+	if (q.scalar_type() != at::kFloat) {
+		q = cast(q, at::kFloat);
+		k = cast(k, at::kFloat);
+		scores = at::empty(sshape, q.options());
+	}
 	matmul_into(op, q, k.transpose(-2, -1), scores);
 	double sc = scale.has_value() ? *scale : 1.0 / std::sqrt(double(q.size(-1)));
 	auto x = scalar_op(op, SPYRE_BIN_MUL, scores, sc);
@@ -401,7 +431,7 @@ sdpa_overrideable(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
 		auto m = bias->expand(sshape);
 		if (m.scalar_type() == at::kBool) {
 			// True keeps the score, False masks it out
-			auto masked = at::empty(sshape, q.options());
+			auto masked = at::empty(sshape, x.options());
 			auto ninf = constant(x, -std::numeric_limits<double>::infinity());
 			spyre_tensor dm = describe(m), dx = describe(x), dn = describe(ninf),
 				     dy = describe(masked);
@@ -413,10 +443,10 @@ sdpa_overrideable(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
 	}
 	if (is_causal) {
 		// key j > query i is masked: -inf above the diagonal, 0 elsewhere
-		auto causal = at::empty({lq, lk}, q.options());
+		auto causal = at::empty({lq, lk}, x.options());
 		spyre_tensor dc = describe(causal);
 		check_op(spyre_op_fill(ops, s, -std::numeric_limits<double>::infinity(), &dc), op);
-		auto upper = at::empty({lq, lk}, q.options());
+		auto upper = at::empty({lq, lk}, x.options());
 		spyre_tensor du = describe(upper);
 		check_op(spyre_op_tril(ops, s, &dc, 1, 1, &du), op);
 		x = add_into_new(op, x, upper);
@@ -424,7 +454,7 @@ sdpa_overrideable(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
 	auto p = at::empty(sshape, q.options());
 	spyre_tensor dx = describe(x), dp = describe(p);
 	check_op(spyre_op_softmax(ops, s, &dx, int(p.dim() - 1), &dp), op);
-	matmul_into(op, p, v, out);
+	matmul_into(op, p.scalar_type() == v.scalar_type() ? p : cast(p, v.scalar_type()), v, out);
 	count_device_op(op);
 	return result();
 }
