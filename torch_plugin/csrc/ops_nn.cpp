@@ -157,6 +157,41 @@ at::Tensor spyre_bmm(const at::Tensor &self, const at::Tensor &mat2)
 	return out;
 }
 
+// Matrix-vector and vector-vector products (torch.matmul's 1-D cases) as
+// matmuls over [K, 1] / [1, K] views of the vectors.
+at::Tensor spyre_mv(const at::Tensor &self, const at::Tensor &vec)
+{
+	TORCH_CHECK(self.dim() == 2 && vec.dim() == 1,
+		    "vector + matrix @ vector expected, got ", self.dim(), ", ", vec.dim());
+	TORCH_CHECK(self.size(1) == vec.size(0), "size mismatch, got input (", self.size(0),
+		    "), mat (", self.size(0), "x", self.size(1), "), vec (", vec.size(0), ")");
+	check_mm_operands("mv", self, vec);
+	c10::DeviceGuard guard(self.device());
+	auto out = at::empty({self.size(0)}, self.options());
+	matmul_into("mv", self, vec.unsqueeze(1), out.unsqueeze(1));
+	return out;
+}
+
+at::Tensor spyre_dot(const at::Tensor &self, const at::Tensor &other)
+{
+	TORCH_CHECK(self.dim() == 1 && other.dim() == 1,
+		    "1D tensors expected, but got ", self.dim(), "D and ", other.dim(),
+		    "D tensors");
+	TORCH_CHECK(self.size(0) == other.size(0),
+		    "inconsistent tensor size, expected tensor [", self.size(0),
+		    "] and src [", other.size(0),
+		    "] to have the same number of elements, but got ", self.size(0), " and ",
+		    other.size(0), " elements respectively");
+	TORCH_CHECK(self.scalar_type() == other.scalar_type(),
+		    "dot : expected both vectors to have same dtype, but found ",
+		    self.scalar_type(), " and ", other.scalar_type());
+	check_mm_operands("dot", self, other);
+	c10::DeviceGuard guard(self.device());
+	auto out = at::empty({}, self.options());
+	matmul_into("dot", self.unsqueeze(0), other.unsqueeze(1), out.view({1, 1}));
+	return out;
+}
+
 at::Tensor spyre_addmm(const at::Tensor &self, const at::Tensor &mat1, const at::Tensor &mat2,
 		 const at::Scalar &beta, const at::Scalar &alpha)
 {
@@ -526,6 +561,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("mm.out", mm_out);
 	m.impl("bmm", spyre_bmm);
 	m.impl("bmm.out", bmm_out);
+	m.impl("mv", spyre_mv);
+	m.impl("dot", spyre_dot);
 	m.impl("addmm", spyre_addmm);
 	m.impl("addmm.out", addmm_out);
 	m.impl("baddbmm", spyre_baddbmm);
