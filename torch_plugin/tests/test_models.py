@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Whole modules on spyre through the runtime (device memory, copies, views,
-autograd). Ops without a spyre kernel still run through the CPU fallback,
-so results equal CPU's exactly; this checks the runtime, not the kernels."""
+autograd). Ops with device kernels (the matmul family, layer norm,
+attention) compute in fp32 on the card and round once, so results match
+CPU's within a tolerance; the rest still runs through the CPU fallback here
+(test_models_eager.py runs models with the fallback forbidden)."""
 import warnings
 
 import pytest
@@ -29,10 +31,10 @@ def test_mlp_forward_and_backward():
     # device kernels (fp32 inside, their own summation order) match the CPU
     # to fp32 rounding, not bit for bit
     assert y.is_spyre
-    torch.testing.assert_close(y.cpu(), ref, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(y.cpu(), ref, rtol=1e-4, atol=1e-5)
     for p, g in zip(ms.parameters(), grads):
         assert p.grad.is_spyre
-        torch.testing.assert_close(p.grad.cpu(), g, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(p.grad.cpu(), g, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
@@ -44,8 +46,8 @@ def test_transformer_encoder_layer_eval(dtype):
         ref = layer(x)
         out = layer.to("spyre")(x.to("spyre"))
     assert out.is_spyre and out.dtype == dtype
-    tol = 1e-5 if dtype == torch.float32 else 4e-3
-    torch.testing.assert_close(out.cpu(), ref, atol=tol, rtol=tol)
+    tol = 1e-4 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(out.cpu(), ref, rtol=tol, atol=tol)
 
 
 def test_state_dict_roundtrip_through_spyre(tmp_path):

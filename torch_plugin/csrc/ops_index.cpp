@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+//
+// Device kernels of the indexing and shaping ops: embedding and
+// index_select (the op library's row gather), cat, tril/triu, and arange
+// (the op library has no iota: a fill of ones and a running sum).
+#include "op_tensor.h"
+
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+namespace torch_spyre {
+namespace {
+
+bool is_float(at::ScalarType t)
+{
+	return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
+}
+
+void check_index(const char *op, const at::Tensor &self, const at::Tensor &index)
+{
+	TORCH_CHECK(self.device() == index.device(),
+		    "Expected all tensors to be on the same device, but found at least two "
+		    "devices, ",
+		    self.device(), " and ", index.device(), "! (when checking arguments for ", op,
+		    ")");
+	TORCH_CHECK_INDEX(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
+			  "(): Expected dtype int32 or int64 for index");
+	TORCH_CHECK_NOT_IMPLEMENTED(is_float(self.scalar_type()), "spyre: ", op,
+				    " gathers float32/float16/bfloat16 rows on the card, not ",
+				    self.scalar_type());
+}
+
+// out[idx..., :] = weight[idx[...], :] for a [V, D] weight. An index outside
+// [0, V) fails the launch on the card (reported by the next synchronize).
+void gather_rows(const char *op, const at::Tensor &weight, const at::Tensor &idx,
+		 const at::Tensor &out)
+{
+	if (out.numel() == 0)
+		return;
+	spyre_tensor dw = describe(weight), di = describe(idx), dout = describe(out);
+	check_op(spyre_op_embedding(ops_context(out.device().index()), launch_stream(out), &dw, &di,
+				    &dout),
+		 op);
+	count_device_op(op);
+}
+
+at::Tensor spyre_embedding(const at::Tensor &weight, const at::Tensor &indices, c10::SymInt padding_idx,
+		     bool scale_grad_by_freq, bool sparse)
+{
+	TORCH_CHECK(weight.dim() == 2, "'weight' must be 2-D");
+	check_index("embedding", weight, indices);
+	c10::DeviceGuard guard(weight.device());
+	std::vector<int64_t> shape(indices.sizes().begin(), indices.sizes().end());
+	shape.push_back(weight.size(1));
+	auto out = at::empty(shape, weight.options());
+	// the op library takes up to SPYRE_MAX_DIMS - 1 index dims: flatten more
+	auto idx = indices.dim() < SPYRE_MAX_DIMS ? indices : indices.reshape({-1});
+	gather_rows("embedding", weight, idx,
+		    indices.dim() < SPYRE_MAX_DIMS ? out : out.view({-1, weight.size(1)}));
+	return out;
+}
+
+at::Tensor spyre_index_select(const at::Tensor &self, int64_t dim, const at::Tensor &index)
+{
+	TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+	check_index("index_select", self, index);
+	c10::DeviceGuard guard(self.device());
+	if (self.dim() == 0) {
+		TORCH_CHECK_INDEX(index.numel() == 1,
+				  "index_select(): Index to scalar can have only 1 value, got ",
+				  index.numel(), " value(s)");
+		return self.unsqueeze(0).index_select(0, index.reshape({1})).squeeze(0);
+	}
+	dim = c10::maybe_wrap_dim(dim, self.dim());
+	int64_t n = index.numel();
+	TORCH_CHECK_INDEX(self.size(dim) > 0 || n == 0,
+			  "index_select(): self indexing axis dim should be positive");
+	// rows along @dim: move it first and view the rest as one row
+	auto moved = self.movedim(dim, 0);
+	std::vector<int64_t> rest(moved.sizes().begin() + 1, moved.sizes().end());
+	int64_t row = c10::multiply_integers(rest);
+	auto weight = moved.reshape({moved.size(0), row});
+	auto rows = at::empty({n, row}, self.options());
+	gather_rows("index_select", weight, index.reshape({n}), rows);
+	std::vector<int64_t> shape{n};
+	shape.insert(shape.end(), rest.begin(), rest.end());
+	auto r = rows.view(shape).movedim(0, dim);
+	return dim == 0 ? r : r.contiguous();
+}
+
+at::Tensor &index_select_out(const at::Tensor &self, int64_t dim, const at::Tensor &index,
+			     at::Tensor &out)
+{
+	auto r = spyre_index_select(self, dim, index);
+	TORCH_CHECK(out.scalar_type() == r.scalar_type(), "index_select(): out has dtype ",
+		    out.scalar_type(), ", expected ", r.scalar_type());
+	at::native::resize_output(out, r.sizes());
+	return out.copy_(r);
+}
+
+// Concatenation: float tensors in one op library call; other dtypes (the
+// card has no int64 vector arithmetic) by device copies into slices.
+at::Tensor &cat_out(const at::ITensorListRef &tensors, int64_t dim, at::Tensor &out)
+{
+	std::vector<at::Tensor> all(tensors.begin(), tensors.end());
+	TORCH_CHECK(!all.empty(), "torch.cat(): expected a non-empty list of Tensors");
+	// legacy: 1-D empty tensors are skipped whatever the other shapes
+	std::vector<at::Tensor> xs;
+	const at::Tensor *ref = nullptr;
+	for (auto &t : all) {
+		TORCH_CHECK(t.device() == all[0].device(),
+			    "Expected all tensors to be on the same device, but found at least two "
+			    "devices, ",
+			    all[0].device(), " and ", t.device(), "! (when checking arguments for cat)");
+		if (t.dim() == 1 && t.size(0) == 0)
+			continue;
+		xs.push_back(t);
+		if (!ref)
+			ref = &xs.back();
+	}
+	auto dt = at::native::result_type(tensors);
+	TORCH_CHECK(at::canCast(dt, out.scalar_type()), "torch.cat(): result type ", dt,
+		    " can't be cast to the desired output type ", out.scalar_type());
+	if (xs.empty()) {
+		at::native::resize_output(out, {0});
+		return out;
+	}
+	const at::Tensor first = xs[0];
+	TORCH_CHECK(first.dim() > 0, "zero-dimensional tensor (at position 0) cannot be concatenated");
+	dim = c10::maybe_wrap_dim(dim, first.dim());
+	std::vector<int64_t> shape(first.sizes().begin(), first.sizes().end());
+	shape[dim] = 0;
+	for (size_t i = 0; i < xs.size(); i++) {
+		TORCH_CHECK(xs[i].dim() == first.dim(), "Tensors must have same number of dimensions: "
+							"got ",
+			    first.dim(), " and ", xs[i].dim());
+		for (int64_t d = 0; d < first.dim(); d++)
+			TORCH_CHECK(d == dim || xs[i].size(d) == first.size(d),
+				    "Sizes of tensors must match except in dimension ", dim,
+				    ". Expected size ", first.size(d), " but got size ", xs[i].size(d),
+				    " for tensor number ", i, " in the list.");
+		shape[dim] += xs[i].size(dim);
+	}
+	c10::DeviceGuard guard(first.device());
+	at::native::resize_output(out, shape);
+	if (out.numel() == 0)
+		return out;
+	bool one_call = is_float(out.scalar_type()) && out.is_contiguous() &&
+			xs.size() <= 64;
+	if (one_call) {
+		std::vector<spyre_tensor> ds;
+		std::vector<at::Tensor> keep;
+		for (auto &x : xs) {
+			at::Tensor t = x;
+			if (t.scalar_type() != out.scalar_type())
+				t = t.to(out.scalar_type());
+			keep.push_back(t);
+			if (t.numel())
+				ds.push_back(describe(t));
+		}
+		spyre_tensor dout = describe(out);
+		check_op(spyre_op_cat(ops_context(out.device().index()), launch_stream(out), ds.data(),
+				      unsigned(ds.size()), int(dim), &dout),
+			 "cat");
+		count_device_op("cat");
+		return out;
+	}
+	int64_t at = 0;
+	for (auto &x : xs) {
+		if (x.size(dim))
+			out.narrow(dim, at, x.size(dim)).copy_(x);
+		at += x.size(dim);
+	}
+	count_device_op("cat");
+	return out;
+}
+
+at::Tensor spyre_cat(const at::ITensorListRef &tensors, int64_t dim)
+{
+	std::vector<at::Tensor> all(tensors.begin(), tensors.end());
+	TORCH_CHECK(!all.empty(), "torch.cat(): expected a non-empty list of Tensors");
+	auto out = at::empty({0}, all[0].options().dtype(at::native::result_type(tensors)));
+	cat_out(tensors, dim, out);
+	return out;
+}
+
+at::Tensor tri(const char *op, const at::Tensor &self, int64_t k, bool upper)
+{
+	TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+	TORCH_CHECK_NOT_IMPLEMENTED(is_float(self.scalar_type()), "spyre: ", op,
+				    " of float32/float16/bfloat16 only, not ", self.scalar_type());
+	c10::DeviceGuard guard(self.device());
+	auto out = at::empty(self.sizes(), self.options());
+	if (out.numel() == 0)
+		return out;
+	// beyond the matrix the result is all kept or all zero: no float limit
+	int64_t rows = self.size(-2), cols = self.size(-1);
+	k = std::max<int64_t>(std::min<int64_t>(k, cols + 1), -rows - 1);
+	spyre_tensor dx = describe(self), dout = describe(out);
+	check_op(spyre_op_tril(ops_context(self.device().index()), launch_stream(self), &dx, k,
+			       upper, &dout),
+		 op);
+	count_device_op(op);
+	return out;
+}
+
+at::Tensor spyre_tril(const at::Tensor &self, int64_t k)
+{
+	return tri("tril", self, k, false);
+}
+
+at::Tensor spyre_triu(const at::Tensor &self, int64_t k)
+{
+	return tri("triu", self, k, true);
+}
+
+at::Tensor &tril_out(const at::Tensor &self, int64_t k, at::Tensor &out)
+{
+	auto r = spyre_tril(self, k);
+	at::native::resize_output(out, r.sizes());
+	return out.copy_(r);
+}
+
+at::Tensor &triu_out(const at::Tensor &self, int64_t k, at::Tensor &out)
+{
+	auto r = spyre_triu(self, k);
+	at::native::resize_output(out, r.sizes());
+	return out.copy_(r);
+}
+
+// arange: float and int32 results on the card (ones, a running sum, then
+// start + i * step); int64 ones (the card has no int64 arithmetic) are
+// written on the host and uploaded.
+at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at::Scalar &step,
+		       at::Tensor &out)
+{
+	double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+	TORCH_CHECK(st != 0, "step must be nonzero");
+	TORCH_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", s, " -> ", e);
+	TORCH_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+		    "upper bound and larger bound inconsistent with step sign");
+	int64_t n;
+	if (at::isIntegralType(out.scalar_type(), true) && start.isIntegral(true) &&
+	    end.isIntegral(true) && step.isIntegral(true)) {
+		int64_t a = start.toLong(), b = end.toLong(), c = step.toLong();
+		n = c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c;
+	} else {
+		n = int64_t(std::ceil((e - s) / st));
+	}
+	c10::DeviceGuard guard(out.device());
+	at::native::resize_output(out, {n});
+	if (n == 0)
+		return out;
+	auto dt = out.scalar_type();
+	if (!(is_float(dt) || dt == at::kInt) || n > (int64_t(1) << 24) ||
+	    !out.is_contiguous()) {
+		auto host = at::arange(start, end, step, out.options().device(c10::kCPU));
+		out.copy_(host);
+		count_device_op("arange");
+		return out;
+	}
+	auto *ops = ops_context(out.device().index());
+	auto *str = launch_stream(out);
+	auto ones = at::empty({n}, out.options().dtype(at::kFloat));
+	auto idx = at::empty({n}, out.options().dtype(at::kFloat));
+	spyre_tensor d1 = describe(ones), di = describe(idx);
+	check_op(spyre_op_fill(ops, str, 1.0, &d1), "arange");
+	check_op(spyre_op_cumsum(ops, str, &d1, 0, &di), "arange");
+	// idx holds 1..n exactly (below 2^24): value = (idx - 1) * step + start
+	check_op(spyre_op_binary_scalar(ops, str, SPYRE_BIN_SUB, &di, 1.0, 0, &di), "arange");
+	check_op(spyre_op_binary_scalar(ops, str, SPYRE_BIN_MUL, &di, st, 0, &di), "arange");
+	auto dout = describe(out);
+	if (dt == at::kFloat) {
+		check_op(spyre_op_binary_scalar(ops, str, SPYRE_BIN_ADD, &di, s, 0, &dout),
+			 "arange");
+	} else {
+		check_op(spyre_op_binary_scalar(ops, str, SPYRE_BIN_ADD, &di, s, 0, &di), "arange");
+		check_op(spyre_op_copy(ops, str, &di, &dout), "arange");
+	}
+	count_device_op("arange");
+	return out;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
+{
+	m.impl("embedding", spyre_embedding);
+	m.impl("index_select", spyre_index_select);
+	m.impl("index_select.out", index_select_out);
+	m.impl("cat", spyre_cat);
+	m.impl("cat.out", cat_out);
+	m.impl("tril", spyre_tril);
+	m.impl("tril.out", tril_out);
+	m.impl("triu", spyre_triu);
+	m.impl("triu.out", triu_out);
+	m.impl("arange.start_out", arange_out);
+}
+
+} // namespace torch_spyre

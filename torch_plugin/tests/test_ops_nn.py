@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: MIT
+"""Device kernels of ops_nn.cpp and ops_index.cpp (matmul family, layer
+norm, attention, embedding/index_select, cat, tril/triu, arange) against
+the CPU, with the CPU fallback forbidden: each op must run on the card."""
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+D = "spyre"
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+# the card computes in fp32 and rounds once; the CPU's half kernels round
+# differently, so half results are compared at their own precision
+TOL = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16: (5e-2, 5e-2)}
+
+
+@pytest.fixture(autouse=True)
+def _no_fallback():
+    torch.spyre.set_fallback_mode("error")
+
+
+def rand(*shape, dtype=torch.float32, gen=None):
+    g = gen or torch.Generator().manual_seed(sum(shape) + 7)
+    return torch.randn(*shape, generator=g).to(dtype)
+
+
+def close(got, want, dtype=None):
+    rtol, atol = TOL[dtype or want.dtype]
+    torch.testing.assert_close(got.cpu(), want, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_mm_bmm_and_transposed_views(dtype):
+    a, b = rand(5, 7, dtype=dtype), rand(7, 3, dtype=dtype)
+    close(torch.mm(a.to(D), b.to(D)), (a.float() @ b.float()).to(dtype), dtype)
+    bt = rand(3, 7, dtype=dtype)
+    close(torch.mm(a.to(D), bt.to(D).t()), (a.float() @ bt.float().t()).to(dtype), dtype)
+    x, y = rand(4, 5, 6, dtype=dtype), rand(4, 6, 2, dtype=dtype)
+    close(torch.bmm(x.to(D), y.to(D)), (x.float() @ y.float()).to(dtype), dtype)
+    assert torch.spyre.get_fallback_mode() == "error"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_linear_runs_through_addmm_with_transposed_weight(dtype):
+    lin = torch.nn.Linear(16, 8).to(dtype)
+    x = rand(3, 4, 16, dtype=dtype)
+    with torch.no_grad():
+        want = copy.deepcopy(lin).float()(x.float()).to(dtype)
+        got = lin.to(D)(x.to(D))
+    assert got.shape == (3, 4, 8)
+    close(got, want, dtype)
+
+
+def test_addmm_baddbmm_scalars_and_broadcast():
+    s, a, b = rand(4, 1), rand(4, 6), rand(6, 5)
+    close(torch.addmm(s.to(D), a.to(D), b.to(D), beta=0.5, alpha=2.0),
+          torch.addmm(s, a, b, beta=0.5, alpha=2.0))
+    nan = torch.full((4, 5), float("nan"))
+    close(torch.addmm(nan.to(D), a.to(D), b.to(D), beta=0), a @ b)
+    s3, x, y = rand(5), rand(2, 3, 4), rand(2, 4, 5)
+    close(torch.baddbmm(s3.to(D), x.to(D), y.to(D), alpha=-1.0),
+          torch.baddbmm(s3, x, y, alpha=-1.0))
+    out = torch.empty(0, device=D)
+    torch.mm(a.to(D), b.to(D), out=out)
+    close(out, a @ b)
+
+
+def test_matmul_shapes_and_errors():
+    x, y = rand(2, 3, 4, 5), rand(2, 3, 5, 6)
+    close(x.to(D) @ y.to(D), x @ y)
+    close(x.to(D) @ y[0, 0].to(D), x @ y[0, 0])
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        torch.mm(rand(2, 3).to(D), rand(4, 2).to(D))
+    with pytest.raises(NotImplementedError, match="spyre: mm"):
+        torch.mm(torch.ones(2, 2, dtype=torch.int32).to(D),
+                 torch.ones(2, 2, dtype=torch.int32).to(D))
+    empty_k = torch.mm(torch.ones(3, 0).to(D), torch.ones(0, 2).to(D))
+    assert torch.equal(empty_k.cpu(), torch.zeros(3, 2))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_layer_norm_outputs_and_stats(dtype):
+    x, w, b = rand(3, 4, 10, dtype=dtype), rand(10, dtype=dtype), rand(10, dtype=dtype)
+    got = torch.native_layer_norm(x.to(D), [10], w.to(D), b.to(D), 1e-5)
+    want = torch.native_layer_norm(x.float(), [10], w.float(), b.float(), 1e-5)
+    for g, wv in zip(got, want):
+        close(g, wv.to(g.dtype), dtype)
+    # two normalized dims, no affine parameters
+    close(F.layer_norm(x.to(D), [4, 10]), F.layer_norm(x.float(), [4, 10]).to(dtype), dtype)
+
+
+def test_embedding_and_index_select():
+    w = rand(10, 6)
+    idx = torch.tensor([[1, 9, 0], [3, 3, 2]])
+    close(F.embedding(idx.to(D), w.to(D)), F.embedding(idx, w))
+    close(F.embedding(idx.int().to(D), w.half().to(D)), F.embedding(idx, w.half()))
+    x = rand(4, 5, 6)
+    for dim in range(3):
+        i = torch.tensor([3, 0, 3])
+        close(torch.index_select(x.to(D), dim, i.to(D)), torch.index_select(x, dim, i))
+    with pytest.raises(IndexError, match="int32 or int64"):
+        torch.index_select(x.to(D), 0, torch.tensor([0.0]).to(D))
+
+
+def test_cat_tril_triu():
+    xs = [rand(2, 3), rand(2, 1), rand(2, 4)]
+    close(torch.cat([t.to(D) for t in xs], 1), torch.cat(xs, 1))
+    close(torch.cat([t.to(D) for t in xs] + [torch.empty(0).to(D)], -1), torch.cat(xs, -1))
+    ints = [torch.arange(6).view(2, 3), torch.arange(4).view(2, 2)]
+    assert torch.equal(torch.cat([t.to(D) for t in ints], 1).cpu(), torch.cat(ints, 1))
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
+        torch.cat([rand(2, 3).to(D), rand(3, 3).to(D)], 1)
+    m = rand(2, 5, 4)
+    for k in (-7, -1, 0, 2, 9):
+        assert torch.equal(torch.tril(m.to(D), k).cpu(), torch.tril(m, k))
+        assert torch.equal(torch.triu(m.to(D), k).cpu(), torch.triu(m, k))
+
+
+@pytest.mark.parametrize("args,dtype", [
+    ((7,), torch.int64), ((2, 11, 3), torch.int64), ((5,), torch.float32),
+    ((0.5, 3.0, 0.25), torch.float32), ((10, 0, -3), torch.int32),
+    ((0, 2, 0.125), torch.float16)])
+def test_arange(args, dtype):
+    got = torch.arange(*args, dtype=dtype, device=D)
+    torch.testing.assert_close(got.cpu(), torch.arange(*args, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sdpa_causal_and_masks(dtype):
+    q, k, v = rand(2, 3, 5, 8, dtype=dtype), rand(2, 3, 5, 8, dtype=dtype), rand(2, 3, 5, 4, dtype=dtype)
+    ref = lambda **kw: F.scaled_dot_product_attention(q.float(), k.float(), v.float(), **kw).to(dtype)
+    run = lambda **kw: F.scaled_dot_product_attention(q.to(D), k.to(D), v.to(D), **kw)
+    close(run(), ref(), dtype)
+    close(run(is_causal=True), ref(is_causal=True), dtype)
+    close(run(scale=0.3), ref(scale=0.3), dtype)
+    add = rand(1, 3, 5, 5)
+    close(run(attn_mask=add.to(dtype).to(D)), ref(attn_mask=add), dtype)
+
+
+def test_sdpa_bool_mask():
+    q, k, v = rand(1, 2, 6, 8), rand(1, 2, 4, 8), rand(1, 2, 4, 8)
+    keep = torch.rand(6, 4, generator=torch.Generator().manual_seed(1)) > 0.3
+    keep[:, 0] = True
+    # PyTorch turns a bool mask into an additive one with aten::where before
+    # it picks a backend: that op is elementwise (not this file's), so it
+    # alone may still reach the fallback
+    torch.spyre.set_fallback_mode("warn")
+    torch.spyre.reset_fallback_counts()
+    got = F.scaled_dot_product_attention(q.to(D), k.to(D), v.to(D), attn_mask=keep.to(D))
+    assert set(torch.spyre.fallback_counts()) <= {"aten::where.self"}
+    close(got, F.scaled_dot_product_attention(q, k, v, attn_mask=keep))
