@@ -131,6 +131,7 @@ public:
 		c10::Device device(c10::DeviceType::PrivateUse1, index);
 		if (nbytes == 0)
 			return c10::DataPtr(nullptr, nullptr, &delete_ptr, device);
+		check_device_index(index);
 		auto &st = state(index);
 		c10::Stream stream = current_stream(index);
 		void *p = malloc_block(st, nbytes, stream.id());

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "device.h"
 
+#include <pthread.h>
+
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -19,11 +22,27 @@ struct DeviceTable {
 	std::array<spyre_device_props, kMaxDevices> props{};
 };
 
+// Set in a child forked after the parent opened a device: the handles are
+// copies whose worker threads and pending work stayed in the parent.
+std::atomic<bool> forked_with_open_device{false};
+
+void mark_bad_fork_in_child();
+
 // Leaked on purpose: tensors freed during interpreter shutdown still need it.
 DeviceTable &table()
 {
-	static auto *t = new DeviceTable();
+	static auto *t = [] {
+		pthread_atfork(nullptr, nullptr, mark_bad_fork_in_child);
+		return new DeviceTable();
+	}();
 	return *t;
+}
+
+void mark_bad_fork_in_child()
+{
+	for (spyre_device *h : table().handles)
+		if (h)
+			forked_with_open_device.store(true);
 }
 
 thread_local c10::DeviceIndex tls_current_device = 0;
@@ -62,8 +81,17 @@ const std::string &unavailable_reason()
 	return table().reason;
 }
 
+bool is_in_bad_fork() noexcept
+{
+	return forked_with_open_device.load();
+}
+
 void check_device_index(c10::DeviceIndex index)
 {
+	TORCH_CHECK(!is_in_bad_fork(),
+		    "spyre: cannot use a Spyre device in a process forked after its parent "
+		    "opened one (the parent's streams and worker threads do not exist here); "
+		    "start subprocesses with the 'spawn' method");
 	auto n = device_count();
 	TORCH_CHECK(n > 0, "spyre: no Spyre device is available: ", unavailable_reason());
 	TORCH_CHECK_INDEX(index >= 0 && index < n, "spyre: invalid device index ", int(index),

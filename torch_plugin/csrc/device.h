@@ -17,8 +17,12 @@ namespace torch_spyre {
 c10::DeviceIndex device_count() noexcept;
 // Why device_count() is 0 ("" otherwise).
 const std::string &unavailable_reason();
-// Throws a clear error for an index outside [0, device_count()).
+// Throws a clear error for an index outside [0, device_count()) and in a
+// child forked after the parent opened a device.
 void check_device_index(c10::DeviceIndex index);
+// True in a child forked after this process opened a device: such a child
+// cannot use the devices (torch.spyre._is_in_bad_fork(), as CUDA's).
+bool is_in_bad_fork() noexcept;
 // The open libspyre device for @index (opened on first use).
 spyre_device *device_handle(c10::DeviceIndex index);
 const spyre_device_props &device_props(c10::DeviceIndex index);

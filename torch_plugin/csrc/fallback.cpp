@@ -126,6 +126,9 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 	std::string name = schema.operator_name().name;
 	if (!schema.operator_name().overload_name.empty())
 		name += "." + schema.operator_name().overload_name;
+	// mixed devices are the caller's error, not a missing kernel: say so
+	// before counting, warning about or refusing a fallback
+	check_devices(op, *stack, schema.arguments().size());
 	auto &st = state();
 	bool warn = false, error;
 	{
@@ -144,7 +147,6 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 			   "' has no spyre kernel; it runs on the CPU (copies to and from the "
 			   "device). torch.spyre.fallback_counts() counts such calls; "
 			   "TORCH_SPYRE_FALLBACK=error makes them errors.");
-	check_devices(op, *stack, schema.arguments().size());
 	auto swaps = swap_generators(schema, *stack);
 	at::native::cpu_fallback(op, stack);
 	for (auto &s : swaps) {

@@ -150,6 +150,34 @@ def test_manual_seed_makes_random_ops_reproducible():
     assert torch.equal(torch.rand(8, device="spyre", generator=g).cpu(), c.cpu())
 
 
+def test_torch_manual_seed_seeds_spyre_too():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch.random warns if it cannot seed spyre
+        torch.manual_seed(11)
+        a = torch.randn(16, device="spyre")
+        torch.manual_seed(11)
+        b = torch.randn(16, device="spyre")
+    assert torch.equal(a.cpu(), b.cpu())
+
+
+def test_forked_child_cannot_use_the_parents_device():
+    torch.ones(1, device="spyre").cpu()  # this process has opened the device
+    assert not torch.spyre._is_in_bad_fork()
+    pid = os.fork()
+    if pid == 0:  # child: report through the exit code only
+        code = 3
+        try:
+            code = 1 if torch.spyre._is_in_bad_fork() else 2
+            torch.ones(1, device="spyre")
+        except RuntimeError as e:
+            code = 0 if code == 1 and "spawn" in str(e) else 4
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 def test_autoload_failure_leaves_torch_usable():
     # a backend that fails to load must not break `import torch`
     code = """

@@ -51,10 +51,15 @@ except NotImplementedError as e:
 
 def test_mixed_devices_is_an_error(two_devices):
     d0, d1 = two_devices
-    with pytest.raises(RuntimeError, match="same device"):
-        torch.ones(2, device=d0) + torch.ones(2, device=d1)
-    with pytest.raises(RuntimeError, match="same device"):
-        torch.ones(2, device=d0) + torch.ones(2)
+    import warnings
+    torch.spyre.reset_fallback_counts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "runs on the CPU" warning first
+        with pytest.raises(RuntimeError, match="same device"):
+            torch.ones(2, device=d0) + torch.ones(2, device=d1)
+        with pytest.raises(RuntimeError, match="same device"):
+            torch.ones(2, device=d0) + torch.ones(2)
+    assert torch.spyre.fallback_counts() == {}  # nothing ran on the CPU
     # a 0-dim CPU tensor is a scalar operand, as on CUDA
     r = torch.ones(2, device=d0) + torch.tensor(1.0)
     assert torch.equal(r.cpu(), torch.full((2,), 2.0))

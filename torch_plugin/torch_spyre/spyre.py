@@ -122,6 +122,11 @@ def manual_seed(seed: int) -> None:
     _generator().manual_seed(int(seed))
 
 
+def _is_in_bad_fork() -> bool:
+    """True in a child forked after this process opened a device (torch.random asks)."""
+    return _C._is_in_bad_fork()
+
+
 def manual_seed_all(seed: int) -> None:
     for i in range(device_count()):
         _generator(i).manual_seed(int(seed))
