@@ -150,3 +150,67 @@ def test_sdpa_bool_mask():
     got = F.scaled_dot_product_attention(q.to(D), k.to(D), v.to(D), attn_mask=keep.to(D))
     assert set(torch.spyre.fallback_counts()) <= {"aten::where.self"}
     close(got, F.scaled_dot_product_attention(q, k, v, attn_mask=keep))
+
+
+def mha_pair(dtype, embed=32, heads=4):
+    torch.manual_seed(5)
+    ref = torch.nn.MultiheadAttention(embed, heads, batch_first=True).eval()
+    return ref, copy.deepcopy(ref).to(dtype).to(D)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("need_weights,average", [(False, True), (True, True), (True, False)])
+def test_multihead_attention_fast_path(dtype, need_weights, average):
+    # eval-mode nn.MultiheadAttention calls _native_multi_head_attention
+    ref, dev = mha_pair(dtype)
+    x, mem = rand(2, 5, 32), rand(2, 7, 32)
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)  # True masks out
+    pad = torch.tensor([[False] * 7, [False] * 4 + [True] * 3])
+    cases = [(x, x, x, {}), (x, x, x, {"attn_mask": causal}),
+             (x, mem, mem, {"key_padding_mask": pad})]
+    with torch.no_grad():
+        for q, k, v, masks in cases:
+            want, want_w = ref(q, k, v, need_weights=need_weights,
+                               average_attn_weights=average, **masks)
+            dev_masks = {name: m.to(D) for name, m in masks.items()}
+            args = [t.to(dtype).to(D) for t in (q, k, v)]
+            if q is k:
+                args = [args[0]] * 3  # the same tensor: the self-attention path
+            got, got_w = dev(*args, need_weights=need_weights, average_attn_weights=average,
+                             **dev_masks)
+            close(got.float(), want, dtype)
+            if need_weights:
+                close(got_w.float(), want_w, dtype)
+            else:
+                assert got_w is None and want_w is None
+
+
+def test_native_mha_masks_like_the_cpu_kernel():
+    # the op itself, mask_type 1 (key padding); a row with every key masked
+    # out is NaN in ATen's CPU kernel and must be NaN here too
+    ref, _ = mha_pair(torch.float32)
+    x = rand(2, 3, 32)
+    pad = torch.tensor([[True, True, True], [False, True, False]])
+    params = [ref.in_proj_weight, ref.in_proj_bias, ref.out_proj.weight, ref.out_proj.bias]
+    with torch.no_grad():
+        want, want_w = torch._native_multi_head_attention(x, x, x, 32, 4, *params, pad, True,
+                                                          True, 1)
+        xd = x.to(D)
+        got, got_w = torch._native_multi_head_attention(xd, xd, xd, 32, 4,
+                                                        *[p.to(D) for p in params],
+                                                        pad.to(D), True, True, 1)
+    assert torch.isnan(want[0]).all() and not torch.isnan(want[1]).any()
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-5, equal_nan=True)
+    torch.testing.assert_close(got_w.cpu(), want_w, rtol=1e-4, atol=1e-5, equal_nan=True)
+
+
+def test_transformer_decoder_layer_stays_on_the_card():
+    torch.manual_seed(6)
+    ref = torch.nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0, batch_first=True).eval()
+    dev = copy.deepcopy(ref).to(D)
+    x, mem = rand(2, 6, 32), rand(2, 9, 32)
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(6)
+    with torch.no_grad():
+        want = ref(x, mem, tgt_mask=causal, tgt_is_causal=True)
+        got = dev(x.to(D), mem.to(D), tgt_mask=causal.to(D), tgt_is_causal=True)
+    close(got, want)
