@@ -146,3 +146,18 @@ def test_hf_greedy_tokens(kind):
         got = dev(ids.to(D), use_cache=False).logits
     assert_near(got, want, torch.float32)
     assert torch.equal(greedy(dev, ids.to(D), 3).cpu(), greedy(ref, ids, 3))
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+@pytest.mark.parametrize("use_cache", [False, True], ids=["no_cache", "kv_cache"])
+def test_hf_generate_greedy_tokens(kind, use_cache):
+    # the whole generate() loop on the card: embeddings, attention, the KV
+    # cache, and the integer/bool bookkeeping (positions, stopping criteria)
+    ref, dev = on_card(hf_model(kind))
+    ids = torch.randint(0, 128, (2, 5), generator=torch.Generator().manual_seed(8))
+    kw = dict(max_new_tokens=6, do_sample=False, use_cache=use_cache, pad_token_id=0)
+    with torch.no_grad():
+        want = ref.generate(ids, **kw)
+        got = dev.generate(ids.to(D), **kw)
+    assert got.device.type == "spyre"
+    assert torch.equal(got.cpu(), want), (got.cpu(), want)
