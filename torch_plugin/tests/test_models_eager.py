@@ -155,9 +155,10 @@ def test_hf_generate_greedy_tokens(kind, use_cache):
     # cache, and the integer/bool bookkeeping (positions, stopping criteria)
     ref, dev = on_card(hf_model(kind))
     ids = torch.randint(0, 128, (2, 5), generator=torch.Generator().manual_seed(8))
+    mask = torch.ones_like(ids)
     kw = dict(max_new_tokens=6, do_sample=False, use_cache=use_cache, pad_token_id=0)
     with torch.no_grad():
-        want = ref.generate(ids, **kw)
-        got = dev.generate(ids.to(D), **kw)
+        want = ref.generate(ids, attention_mask=mask, **kw)
+        got = dev.generate(ids.to(D), attention_mask=mask.to(D), **kw)
     assert got.device.type == "spyre"
     assert torch.equal(got.cpu(), want), (got.cpu(), want)
