@@ -3,6 +3,7 @@
 #include "allocator.h"
 #include "device.h"
 #include "fallback.h"
+#include "graph.h"
 #include "host_allocator.h"
 #include "op_tensor.h"
 #include "stream.h"
@@ -66,6 +67,7 @@ uint64_t device_time_ns(c10::DeviceIndex index)
 
 PYBIND11_MODULE(_C, m)
 {
+	init_graph_bindings(m);
 	m.doc() = "Spyre runtime for PyTorch (libspyre underneath)";
 	m.def("_device_count", [] { return int(device_count()); });
 	m.def("_unavailable_reason", [] { return unavailable_reason(); });

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: MIT
+#include "graph.h"
+
+#include "device.h"
+#include "op_tensor.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <memory>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace torch_spyre {
+namespace {
+
+at::ScalarType torch_dtype(spyre_dtype dt)
+{
+	switch (dt) {
+	case SPYRE_FLOAT32:
+		return at::kFloat;
+	case SPYRE_FLOAT16:
+		return at::kHalf;
+	case SPYRE_BFLOAT16:
+		return at::kBFloat16;
+	case SPYRE_INT8:
+		return at::kChar;
+	case SPYRE_INT32:
+		return at::kInt;
+	case SPYRE_INT64:
+		return at::kLong;
+	case SPYRE_BOOL:
+		return at::kBool;
+	}
+	TORCH_CHECK(false, "spyre: the op library returned an unknown dtype ", int(dt));
+}
+
+spyre_dtype card_dtype(at::ScalarType t)
+{
+	auto dt = to_spyre_dtype(t);
+	TORCH_CHECK_NOT_IMPLEMENTED(dt.has_value(), "spyre: the graph compiler has no ", t,
+				    " type");
+	return *dt;
+}
+
+struct ValueInfo {
+	at::ScalarType dtype;
+	std::vector<int64_t> shape;
+};
+
+// A compiled graph: one recipe, its inputs' and outputs' signatures, and the
+// constants (weights) it was built over, kept alive as long as it is.
+class Compiled {
+public:
+	Compiled(spyre_compiled *c, c10::DeviceIndex index, std::vector<ValueInfo> inputs,
+		 std::vector<ValueInfo> outputs, std::vector<at::Tensor> constants)
+		: c_(c), index_(index), inputs_(std::move(inputs)), outputs_(std::move(outputs)),
+		  constants_(std::move(constants))
+	{
+	}
+	Compiled(const Compiled &) = delete;
+	Compiled &operator=(const Compiled &) = delete;
+	~Compiled()
+	{
+		spyre_compiled_destroy(c_);
+	}
+
+	std::vector<at::Tensor> run(const std::vector<at::Tensor> &args)
+	{
+		TORCH_CHECK(args.size() == inputs_.size(), "spyre: the compiled graph takes ",
+			    inputs_.size(), " inputs, got ", args.size());
+		c10::Device dev(c10::DeviceType::PrivateUse1, index_);
+		c10::DeviceGuard guard(dev);
+		std::vector<at::Tensor> ins, outs;
+		std::vector<spyre_tensor> din, dout;
+		for (size_t i = 0; i < args.size(); i++) {
+			const at::Tensor &t = args[i];
+			TORCH_CHECK(t.device() == dev && t.scalar_type() == inputs_[i].dtype &&
+					    t.sizes().equals(inputs_[i].shape),
+				    "spyre: input ", i, " of the compiled graph must be ",
+				    inputs_[i].dtype, " ", c10::IntArrayRef(inputs_[i].shape), " on ",
+				    dev, ", got ", t.scalar_type(), " ", t.sizes(), " on ",
+				    t.device());
+			ins.push_back(t.is_contiguous() ? t : t.contiguous());
+			din.push_back(describe(ins.back()));
+		}
+		for (const auto &o : outputs_) {
+			outs.push_back(at::empty(o.shape, at::TensorOptions().dtype(o.dtype).device(dev)));
+			dout.push_back(describe(outs.back()));
+		}
+		spyre_stream *s = launch_stream(outs.empty() ? ins.at(0) : outs[0]);
+		check_op(spyre_compiled_run(c_, s, din.data(), unsigned(din.size()), dout.data(),
+					    unsigned(dout.size())),
+			 "compiled graph");
+		count_device_op("compiled_graph");
+		return outs;
+	}
+
+	py::dict stats() const
+	{
+		spyre_compiled_stats st{};
+		check_op(spyre_compiled_get_stats(c_, &st), "compiled graph stats");
+		py::dict d;
+		d["nodes"] = st.nodes;
+		d["kernels"] = st.kernels;
+		d["programs"] = st.programs;
+		d["submits"] = st.submits;
+		d["workspace_bytes"] = st.workspace_bytes;
+		d["intermediate_bytes"] = st.intermediate_bytes;
+		return d;
+	}
+
+private:
+	spyre_compiled *c_;
+	c10::DeviceIndex index_;
+	std::vector<ValueInfo> inputs_, outputs_;
+	std::vector<at::Tensor> constants_;
+};
+
+// A graph being recorded. Every method returns the new value's id and
+// raises (NotImplementedError for what the card cannot do) on failure,
+// leaving the graph as it was.
+class Graph {
+public:
+	explicit Graph(int index) : index_(c10::DeviceIndex(index))
+	{
+		check_device_index(index_);
+		check_op(spyre_graph_create(ops_context(index_), &g_), "spyre_graph_create");
+	}
+	Graph(const Graph &) = delete;
+	Graph &operator=(const Graph &) = delete;
+	~Graph()
+	{
+		if (g_)
+			spyre_graph_destroy(g_);
+	}
+
+	int input(at::ScalarType dt, std::vector<int64_t> shape)
+	{
+		TORCH_CHECK(shape.size() <= SPYRE_MAX_DIMS, "spyre: at most ", SPYRE_MAX_DIMS,
+			    " dims, got ", shape.size());
+		int v;
+		check_op(spyre_graph_input(g_, card_dtype(dt), unsigned(shape.size()), shape.data(),
+					   &v),
+			 "graph input");
+		inputs_.push_back({ dt, std::move(shape) });
+		return v;
+	}
+
+	int constant(const at::Tensor &t)
+	{
+		TORCH_CHECK(t.device() == c10::Device(c10::DeviceType::PrivateUse1, index_),
+			    "spyre: a graph constant must be on spyre:", int(index_), ", got ",
+			    t.device());
+		spyre_tensor d = describe(t);
+		int v;
+		check_op(spyre_graph_constant(g_, &d, &v), "graph constant");
+		constants_.push_back(t);
+		return v;
+	}
+
+	void output(int v)
+	{
+		check_op(spyre_graph_output(g_, v), "graph output");
+		outputs_.push_back(info(v));
+	}
+
+	ValueInfo info(int v)
+	{
+		spyre_dtype dt;
+		unsigned int nd;
+		int64_t shape[SPYRE_MAX_DIMS];
+		check_op(spyre_graph_value_info(g_, v, &dt, &nd, shape), "graph value info");
+		return { torch_dtype(dt), std::vector<int64_t>(shape, shape + nd) };
+	}
+
+	std::unique_ptr<Compiled> compile(unsigned int flags)
+	{
+		spyre_compiled *c;
+		check_op(spyre_graph_compile_flags(g_, flags, &c), "spyre_graph_compile");
+		return std::make_unique<Compiled>(c, index_, inputs_, outputs_, constants_);
+	}
+
+	spyre_graph *g() const
+	{
+		return g_;
+	}
+
+private:
+	c10::DeviceIndex index_;
+	spyre_graph *g_ = nullptr;
+	std::vector<ValueInfo> inputs_, outputs_;
+	std::vector<at::Tensor> constants_;
+};
+
+// Wraps a spyre_graph_* call that yields one value.
+template <typename Fn> int make(const char *what, Fn fn)
+{
+	int v = -1;
+	check_op(fn(&v), what);
+	return v;
+}
+
+std::vector<int> as_int(const std::vector<int64_t> &xs)
+{
+	return std::vector<int>(xs.begin(), xs.end());
+}
+
+} // namespace
+
+void init_graph_bindings(py::module &m)
+{
+	py::dict unary, binary, reduce;
+	unary["neg"] = int(SPYRE_UN_NEG), unary["abs"] = int(SPYRE_UN_ABS);
+	unary["exp"] = int(SPYRE_UN_EXP), unary["log"] = int(SPYRE_UN_LOG);
+	unary["sqrt"] = int(SPYRE_UN_SQRT), unary["rsqrt"] = int(SPYRE_UN_RSQRT);
+	unary["reciprocal"] = int(SPYRE_UN_RECIPROCAL), unary["tanh"] = int(SPYRE_UN_TANH);
+	unary["sigmoid"] = int(SPYRE_UN_SIGMOID), unary["relu"] = int(SPYRE_UN_RELU);
+	unary["gelu"] = int(SPYRE_UN_GELU), unary["gelu_tanh"] = int(SPYRE_UN_GELU_TANH);
+	unary["silu"] = int(SPYRE_UN_SILU), unary["square"] = int(SPYRE_UN_SQUARE);
+	unary["sin"] = int(SPYRE_UN_SIN), unary["cos"] = int(SPYRE_UN_COS);
+	unary["erf"] = int(SPYRE_UN_ERF), unary["logical_not"] = int(SPYRE_UN_LOGICAL_NOT);
+	binary["add"] = int(SPYRE_BIN_ADD), binary["sub"] = int(SPYRE_BIN_SUB);
+	binary["mul"] = int(SPYRE_BIN_MUL), binary["div"] = int(SPYRE_BIN_DIV);
+	binary["maximum"] = int(SPYRE_BIN_MAX), binary["minimum"] = int(SPYRE_BIN_MIN);
+	binary["eq"] = int(SPYRE_BIN_EQ), binary["ne"] = int(SPYRE_BIN_NE);
+	binary["lt"] = int(SPYRE_BIN_LT), binary["le"] = int(SPYRE_BIN_LE);
+	binary["gt"] = int(SPYRE_BIN_GT), binary["ge"] = int(SPYRE_BIN_GE);
+	binary["logical_and"] = int(SPYRE_BIN_LOGICAL_AND);
+	binary["logical_or"] = int(SPYRE_BIN_LOGICAL_OR);
+	reduce["sum"] = int(SPYRE_RED_SUM), reduce["mean"] = int(SPYRE_RED_MEAN);
+	reduce["max"] = int(SPYRE_RED_MAX), reduce["min"] = int(SPYRE_RED_MIN);
+	m.attr("_GRAPH_UNARY") = unary;
+	m.attr("_GRAPH_BINARY") = binary;
+	m.attr("_GRAPH_REDUCE") = reduce;
+	m.attr("_GRAPH_NO_FUSION") = int(SPYRE_COMPILE_NO_FUSION);
+	m.attr("_GRAPH_OP_BY_OP") = int(SPYRE_COMPILE_OP_BY_OP);
+
+	py::class_<Compiled>(m, "_Compiled")
+		.def("run", &Compiled::run)
+		.def("stats", &Compiled::stats);
+
+	py::class_<Graph>(m, "_Graph")
+		.def(py::init<int>())
+		.def("input", &Graph::input)
+		.def("constant", &Graph::constant)
+		.def("output", &Graph::output)
+		.def("info",
+		     [](Graph &G, int v) {
+			     auto i = G.info(v);
+			     return py::make_tuple(py::cast(i.dtype), i.shape);
+		     })
+		.def("compile", &Graph::compile, py::arg("flags") = 0)
+		.def("unary",
+		     [](Graph &G, int op, int x) {
+			     return make("graph unary", [&](int *v) {
+				     return spyre_graph_unary(G.g(), spyre_unary_op(op), x, v);
+			     });
+		     })
+		.def("binary",
+		     [](Graph &G, int op, int a, int b) {
+			     return make("graph binary", [&](int *v) {
+				     return spyre_graph_binary(G.g(), spyre_binary_op(op), a, b, v);
+			     });
+		     })
+		.def("binary_scalar",
+		     [](Graph &G, int op, int a, double s, bool reverse) {
+			     return make("graph binary_scalar", [&](int *v) {
+				     return spyre_graph_binary_scalar(G.g(), spyre_binary_op(op), a, s,
+								      reverse, v);
+			     });
+		     })
+		.def("clamp",
+		     [](Graph &G, int x, double lo, double hi) {
+			     return make("graph clamp", [&](int *v) {
+				     return spyre_graph_clamp(G.g(), x, lo, hi, v);
+			     });
+		     })
+		.def("pow_scalar",
+		     [](Graph &G, int x, double p) {
+			     return make("graph pow", [&](int *v) {
+				     return spyre_graph_pow_scalar(G.g(), x, p, v);
+			     });
+		     })
+		.def("cast",
+		     [](Graph &G, int x, at::ScalarType dt) {
+			     return make("graph cast", [&](int *v) {
+				     return spyre_graph_cast(G.g(), x, card_dtype(dt), v);
+			     });
+		     })
+		.def("arange",
+		     [](Graph &G, double start, double step, int64_t n, at::ScalarType dt) {
+			     return make("graph arange", [&](int *v) {
+				     return spyre_graph_arange(G.g(), start, step, n, card_dtype(dt), v);
+			     });
+		     })
+		.def("where",
+		     [](Graph &G, int c, int a, int b) {
+			     return make("graph where", [&](int *v) {
+				     return spyre_graph_where(G.g(), c, a, b, v);
+			     });
+		     })
+		.def("masked_fill",
+		     [](Graph &G, int x, int mask, double value) {
+			     return make("graph masked_fill", [&](int *v) {
+				     return spyre_graph_masked_fill(G.g(), x, mask, value, v);
+			     });
+		     })
+		.def("tril",
+		     [](Graph &G, int x, int64_t k, bool upper) {
+			     return make("graph tril", [&](int *v) {
+				     return spyre_graph_tril(G.g(), x, k, upper, v);
+			     });
+		     })
+		.def("contiguous",
+		     [](Graph &G, int x) {
+			     return make("graph contiguous", [&](int *v) {
+				     return spyre_graph_contiguous(G.g(), x, v);
+			     });
+		     })
+		.def("matmul",
+		     [](Graph &G, int a, int b) {
+			     return make("graph matmul", [&](int *v) {
+				     return spyre_graph_matmul(G.g(), a, b, v);
+			     });
+		     })
+		.def("linear",
+		     [](Graph &G, int x, int w, int bias) {
+			     return make("graph linear", [&](int *v) {
+				     return spyre_graph_linear(G.g(), x, w, bias, v);
+			     });
+		     })
+		.def("reduce_dims",
+		     [](Graph &G, int op, int x, std::vector<int64_t> dims, bool keepdim) {
+			     auto d = as_int(dims);
+			     return make("graph reduce", [&](int *v) {
+				     return spyre_graph_reduce_dims(G.g(), spyre_reduce_op(op), x,
+								    d.data(), unsigned(d.size()),
+								    keepdim, v);
+			     });
+		     })
+		.def("softmax",
+		     [](Graph &G, int x, int dim) {
+			     return make("graph softmax", [&](int *v) {
+				     return spyre_graph_softmax(G.g(), x, dim, v);
+			     });
+		     })
+		.def("log_softmax",
+		     [](Graph &G, int x, int dim) {
+			     return make("graph log_softmax", [&](int *v) {
+				     return spyre_graph_log_softmax(G.g(), x, dim, v);
+			     });
+		     })
+		.def("argmax",
+		     [](Graph &G, int x, int dim, bool keepdim) {
+			     return make("graph argmax", [&](int *v) {
+				     return spyre_graph_argmax(G.g(), x, dim, keepdim, v);
+			     });
+		     })
+		.def("cumsum",
+		     [](Graph &G, int x, int dim) {
+			     return make("graph cumsum", [&](int *v) {
+				     return spyre_graph_cumsum(G.g(), x, dim, v);
+			     });
+		     })
+		.def("layer_norm",
+		     [](Graph &G, int x, int w, int b, double eps) {
+			     return make("graph layer_norm", [&](int *v) {
+				     return spyre_graph_layer_norm(G.g(), x, w, b, eps, v);
+			     });
+		     })
+		.def("rms_norm",
+		     [](Graph &G, int x, int w, double eps) {
+			     return make("graph rms_norm", [&](int *v) {
+				     return spyre_graph_rms_norm(G.g(), x, w, eps, v);
+			     });
+		     })
+		.def("embedding",
+		     [](Graph &G, int w, int idx) {
+			     return make("graph embedding", [&](int *v) {
+				     return spyre_graph_embedding(G.g(), w, idx, v);
+			     });
+		     })
+		.def("sdpa",
+		     [](Graph &G, int q, int k, int vv, int mask, bool causal, double scale) {
+			     return make("graph sdpa", [&](int *v) {
+				     return spyre_graph_sdpa(G.g(), q, k, vv, mask, causal, scale, v);
+			     });
+		     })
+		.def("cat",
+		     [](Graph &G, std::vector<int> xs, int dim) {
+			     return make("graph cat", [&](int *v) {
+				     return spyre_graph_cat(G.g(), xs.data(), unsigned(xs.size()), dim,
+							    v);
+			     });
+		     })
+		.def("reshape",
+		     [](Graph &G, int x, std::vector<int64_t> shape) {
+			     return make("graph reshape", [&](int *v) {
+				     return spyre_graph_reshape(G.g(), x, unsigned(shape.size()),
+								shape.data(), v);
+			     });
+		     })
+		.def("permute",
+		     [](Graph &G, int x, std::vector<int64_t> perm) {
+			     auto p = as_int(perm);
+			     return make("graph permute", [&](int *v) {
+				     return spyre_graph_permute(G.g(), x, p.data(), v);
+			     });
+		     })
+		.def("transpose",
+		     [](Graph &G, int x, int d0, int d1) {
+			     return make("graph transpose", [&](int *v) {
+				     return spyre_graph_transpose(G.g(), x, d0, d1, v);
+			     });
+		     })
+		.def("slice",
+		     [](Graph &G, int x, int dim, int64_t start, int64_t end) {
+			     return make("graph slice", [&](int *v) {
+				     return spyre_graph_slice(G.g(), x, dim, start, end, v);
+			     });
+		     })
+		.def("expand", [](Graph &G, int x, std::vector<int64_t> shape) {
+			return make("graph expand", [&](int *v) {
+				return spyre_graph_expand(G.g(), x, unsigned(shape.size()), shape.data(),
+							  v);
+			});
+		});
+}
+
+} // namespace torch_spyre
