@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: MIT
+"""torch.compile on spyre: ``torch.compile(model, backend="spyre")``.
+
+The backend is found through the ``torch_dynamo_backends`` entry point, so
+importing torch_spyre does not import Dynamo.
+"""
+from .backend import compile_graph, reset_stats, spyre_backend, stats
+
+__all__ = ["compile_graph", "reset_stats", "spyre_backend", "stats"]

@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: MIT
+"""torch.compile(model, backend="spyre").
+
+Dynamo hands over a Python-level FX graph; AOTAutograd turns it into ATen
+ops (inference: no backward graph). The ATen graph is split into the
+largest parts the op library can lower (torch.fx's capability-based
+partitioner over ``lower.LOWERINGS``); each part becomes one op-library
+graph compiled into one recipe (fused elementwise chains, one planned
+workspace) that a call launches with one SUBMIT, its tensors bound at
+launch. A node the library refuses is a graph break: it runs eagerly on
+spyre between the recipes, and the reason is recorded in ``stats()``.
+Dynamo's guards recompile for new shapes and dtypes.
+"""
+import operator
+import threading
+
+import torch
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
+
+from .. import _C
+from . import lower
+
+_lock = threading.Lock()
+_stats = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0}
+
+
+def stats():
+    """What the backend did in this process: graphs compiled, recipes built,
+    graph breaks (op and reason), nodes left to eager execution."""
+    with _lock:
+        return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
+
+
+def reset_stats():
+    with _lock:
+        _stats.update(graphs=0, recipes=0, graph_breaks=[], eager_nodes=0)
+
+
+class _Support(OperatorSupportBase):
+    def __init__(self, refused):
+        self.refused = refused
+
+    def is_node_supported(self, submodules, node):
+        if node.op != "call_function" or node.name in self.refused:
+            return False
+        if node.target is operator.getitem:
+            return True
+        return node.target in lower.LOWERINGS
+
+
+class _Refused(Exception):
+    def __init__(self, node, reason):
+        super().__init__(f"{node.target}: {reason}")
+        self.node, self.reason = node, reason
+
+
+def _meta(node):
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor) or val.device.type != "spyre":
+        raise _Refused(node, "an input that is not a spyre tensor")
+    return val
+
+
+class RecipeModule(torch.nn.Module):
+    """One compiled part: calling it launches its recipe."""
+
+    def __init__(self, compiled, single):
+        super().__init__()
+        self.compiled, self.single = compiled, single
+
+    def forward(self, *args):
+        outs = self.compiled.run(list(args))
+        return outs[0] if self.single else tuple(outs)
+
+
+def _build(sub, inputs):
+    """Lowers the partition GraphModule @sub (placeholders fed by the FX
+    nodes @inputs) into one recipe; raises _Refused naming a node."""
+    metas = [_meta(n) for n in inputs]
+    index = metas[0].device.index or 0 if metas else 0
+    graph = _C._Graph(index)
+    ctx = lower.Context(graph)
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    for ph, m in zip(placeholders, metas):
+        ctx.env[ph] = graph.input(m.dtype, list(m.shape))
+    made_by_view = set()
+    out_node = None
+    for n in sub.graph.nodes:
+        if n.op == "placeholder":
+            continue
+        if n.op == "output":
+            out_node = n
+            break
+        try:
+            if n.target is operator.getitem:
+                ctx.env[n] = ctx.env[n.args[0]][n.args[1]]
+            else:
+                ctx.env[n] = lower.LOWERINGS[n.target](ctx, n)
+                if n.target in lower.VIEWS:
+                    made_by_view.add(n)
+        except (lower.Unsupported, NotImplementedError) as e:
+            raise _Refused(n, str(e).splitlines()[0]) from None
+    results = out_node.args[0]
+    single = not isinstance(results, (tuple, list))
+    for r in ([results] if single else results):
+        v = ctx.env.get(r)
+        if v is None:
+            raise _Refused(r, "an output with no value on the card")
+        if r in made_by_view or r.op == "placeholder":
+            v = graph.contiguous(v)  # outputs are dense, fresh tensors
+        graph.output(v)
+    return RecipeModule(graph.compile(), single)
+
+
+def compile_graph(gm, example_inputs=None):
+    """The ATen graph @gm as recipes and eager remainders (a GraphModule)."""
+    refused = {}
+    for _ in range(len(gm.graph.nodes) + 1):
+        split = torch.fx.GraphModule(gm, gm.graph.__deepcopy__())
+        parts = CapabilityBasedPartitioner(
+            split, _Support(refused), allows_single_node_partition=True
+        ).propose_partitions()
+        split = fuse_by_partitions(split, [list(p.nodes) for p in parts], prefix="spyre_part_")
+        try:
+            recipes = 0
+            for call in [n for n in split.graph.nodes if n.op == "call_module"]:
+                sub = getattr(split, call.target)
+                setattr(split, call.target, _build(sub, list(call.args)))
+                recipes += 1
+            break
+        except _Refused as e:
+            refused[e.node.name] = f"{e.node.target}: {e.reason}"
+    eager = [n for n in split.graph.nodes
+             if n.op == "call_function" and n.target is not operator.getitem]
+    breaks = [refused.get(n.name, f"{n.target}: no lowering for this op") for n in eager]
+    with _lock:
+        _stats["graphs"] += 1
+        _stats["recipes"] += recipes
+        _stats["eager_nodes"] += len(eager)
+        _stats["graph_breaks"].extend(breaks)
+    split.recompile()
+    return split
+
+
+def spyre_backend(gm, example_inputs):
+    """The Dynamo backend registered as "spyre" (an entry point)."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    def fw_compiler(fx_module, inputs):
+        return make_boxed_func(compile_graph(fx_module, inputs))
+
+    return aot_autograd(fw_compiler=fw_compiler)(gm, example_inputs)

@@ -1,0 +1,449 @@
+# SPDX-License-Identifier: MIT
+"""ATen FX nodes -> the op library's graph (torch_spyre._C._Graph).
+
+``LOWERINGS`` maps each ATen overload the graph compiler can take to a
+function ``fn(ctx, node)`` returning the node's graph value (an int), a
+tuple of them for multi-output ops, or a Python number for scalars. A
+function raises ``Unsupported`` for arguments it cannot take; the op
+library raises ``NotImplementedError`` for what the card cannot run. Either
+way the node is left to eager execution (a graph break with that reason).
+"""
+import math
+import operator
+
+import torch
+
+from .. import _C
+
+aten = torch.ops.aten
+UNARY = _C._GRAPH_UNARY
+BINARY = _C._GRAPH_BINARY
+REDUCE = _C._GRAPH_REDUCE
+
+LOWERINGS = {}
+# ops whose result aliases their input (no data moves): an output made by
+# one is copied contiguous before the recipe writes it out
+VIEWS = set()
+
+
+class Unsupported(Exception):
+    """An argument combination the lowering does not take (message: why)."""
+
+
+def lowers(*ops, view=False):
+    def register(fn):
+        for op in ops:
+            LOWERINGS[op] = fn
+            if view:
+                VIEWS.add(op)
+        return fn
+    return register
+
+
+class Context:
+    """One graph being built: FX nodes -> graph values."""
+
+    def __init__(self, graph):
+        self.g = graph
+        self.env = {}
+
+    def v(self, arg):
+        """The graph value (or Python scalar) of an FX argument."""
+        if isinstance(arg, torch.fx.Node):
+            val = self.env[arg]
+            if val is None:
+                raise Unsupported(f"{arg.name} has no value on the card")
+            return val
+        return arg
+
+    def dtype(self, value):
+        return self.g.info(value)[0]
+
+    def shape(self, value):
+        return self.g.info(value)[1]
+
+    def cast(self, value, dtype):
+        return value if self.dtype(value) == dtype else self.g.cast(value, dtype)
+
+
+def result_dtype(node):
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor):
+        raise Unsupported(f"{node.name} has no tensor metadata")
+    return val.dtype
+
+
+def ints(xs):
+    for x in xs:
+        if not isinstance(x, int):
+            raise Unsupported(f"symbolic size {x}: the card compiles static shapes")
+    return list(xs)
+
+
+# ---- views -------------------------------------------------------------------
+
+def resolved_shape(numel, shape):
+    shape = ints(shape)
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        shape[shape.index(-1)] = numel // known if known else 0
+    return shape
+
+
+@lowers(aten.view.default, aten._unsafe_view.default, aten.reshape.default, view=True)
+def _reshape(ctx, n):
+    x = ctx.v(n.args[0])
+    return ctx.g.reshape(x, resolved_shape(math.prod(ctx.shape(x)), n.args[1]))
+
+
+@lowers(aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default,
+        view=True)
+def _resqueeze(ctx, n):
+    return ctx.g.reshape(ctx.v(n.args[0]), ints(n.meta["val"].shape))
+
+
+@lowers(aten.t.default, view=True)
+def _t(ctx, n):
+    x = ctx.v(n.args[0])
+    return ctx.g.transpose(x, 0, 1) if len(ctx.shape(x)) == 2 else x
+
+
+@lowers(aten.transpose.int, view=True)
+def _transpose(ctx, n):
+    return ctx.g.transpose(ctx.v(n.args[0]), n.args[1], n.args[2])
+
+
+@lowers(aten.permute.default, view=True)
+def _permute(ctx, n):
+    x = ctx.v(n.args[0])
+    nd = len(ctx.shape(x))
+    return ctx.g.permute(x, [d % nd if nd else 0 for d in n.args[1]])
+
+
+@lowers(aten.expand.default, view=True)
+def _expand(ctx, n):
+    x = ctx.v(n.args[0])
+    shape, src = ints(n.args[1]), ctx.shape(x)
+    lead = len(shape) - len(src)
+    shape = [src[i - lead] if s == -1 else s for i, s in enumerate(shape)]
+    return ctx.g.expand(x, shape)
+
+
+@lowers(aten.slice.Tensor, view=True)
+def _slice(ctx, n):
+    x = ctx.v(n.args[0])
+    dim, start, end, step = (list(n.args[1:]) + [0, None, None, 1][len(n.args) - 1:])[:4]
+    if step != 1:
+        raise Unsupported("slice with a step")
+    size = ctx.shape(x)[dim]
+    start = 0 if start is None else start
+    end = size if end is None else end
+    start = max(0, min(size, start + size if start < 0 else start))
+    end = max(start, min(size, end + size if end < 0 else end))
+    return ctx.g.slice(x, dim, start, end)
+
+
+@lowers(aten.select.int, view=True)
+def _select(ctx, n):
+    x, dim, index = ctx.v(n.args[0]), n.args[1], n.args[2]
+    shape = ctx.shape(x)
+    dim %= len(shape)
+    index %= shape[dim]
+    s = ctx.g.slice(x, dim, index, index + 1)
+    return ctx.g.reshape(s, shape[:dim] + shape[dim + 1:])
+
+
+@lowers(aten.alias.default, aten.detach.default, view=True)
+def _alias(ctx, n):
+    return ctx.v(n.args[0])
+
+
+@lowers(aten.clone.default)
+def _clone(ctx, n):
+    return ctx.g.contiguous(ctx.v(n.args[0]))
+
+
+@lowers(aten._to_copy.default)
+def _to_copy(ctx, n):
+    x = ctx.v(n.args[0])
+    dev = n.kwargs.get("device")
+    if dev is not None and torch.device(dev).type != "spyre":
+        raise Unsupported(f"a copy to {dev}")
+    return ctx.g.cast(x, result_dtype(n))
+
+
+# ---- matmul ------------------------------------------------------------------
+
+@lowers(aten.mm.default, aten.bmm.default)
+def _mm(ctx, n):
+    return ctx.g.matmul(ctx.v(n.args[0]), ctx.v(n.args[1]))
+
+
+@lowers(aten.addmm.default)
+def _addmm(ctx, n):
+    if n.kwargs.get("beta", 1) != 1 or n.kwargs.get("alpha", 1) != 1:
+        raise Unsupported("addmm with beta or alpha")
+    bias, a, b = (ctx.v(x) for x in n.args[:3])
+    return ctx.g.binary(BINARY["add"], ctx.g.matmul(a, b), bias)
+
+
+# ---- elementwise -------------------------------------------------------------
+
+def _binary(name):
+    compare = name in ("eq", "ne", "lt", "le", "gt", "ge")
+
+    def lower(ctx, n):
+        a_node, b_node = (isinstance(x, torch.fx.Node) for x in n.args[:2])
+        a, b = ctx.v(n.args[0]), ctx.v(n.args[1])
+        alpha = n.kwargs.get("alpha", 1)
+        out_dt = result_dtype(n)
+        if not a_node and not b_node:
+            raise Unsupported("an op on two Python numbers")
+        if not b_node:
+            if not isinstance(b, (int, float, bool)):
+                raise Unsupported(f"operand {b!r}")
+            dt = ctx.dtype(a) if compare else out_dt
+            return ctx.g.binary_scalar(BINARY[name], ctx.cast(a, dt), float(b) * alpha, False)
+        if not a_node:
+            if not isinstance(a, (int, float, bool)) or alpha != 1:
+                raise Unsupported(f"operand {a!r} with alpha {alpha}")
+            dt = ctx.dtype(b) if compare else out_dt
+            return ctx.g.binary_scalar(BINARY[name], ctx.cast(b, dt), float(a), True)
+        dt = torch.promote_types(ctx.dtype(a), ctx.dtype(b)) if compare else out_dt
+        a, b = ctx.cast(a, dt), ctx.cast(b, dt)
+        if alpha != 1:
+            b = ctx.g.binary_scalar(BINARY["mul"], b, float(alpha), False)
+        return ctx.g.binary(BINARY[name], a, b)
+    return lower
+
+
+for _name, _ops in {
+    "add": (aten.add.Tensor, aten.add.Scalar), "sub": (aten.sub.Tensor, aten.sub.Scalar),
+    "mul": (aten.mul.Tensor, aten.mul.Scalar), "div": (aten.div.Tensor, aten.div.Scalar),
+    "maximum": (aten.maximum.default,), "minimum": (aten.minimum.default,),
+    "eq": (aten.eq.Tensor, aten.eq.Scalar), "ne": (aten.ne.Tensor, aten.ne.Scalar),
+    "lt": (aten.lt.Tensor, aten.lt.Scalar), "le": (aten.le.Tensor, aten.le.Scalar),
+    "gt": (aten.gt.Tensor, aten.gt.Scalar), "ge": (aten.ge.Tensor, aten.ge.Scalar),
+    "logical_and": (aten.logical_and.default,), "logical_or": (aten.logical_or.default,),
+}.items():
+    lowers(*_ops)(_binary(_name))
+
+
+@lowers(aten.rsub.Scalar)
+def _rsub(ctx, n):
+    a, b = ctx.v(n.args[0]), n.args[1]
+    alpha = n.kwargs.get("alpha", 1)
+    if isinstance(b, torch.fx.Node):
+        raise Unsupported("rsub of two tensors")
+    if alpha != 1:
+        a = ctx.g.binary_scalar(BINARY["mul"], a, float(alpha), False)
+    return ctx.g.binary_scalar(BINARY["sub"], ctx.cast(a, result_dtype(n)), float(b), True)
+
+
+def _unary(name):
+    def lower(ctx, n):
+        return ctx.g.unary(UNARY[name], ctx.v(n.args[0]))
+    return lower
+
+
+for _name in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid",
+              "relu", "silu", "sin", "cos", "erf", "logical_not"):
+    lowers(getattr(aten, _name).default)(_unary(_name))
+
+
+@lowers(aten.gelu.default)
+def _gelu(ctx, n):
+    approximate = n.kwargs.get("approximate", n.args[1] if len(n.args) > 1 else "none")
+    return ctx.g.unary(UNARY["gelu_tanh" if approximate == "tanh" else "gelu"], ctx.v(n.args[0]))
+
+
+@lowers(aten.pow.Tensor_Scalar)
+def _pow(ctx, n):
+    if isinstance(n.args[1], torch.fx.Node):
+        raise Unsupported("a tensor exponent")
+    return ctx.g.pow_scalar(ctx.v(n.args[0]), float(n.args[1]))
+
+
+@lowers(aten.clamp.default)
+def _clamp(ctx, n):
+    lo = n.args[1] if len(n.args) > 1 else n.kwargs.get("min")
+    hi = n.args[2] if len(n.args) > 2 else n.kwargs.get("max")
+    return ctx.g.clamp(ctx.v(n.args[0]), -math.inf if lo is None else float(lo),
+                       math.inf if hi is None else float(hi))
+
+
+@lowers(aten.where.self)
+def _where(ctx, n):
+    c, a, b = (ctx.v(x) for x in n.args[:3])
+    dt = result_dtype(n)
+    return ctx.g.where(c, ctx.cast(a, dt), ctx.cast(b, dt))
+
+
+@lowers(aten.masked_fill.Scalar)
+def _masked_fill(ctx, n):
+    return ctx.g.masked_fill(ctx.v(n.args[0]), ctx.v(n.args[1]), float(n.args[2]))
+
+
+@lowers(aten.tril.default, aten.triu.default)
+def _tril(ctx, n):
+    k = n.args[1] if len(n.args) > 1 else n.kwargs.get("diagonal", 0)
+    return ctx.g.tril(ctx.v(n.args[0]), k, n.target is aten.triu.default)
+
+
+# ---- reductions and normalisation --------------------------------------------
+
+def _reduce(name):
+    def lower(ctx, n):
+        x = ctx.v(n.args[0])
+        dims = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
+        keepdim = n.args[2] if len(n.args) > 2 else n.kwargs.get("keepdim", False)
+        if n.kwargs.get("dtype") is not None:
+            x = ctx.cast(x, n.kwargs["dtype"])
+        dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
+        return ctx.g.reduce_dims(REDUCE[name], x, dims, bool(keepdim))
+    return lower
+
+
+lowers(aten.sum.dim_IntList, aten.sum.default)(_reduce("sum"))
+lowers(aten.mean.dim, aten.mean.default)(_reduce("mean"))
+lowers(aten.amax.default)(_reduce("max"))
+lowers(aten.amin.default)(_reduce("min"))
+
+
+@lowers(aten._softmax.default, aten._log_softmax.default)
+def _softmax(ctx, n):
+    x, dim, half_to_float = ctx.v(n.args[0]), n.args[1], n.args[2]
+    if half_to_float:
+        x = ctx.cast(x, torch.float32)
+    f = ctx.g.softmax if n.target is aten._softmax.default else ctx.g.log_softmax
+    return f(x, dim)
+
+
+@lowers(aten.argmax.default)
+def _argmax(ctx, n):
+    dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
+    if dim is None:
+        raise Unsupported("argmax over all elements")
+    keepdim = n.args[2] if len(n.args) > 2 else n.kwargs.get("keepdim", False)
+    return ctx.g.cast(ctx.g.argmax(ctx.v(n.args[0]), dim, bool(keepdim)), torch.int64)
+
+
+@lowers(aten.cumsum.default)
+def _cumsum(ctx, n):
+    x = ctx.v(n.args[0])
+    if n.kwargs.get("dtype") is not None:
+        x = ctx.cast(x, n.kwargs["dtype"])
+    return ctx.g.cumsum(x, n.args[1])
+
+
+@lowers(aten.native_layer_norm.default)
+def _layer_norm(ctx, n):
+    x, shape, w, b, eps = n.args[:5]
+    if len(shape) != 1:
+        raise Unsupported("layer_norm over more than the last dim")
+    if any(u.target is operator.getitem and u.args[1] != 0 for u in n.users):
+        raise Unsupported("layer_norm's mean/rstd outputs are used")
+    out = ctx.g.layer_norm(ctx.v(x), -1 if w is None else ctx.v(w),
+                           -1 if b is None else ctx.v(b), float(eps))
+    return (out, None, None)
+
+
+@lowers(aten.embedding.default)
+def _embedding(ctx, n):
+    return ctx.g.embedding(ctx.v(n.args[0]), ctx.v(n.args[1]))
+
+
+@lowers(aten.cat.default)
+def _cat(ctx, n):
+    dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
+    return ctx.g.cat([ctx.v(x) for x in n.args[0]], dim)
+
+
+@lowers(aten._scaled_dot_product_fused_attention_overrideable.default)
+def _sdpa(ctx, n):
+    q, k, v = (ctx.v(x) for x in n.args[:3])
+    args = list(n.args) + [None, 0.0, False, False][len(n.args) - 3:]
+    bias, dropout, causal = args[3], args[4], args[5]
+    if dropout:
+        raise Unsupported("attention dropout")
+    if any(u.target is operator.getitem and u.args[1] != 0 for u in n.users):
+        raise Unsupported("attention's logsumexp or other outputs are used")
+    scale = n.kwargs.get("scale")
+    mask = -1 if bias is None else ctx.v(bias)
+    out = ctx.g.sdpa(q, k, v, mask, bool(causal), 0.0 if scale is None else float(scale))
+    return (out,) + (None,) * 8
+
+
+@lowers(aten.arange.start_step, aten.arange.start, aten.arange.default)
+def _arange(ctx, n):
+    args = list(n.args)
+    if n.target is aten.arange.default:
+        start, end, step = 0, args[0], 1
+    else:
+        start, end = args[0], args[1]
+        step = args[2] if len(args) > 2 else n.kwargs.get("step", 1)
+    count = len(range(*ints([start, end, step]))) if all(
+        isinstance(x, int) for x in (start, end, step)) else math.ceil((end - start) / step)
+    return ctx.g.arange(float(start), float(step), int(count), result_dtype(n))
+
+
+# ---- nn.TransformerEncoderLayer's inference fast path -------------------------
+
+def _pick(ctx, x, dim, index):
+    """x[..., index, ...] along @dim, as a view."""
+    shape = ctx.shape(x)
+    s = ctx.g.slice(x, dim, index, index + 1)
+    return ctx.g.reshape(ctx.g.contiguous(s), shape[:dim] + shape[dim + 1:])
+
+
+@lowers(aten._transformer_encoder_layer_fwd.default)
+def _encoder_layer(ctx, n):
+    (src, embed, heads, wqkv, bqkv, wp, bp, use_gelu, norm_first, eps, w1n, b1n, w2n, b2n,
+     wf1, bf1, wf2, bf2) = n.args[:18]
+    mask = n.args[18] if len(n.args) > 18 else n.kwargs.get("mask")
+    if mask is not None:
+        raise Unsupported("the encoder fast path with a mask")
+    g, v = ctx.g, ctx.v
+    x = v(src)
+    b, t, _ = ctx.shape(x)
+    hd = embed // heads
+
+    def attention(h):
+        qkv = g.reshape(g.linear(h, v(wqkv), v(bqkv)), [b, t, 3, heads, hd])
+        q, k, vv = (g.transpose(_pick(ctx, qkv, 2, i), 1, 2) for i in range(3))
+        a = g.sdpa(g.contiguous(q), g.contiguous(k), g.contiguous(vv), -1, False, 0.0)
+        a = g.reshape(g.contiguous(g.transpose(a, 1, 2)), [b, t, embed])
+        return g.linear(a, v(wp), v(bp))
+
+    def ffn(h):
+        h = g.linear(h, v(wf1), v(bf1))
+        h = g.unary(UNARY["gelu" if use_gelu else "relu"], h)
+        return g.linear(h, v(wf2), v(bf2))
+
+    def norm(h, w, bias):
+        return g.layer_norm(h, v(w), v(bias), float(eps))
+
+    add = BINARY["add"]
+    if norm_first:
+        x = g.binary(add, x, attention(norm(x, w1n, b1n)))
+        return g.binary(add, x, ffn(norm(x, w2n, b2n)))
+    x = norm(g.binary(add, x, attention(x)), w1n, b1n)
+    return norm(g.binary(add, x, ffn(x)), w2n, b2n)
+
+
+@lowers(aten.split.Tensor, aten.split_with_sizes.default, view=True)
+def _split(ctx, n):
+    x, sizes = ctx.v(n.args[0]), n.args[1]
+    dim = n.args[2] if len(n.args) > 2 else n.kwargs.get("dim", 0)
+    total = ctx.shape(x)[dim]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, total - s) for s in range(0, total, sizes)] if sizes else [total]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return tuple(ctx.g.slice(x, dim, s, s + k) for s, k in zip(starts, ints(sizes)))
+
+
+@lowers(aten.unbind.int, view=True)
+def _unbind(ctx, n):
+    x = ctx.v(n.args[0])
+    dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
+    return tuple(_pick(ctx, x, dim, i) for i in range(ctx.shape(x)[dim]))
