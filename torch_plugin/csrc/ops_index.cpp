@@ -3,6 +3,7 @@
 // Device kernels of the indexing and shaping ops: embedding and
 // index_select (the op library's row gather), cat, tril/triu, and arange
 // (the op library has no iota: a fill of ones and a running sum).
+#include "kernels.h"
 #include "op_tensor.h"
 
 #include <ATen/ATen.h>
@@ -286,10 +287,61 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 	return out;
 }
 
+// x[i0, i1, ..] with integer index tensors at adjacent positions (the others
+// ":"): the index tensors broadcast together, become one linear index over
+// the indexed dims (row-major, negative indices wrapped), and that is an
+// index_select of the tensor with those dims merged. int32, int64 and bool
+// data take the card's fp32 path (exact to 2^24, as ops_integer.cpp).
+// Bool masks (a result whose shape depends on the data) and index tensors
+// that are not adjacent go to the fallback.
+at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices)
+{
+	std::vector<at::Tensor> idx;
+	int64_t first = -1, last = -1;
+	bool ok = self.dim() > 0 && int64_t(indices.size()) <= self.dim();
+	for (size_t i = 0; i < indices.size() && ok; i++) {
+		std::optional<at::Tensor> o = indices.get(i);
+		if (!o || !o->defined())
+			continue;
+		at::Tensor t = *o;
+		ok = t.scalar_type() == at::kLong || t.scalar_type() == at::kInt;
+		if (t.device().is_cpu()) // as on CUDA, host indices are uploaded
+			t = t.to(self.device());
+		ok = ok && t.device() == self.device() && (last < 0 || last == int64_t(i) - 1);
+		first = first < 0 ? int64_t(i) : first;
+		last = int64_t(i);
+		idx.push_back(t);
+	}
+	auto dt = self.scalar_type();
+	bool integer = dt == at::kInt || dt == at::kLong || dt == at::kBool;
+	if (!ok || idx.empty() || (!is_float(dt) && !integer))
+		return SPYRE_FALLBACK(index_Tensor, self, indices);
+	c10::DeviceGuard guard(self.device());
+	idx = at::broadcast_tensors(idx);
+	at::Tensor linear;
+	for (size_t j = 0; j < idx.size(); j++) {
+		int64_t size = self.size(first + int64_t(j));
+		at::Tensor t = idx[j].to(at::kLong);
+		t = at::where(t.lt(0), t.add(size), t);
+		linear = j ? linear.mul(size).add(t) : t;
+	}
+	std::vector<int64_t> merged(self.sizes().begin(), self.sizes().begin() + first);
+	std::vector<int64_t> shape = merged;
+	merged.push_back(-1);
+	merged.insert(merged.end(), self.sizes().begin() + last + 1, self.sizes().end());
+	shape.insert(shape.end(), idx[0].sizes().begin(), idx[0].sizes().end());
+	shape.insert(shape.end(), self.sizes().begin() + last + 1, self.sizes().end());
+	at::Tensor src = integer ? card_cast(self, at::kFloat) : self;
+	at::Tensor r = at::index_select(src.reshape(merged), first, linear.reshape({-1}));
+	r = r.reshape(shape);
+	return integer ? card_cast(r, dt) : r;
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
+	m.impl("index.Tensor", spyre_index);
 	m.impl("embedding", spyre_embedding);
 	m.impl("index_select", spyre_index_select);
 	m.impl("index_select.out", index_select_out);

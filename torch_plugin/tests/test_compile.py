@@ -141,3 +141,44 @@ def test_refused_node_is_a_named_graph_break():
     st = spyre_compiler.stats()
     assert any("slice with a step" in r for r in st["graph_breaks"]), st
     assert st["recipes"] == 2, st
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+def test_hf_model_compiles_to_one_recipe(kind):
+    # the whole forward, integer bookkeeping and mask building included, is
+    # one recipe: one SUBMIT per call, nothing eager, nothing on the CPU
+    from test_models_eager import hf_model, on_card
+    ref, dev = on_card(hf_model(kind))
+    compiled = torch.compile(dev, backend="spyre")
+    ids = torch.randint(0, 128, (1, 6), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        want = ref(ids, use_cache=False).logits
+        got = compiled(ids.to(D), use_cache=False).logits
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+        assert spyre_compiler.stats()["recipes"] == 1
+        assert spyre_compiler.stats()["graph_breaks"] == []
+        d_ids = ids.to(D)
+        torch.spyre.synchronize()
+        before = torch.spyre.counters()["submits"]
+        compiled(d_ids, use_cache=False)
+        torch.spyre.synchronize()
+        assert torch.spyre.counters()["submits"] - before == 1
+    assert torch.spyre.fallback_counts() == {}
+
+
+def test_integer_ops_indexing_and_fills_lower_into_the_recipe():
+    def f(x, ids):
+        pos = torch.arange(ids.shape[1], device=ids.device) + 2
+        keep = (ids != 0).cumsum(-1) * 3 - pos
+        rows = x[pos[None, :] - 2 + (ids > 100)]  # a gather along the leading dim
+        full = torch.full(ids.shape, float("-inf"), device=ids.device)
+        return keep, rows, torch.where(ids > 5, full, torch.zeros_like(full))
+
+    x = torch.randn(8, 4)
+    ids = torch.tensor([[0, 7, 3, 9], [4, 0, 0, 6]])
+    got = torch.compile(f, backend="spyre")(x.to(D), ids.to(D))
+    for g, w in zip(got, f(x, ids)):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g.cpu(), w)
+    st = spyre_compiler.stats()
+    assert st["recipes"] == 1 and st["graph_breaks"] == [], st

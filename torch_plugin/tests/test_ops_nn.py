@@ -214,3 +214,17 @@ def test_transformer_decoder_layer_stays_on_the_card():
         want = ref(x, mem, tgt_mask=causal, tgt_is_causal=True)
         got = dev(x.to(D), mem.to(D), tgt_mask=causal.to(D), tgt_is_causal=True)
     close(got, want)
+
+
+def test_advanced_indexing_gathers_on_the_card():
+    x = torch.arange(60.0).reshape(3, 4, 5)
+    i, j = torch.tensor([[2, -1], [0, 1]]), torch.tensor([[3], [0]])
+    xi = torch.arange(10) * 3
+    for src, key in [(x, (i % 3,)), (x, (slice(None), i)), (x, (Ellipsis, torch.tensor([4, 0]))),
+                     (x, (torch.tensor([1, 0]), j)), (xi, (torch.tensor([4, -2]),)),
+                     (x > 20, (torch.tensor([2, 0]), torch.tensor([1, 3])))]:
+        d = src.to(D)
+        dkey = tuple(k.to(D) if isinstance(k, torch.Tensor) else k for k in key)
+        got = d[dkey]
+        assert torch.equal(got.cpu(), src[key]) and got.dtype == src.dtype, key
+    assert torch.equal(x.to(D)[i].cpu(), x[i])  # host indices are uploaded, as on CUDA

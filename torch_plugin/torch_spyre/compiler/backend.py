@@ -100,7 +100,9 @@ def _build(sub, inputs):
                 ctx.env[n] = lower.LOWERINGS[n.target](ctx, n)
                 if n.target in lower.VIEWS:
                     made_by_view.add(n)
-        except (lower.Unsupported, NotImplementedError) as e:
+        except (lower.Unsupported, NotImplementedError, RuntimeError) as e:
+            # the library refusing arguments (-EOPNOTSUPP, or -EINVAL for a
+            # combination it does not take) leaves the node to eager mode
             raise _Refused(n, str(e).splitlines()[0]) from None
     results = out_node.args[0]
     single = not isinstance(results, (tuple, list))

@@ -199,6 +199,10 @@ def _binary(name):
         out_dt = result_dtype(n)
         if not a_node and not b_node:
             raise Unsupported("an op on two Python numbers")
+        if _integral(out_dt) or (compare and _integral(
+                ctx.dtype(a) if a_node else ctx.dtype(b))) and not (
+                a_node and b_node and torch.promote_types(ctx.dtype(a), ctx.dtype(b)).is_floating_point):
+            return _via_fp32(ctx, n, name, a, b, a_node, b_node, alpha, out_dt)
         if not b_node:
             if not isinstance(b, (int, float, bool)):
                 raise Unsupported(f"operand {b!r}")
@@ -215,6 +219,31 @@ def _binary(name):
             b = ctx.g.binary_scalar(BINARY["mul"], b, float(alpha), False)
         return ctx.g.binary(BINARY[name], a, b)
     return lower
+
+
+def _integral(dt):
+    return dt in (torch.int32, torch.int64, torch.bool)
+
+
+def _via_fp32(ctx, n, name, a, b, a_node, b_node, alpha, out_dt):
+    """An int32/int64/bool op as the float op on fp32 casts, cast back: the
+    plugin's eager rule (exact for integers up to 2^24, ops_integer.cpp)."""
+    if name == "div" or (out_dt == torch.bool and name not in (
+            "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "maximum",
+            "minimum")):
+        raise Unsupported(f"{name} of integers")
+    f32 = torch.float32
+    if a_node and b_node:
+        r = ctx.g.binary(BINARY[name], ctx.cast(a, f32), ctx.cast(
+            b if alpha == 1 else ctx.g.binary_scalar(BINARY["mul"], ctx.cast(b, f32),
+                                                     float(alpha), False), f32))
+    elif a_node:
+        r = ctx.g.binary_scalar(BINARY[name], ctx.cast(a, f32), float(b) * alpha, False)
+    else:
+        if alpha != 1:
+            raise Unsupported("alpha with a scalar first operand")
+        r = ctx.g.binary_scalar(BINARY[name], ctx.cast(b, f32), float(a), True)
+    return ctx.cast(r, out_dt)
 
 
 for _name, _ops in {
@@ -330,10 +359,10 @@ def _argmax(ctx, n):
 
 @lowers(aten.cumsum.default)
 def _cumsum(ctx, n):
-    x = ctx.v(n.args[0])
-    if n.kwargs.get("dtype") is not None:
-        x = ctx.cast(x, n.kwargs["dtype"])
-    return ctx.g.cumsum(x, n.args[1])
+    x, out_dt = ctx.v(n.args[0]), result_dtype(n)
+    if _integral(out_dt):  # through fp32, as the plugin's eager rule
+        return ctx.cast(ctx.g.cumsum(ctx.cast(x, torch.float32), n.args[1]), out_dt)
+    return ctx.g.cumsum(ctx.cast(x, out_dt), n.args[1])
 
 
 @lowers(aten.native_layer_norm.default)
@@ -356,7 +385,53 @@ def _embedding(ctx, n):
 @lowers(aten.cat.default)
 def _cat(ctx, n):
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
-    return ctx.g.cat([ctx.v(x) for x in n.args[0]], dim)
+    out_dt = result_dtype(n)
+    dt = torch.float32 if _integral(out_dt) else out_dt  # int64: through fp32
+    return ctx.cast(ctx.g.cat([ctx.cast(ctx.v(x), dt) for x in n.args[0]], dim), out_dt)
+
+
+def _filled(ctx, n, value):
+    """A constant tensor of the node's shape and dtype: an arange of step 0."""
+    shape = ints(n.meta["val"].shape)
+    dt = result_dtype(n)
+    value = float(value)
+    flat = ctx.g.arange(value if math.isfinite(value) else 0.0, 0.0, math.prod(shape),
+                        torch.float32)
+    if not math.isfinite(value):  # inf/nan: added to zeros
+        flat = ctx.g.binary_scalar(BINARY["add"], flat, value, False)
+    return ctx.cast(ctx.g.reshape(flat, shape), dt)
+
+
+@lowers(aten.new_ones.default, aten.ones.default, aten.ones_like.default)
+def _ones(ctx, n):
+    return _filled(ctx, n, 1)
+
+
+@lowers(aten.new_zeros.default, aten.zeros.default, aten.zeros_like.default)
+def _zeros(ctx, n):
+    return _filled(ctx, n, 0)
+
+
+@lowers(aten.full.default, aten.new_full.default, aten.full_like.default)
+def _full(ctx, n):
+    value = n.args[2] if n.target is aten.new_full.default else n.args[1]
+    if isinstance(value, torch.fx.Node):
+        raise Unsupported("a fill value that is a tensor")
+    return _filled(ctx, n, value)
+
+
+@lowers(aten.scalar_tensor.default)
+def _scalar_tensor(ctx, n):
+    return _filled(ctx, n, n.args[0])
+
+
+@lowers(aten.bitwise_and.Tensor, aten.bitwise_or.Tensor)
+def _bitwise(ctx, n):
+    a, b = ctx.v(n.args[0]), ctx.v(n.args[1])
+    if ctx.dtype(a) != torch.bool or ctx.dtype(b) != torch.bool:
+        raise Unsupported("bitwise ops of integers")
+    op = "logical_and" if n.target is aten.bitwise_and.Tensor else "logical_or"
+    return ctx.g.binary(BINARY[op], a, b)
 
 
 @lowers(aten._scaled_dot_product_fused_attention_overrideable.default)
@@ -447,3 +522,29 @@ def _unbind(ctx, n):
     x = ctx.v(n.args[0])
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
     return tuple(_pick(ctx, x, dim, i) for i in range(ctx.shape(x)[dim]))
+
+
+@lowers(aten.index.Tensor)
+def _index(ctx, n):
+    """x[i0, i1, ..] with index tensors on the leading dims: one linear row
+    index (computed through fp32, exact to 2^24) and a row gather."""
+    x, idx = ctx.v(n.args[0]), list(n.args[1])
+    if not idx or any(i is None for i in idx):
+        raise Unsupported("index tensors that are not on the leading dims")
+    shape, out_dt, f32 = ctx.shape(x), result_dtype(n), torch.float32
+    bshape = ints(n.meta["val"].shape)[:len(n.meta["val"].shape) - (len(shape) - len(idx))]
+    linear = None
+    for j, node in enumerate(idx):
+        t = ctx.v(node)
+        if ctx.dtype(t) not in (torch.int32, torch.int64):
+            raise Unsupported("bool mask indexing (data-dependent shape)")
+        t = ctx.g.expand(ctx.cast(t, f32), bshape)
+        neg = ctx.g.binary_scalar(BINARY["lt"], t, 0.0, False)
+        t = ctx.g.where(neg, ctx.g.binary_scalar(BINARY["add"], t, float(shape[j]), False), t)
+        linear = t if linear is None else ctx.g.binary(
+            BINARY["add"], ctx.g.binary_scalar(BINARY["mul"], linear, float(shape[j]), False), t)
+    rest = shape[len(idx):]
+    table = ctx.g.reshape(ctx.g.contiguous(ctx.cast(x, f32)),
+                          [math.prod(shape[:len(idx)]), math.prod(rest)])
+    rows = ctx.g.embedding(table, ctx.g.contiguous(ctx.cast(linear, torch.int64)))
+    return ctx.cast(ctx.g.reshape(rows, bshape + rest), out_dt)
