@@ -13,7 +13,9 @@
 # (fallback forbidden) the MLP, the post-norm encoder layer, the small
 # GPT-style decoder and the transformers GPT-2 and Llama models (forward and
 # generate(); building the first model costs ~40 s under TCG) run here; the
-# pre-norm variant runs in plugin-sim.
+# pre-norm variant runs in plugin-sim. Of the torch.compile tests, the
+# compiled GPT-2 (one recipe per forward) runs here; a compile under TCG
+# costs tens of seconds, the rest of test_compile.py runs in plugin-sim.
 # Ends with
 # "N passed, N failed[, N skipped]".
 #
@@ -30,9 +32,9 @@ if [ "${1:-}" = --guest ]; then
 	cd "$top/torch_plugin/tests" || exit 1
 	export SPYRE_BACKEND=drm PYTHONDONTWRITEBYTECODE=1 HOME=/tmp
 	"$build/venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp=/tmp/pytest \
-		-k "not autoload and not no_card and not from_environment and not race_is_visible and not pre_norm" "$@" \
+		-k "not autoload and not no_card and not from_environment and not race_is_visible and not pre_norm and (not test_compile or gpt2)" "$@" \
 		test_device.py test_copy.py test_ops.py test_streams.py test_allocator.py \
-		test_fallback.py test_errors.py test_models.py test_models_eager.py 2>&1
+		test_fallback.py test_errors.py test_models.py test_models_eager.py test_compile.py 2>&1
 	echo "# plugin-vm: pytest exit $?"
 	exit 0
 fi
