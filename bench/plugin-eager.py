@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""Eager PyTorch-on-spyre figures, each a ratio or a device-time figure from
-this one run (host times are medians of repeated calls; device times are
-the card's modelled time from timing events).
+"""PyTorch-on-spyre figures, eager and compiled, each a ratio or a
+device-time figure from this one run (host times are medians of repeated
+calls; device times are the card's modelled time from timing events). Each
+figure is also printed as an @bench record for bench/report.
 
     build/venv/bin/python bench/plugin-eager.py      (sim card on the host,
                                                       or the card in the VM)
 """
+import json
 import statistics
 import time
 import warnings
@@ -22,6 +24,11 @@ def host_time(fn, n=200):
         fn()
         ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
+
+
+def record(name, value, unit, ratio_of="", how=""):
+    print("@bench " + json.dumps({"name": name, "value": round(value, 4), "unit": unit,
+                                  "ratio_of": ratio_of, "how": how}))
 
 
 def device_ms(fn):
@@ -51,6 +58,29 @@ def main():
           f"cpu {t_fill_c * 1e6:.1f} us, ratio {t_fill_d / t_fill_c:.1f}x")
     print(f"empty (64 floats, allocator cache hit): spyre {t_empty_d * 1e6:.1f} us, "
           f"cpu {t_empty_c * 1e6:.1f} us, ratio {t_empty_d / t_empty_c:.1f}x")
+    a_d, a_c = torch.ones(64, device="spyre"), torch.ones(64)
+    torch.spyre.synchronize()
+    t_add_d = host_time(lambda: a_d + a_d)
+    t_add_c = host_time(lambda: a_c + a_c)
+    torch.spyre.synchronize()
+    print(f"add (64 floats, a device kernel), host time per op: spyre {t_add_d * 1e6:.1f} us, "
+          f"cpu {t_add_c * 1e6:.1f} us, ratio {t_add_d / t_add_c:.1f}x")
+    record("eager add dispatch, spyre vs cpu", t_add_d / t_add_c, "x",
+           "host time per a+a (64 floats) on spyre / on the CPU",
+           "median of 200 calls, no synchronize (the launch is asynchronous)")
+
+    def chain(x):
+        for _ in range(5):
+            x = torch.relu(x * 0.5 + 1.0)
+        return x
+    t_chain_d = host_time(lambda: chain(a_d), n=50) / 15
+    t_chain_c = host_time(lambda: chain(a_c), n=50) / 15
+    torch.spyre.synchronize()
+    print(f"chain of small ops: spyre {1 / t_chain_d:.0f} ops/s, cpu {1 / t_chain_c:.0f} ops/s, "
+          f"cpu/spyre {t_chain_d / t_chain_c:.1f}x")
+    record("eager small-op chain, ops/s cpu vs spyre", t_chain_d / t_chain_c, "x",
+           "ops per second on the CPU / on spyre (mul, add, relu x5 on 64 floats)",
+           "median over 50 chains")
 
     # modelled transfer bandwidth (pinned and pageable host memory)
     n = 64 << 20
@@ -67,7 +97,7 @@ def main():
     print(f"fill 64 MiB on the card: {ms:.3f} ms device time")
     del dev
 
-    # allocator hit rate on a small decoder layer forward (ops still fall back)
+    # allocator hit rate on a small decoder layer forward
     torch.manual_seed(0)
     layer = torch.nn.TransformerDecoderLayer(d_model=64, nhead=4, dim_feedforward=128,
                                              batch_first=True).eval().to("spyre")
@@ -87,6 +117,48 @@ def main():
     print(f"decoder layer forward: {req} device allocations, allocator hit rate "
           f"{hits / max(req, 1):.3f}; {sum(fb.values())} CPU-fallback calls over {len(fb)} ops; "
           f"max |spyre - cpu| {(y.cpu() - ref).abs().max().item():.2e}")
+    record("allocator hit rate, decoder layer forward", hits / max(req, 1), "ratio",
+           "allocations served from the cache / allocation requests",
+           "nn.TransformerDecoderLayer(64, 4, 128) eval, second forward")
+    record("CPU fallbacks, decoder layer forward", sum(fb.values()), "count")
+    compiled_vs_eager()
+
+
+def compiled_vs_eager():
+    """transformers GPT-2 (2 layers, random weights): eager vs torch.compile."""
+    import transformers
+    torch.manual_seed(3)
+    cfg = transformers.GPT2Config(vocab_size=128, n_positions=64, n_embd=64, n_layer=2,
+                                  n_head=4, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                                  bos_token_id=0, eos_token_id=0)
+    model = transformers.GPT2LMHeadModel(cfg).eval().to("spyre")
+    compiled = torch.compile(model, backend="spyre")
+    ids = torch.randint(0, 128, (1, 16)).to("spyre")
+    res = {}
+    with torch.no_grad():
+        for name, m in (("eager", model), ("compiled", compiled)):
+            m(ids, use_cache=False)  # warm: caches filled, graph compiled
+            torch.spyre.synchronize()
+            s0 = torch.spyre.counters()["submits"]
+            m(ids, use_cache=False)
+            torch.spyre.synchronize()
+            subs = torch.spyre.counters()["submits"] - s0
+            dev = device_ms(lambda: m(ids, use_cache=False))
+            host = host_time(lambda: (m(ids, use_cache=False), torch.spyre.synchronize()), n=10)
+            res[name] = (subs, dev, host)
+            print(f"GPT-2 forward ({name}): {subs} SUBMITs, {dev * 1e3:.1f} us modelled device "
+                  f"time")
+    (se, de, he), (sc, dc, hc) = res["eager"], res["compiled"]
+    record("GPT-2 forward SUBMITs, eager vs compiled", se / sc, "x",
+           f"SUBMITs per forward eager ({se}) / compiled ({sc})", "driver/sim submit counter")
+    record("GPT-2 forward modelled device time, compiled", dc * 1e3, "us",
+           how="timing events around one forward (deterministic)")
+    record("GPT-2 forward modelled device time, eager vs compiled", de / dc, "x",
+           "eager / compiled modelled device time per forward")
+    record("GPT-2 forward host time, eager vs compiled", he / hc, "x",
+           "eager / compiled host time per forward incl. synchronize", "median of 10")
+    print(f"GPT-2 forward: compiled {se / sc:.0f}x fewer SUBMITs, device time eager/compiled "
+          f"{de / dc:.2f}x, host time eager/compiled {he / hc:.2f}x")
 
 
 if __name__ == "__main__":
