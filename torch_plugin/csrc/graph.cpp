@@ -382,6 +382,12 @@ void init_graph_bindings(py::module &m)
 				     return spyre_graph_embedding(G.g(), w, idx, v);
 			     });
 		     })
+		.def("gather",
+		     [](Graph &G, int x, int dim, int idx) {
+			     return make("graph gather", [&](int *v) {
+				     return spyre_graph_gather(G.g(), x, dim, idx, v);
+			     });
+		     })
 		.def("sdpa",
 		     [](Graph &G, int q, int k, int vv, int mask, bool causal, double scale) {
 			     return make("graph sdpa", [&](int *v) {

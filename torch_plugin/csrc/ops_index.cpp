@@ -287,6 +287,37 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 	return out;
 }
 
+// torch.gather through the op library (spyre_op_gather): float, int32 and
+// int64 data (integers exact to 2^24), x of at most 2^24 elements.
+at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &index,
+			bool sparse_grad)
+{
+	(void)sparse_grad;
+	auto dt = self.scalar_type();
+	bool ok = (is_float(dt) || dt == at::kInt || dt == at::kLong) &&
+		  (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt) &&
+		  index.device() == self.device() && self.dim() > 0 &&
+		  index.dim() == self.dim() && self.numel() <= (int64_t(1) << 24);
+	if (!ok)
+		return SPYRE_FALLBACK(gather, self, dim, index, sparse_grad);
+	dim = c10::maybe_wrap_dim(dim, self.dim());
+	for (int64_t d = 0; d < self.dim(); d++)
+		TORCH_CHECK_INDEX(d == dim || index.size(d) <= self.size(d), "gather(): Size does not "
+				  "match at dimension ", d, " expected index ", index.sizes(),
+				  " to be no larger than self ", self.sizes(), " apart from dimension ",
+				  dim);
+	c10::DeviceGuard guard(self.device());
+	at::Tensor out = at::empty(index.sizes(), self.options());
+	count_device_op("gather");
+	if (out.numel() == 0)
+		return out;
+	spyre_tensor dx = describe(self), di = describe(index), dout = describe(out);
+	check_op(spyre_op_gather(ops_context(self.device().index()), launch_stream(self), &dx,
+				 int(dim), &di, &dout),
+		 "gather");
+	return out;
+}
+
 // x[i0, i1, ..] with integer index tensors at adjacent positions (the others
 // ":"): the index tensors broadcast together, become one linear index over
 // the indexed dims (row-major, negative indices wrapped), and that is an
@@ -342,6 +373,7 @@ at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at:
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
 	m.impl("index.Tensor", spyre_index);
+	m.impl("gather", spyre_gather);
 	m.impl("embedding", spyre_embedding);
 	m.impl("index_select", spyre_index_select);
 	m.impl("index_select.out", index_select_out);

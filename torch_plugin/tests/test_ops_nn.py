@@ -228,3 +228,24 @@ def test_advanced_indexing_gathers_on_the_card():
         got = d[dkey]
         assert torch.equal(got.cpu(), src[key]) and got.dtype == src.dtype, key
     assert torch.equal(x.to(D)[i].cpu(), x[i])  # host indices are uploaded, as on CUDA
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64], ids=str)
+def test_gather(dtype):
+    x = (torch.randn(3, 5, 6, generator=torch.Generator().manual_seed(1)) * 100).to(dtype)
+    for dim, shape in [(0, (4, 5, 6)), (1, (3, 2, 6)), (2, (2, 5, 9)), (-1, (3, 1, 1))]:
+        idx = torch.randint(0, x.shape[dim], shape, generator=torch.Generator().manual_seed(dim))
+        got = torch.gather(x.to(D), dim, idx.to(D))
+        assert got.dtype == dtype and torch.equal(got.cpu(), torch.gather(x, dim, idx)), dim
+    with pytest.raises(IndexError, match="Size does not match"):
+        torch.gather(x.to(D), 1, torch.zeros(4, 2, 6, dtype=torch.long).to(D))
+
+
+def test_compiled_gather():
+    import torch_spyre.compiler as spyre_compiler
+    torch._dynamo.reset()
+    spyre_compiler.reset_stats()
+    x, idx = torch.randn(4, 9), torch.tensor([[8, 0], [1, 1], [3, 2], [0, 7]])
+    f = torch.compile(lambda a, i: torch.gather(a, 1, i) * 2, backend="spyre")
+    torch.testing.assert_close(f(x.to(D), idx.to(D)).cpu(), torch.gather(x, 1, idx) * 2)
+    assert spyre_compiler.stats()["graph_breaks"] == []

@@ -246,6 +246,15 @@ int spyre_op_tril(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
  */
 int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *weight,
 		       const struct spyre_tensor *idx, const struct spyre_tensor *out);
+/*
+ * torch.gather: out[i] = x[i with dim @dim replaced by idx[i]]; idx int32 or
+ * int64 with x's number of dims, no larger than x outside @dim; out has
+ * idx's shape and x's dtype (float, int32, int64; integers exact to 2^24).
+ * x may have at most 2^24 elements (the linear indices are built in fp32).
+ * An index outside [0, x.shape[dim]) fails the launch, as embedding's.
+ */
+int spyre_op_gather(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
+		    const struct spyre_tensor *idx, const struct spyre_tensor *out);
 
 /* ---- Graphs ------------------------------------------------------------------
  *
@@ -306,6 +315,8 @@ int spyre_graph_rms_norm(spyre_graph *g, spyre_value x, spyre_value w, double ep
 			 spyre_value *out);
 int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 			  spyre_value *out);
+int spyre_graph_gather(spyre_graph *g, spyre_value x, int dim, spyre_value idx,
+		       spyre_value *out);
 /*
  * Scaled dot-product attention, composed: q [.., Lq, D], k [.., Lk, D],
  * v [.., Lk, Dv]; @causal masks key j > query i; @mask: an additive mask

@@ -462,6 +462,24 @@ int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tenso
 	return eager(ops, s, "spyre_op_embedding", ins, names, 2, out, f_embedding, &a);
 }
 
+static int f_gather(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	return spyre_graph_gather(g, in[0], a->i0, in[1], out);
+}
+
+int spyre_op_gather(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
+		    const struct spyre_tensor *idx, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x, idx };
+	const char *names[] = { "x", "index" };
+	struct eager_args a = { .i0 = dim };
+
+	if (!x || !idx)
+		return spy_err(-EINVAL, "spyre_op_gather: x or index is NULL");
+	return eager(ops, s, "spyre_op_gather", ins, names, 2, out, f_gather, &a);
+}
+
 int spyre_op_cat(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *xs,
 		 unsigned int n, int dim, const struct spyre_tensor *out)
 {

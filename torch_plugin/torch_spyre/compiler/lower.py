@@ -382,6 +382,11 @@ def _embedding(ctx, n):
     return ctx.g.embedding(ctx.v(n.args[0]), ctx.v(n.args[1]))
 
 
+@lowers(aten.gather.default)
+def _gather(ctx, n):
+    return ctx.g.gather(ctx.v(n.args[0]), n.args[1], ctx.v(n.args[2]))
+
+
 @lowers(aten.cat.default)
 def _cat(ctx, n):
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
