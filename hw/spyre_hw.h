@@ -43,10 +43,11 @@
  * Interface version reported in SPYRE_REG_VERSION: major << 16 | minor.
  * 1.1: FENCE F_SEM, SEM_* registers; 1.2: SPYRE_RING_PROGRESS;
  * 1.3: VEC compare, select, argmax and cumsum, LOAD GATHER;
- * 1.4: VEC sin, cos and erf, same-type VEC COPY moves bits.
+ * 1.4: VEC sin, cos and erf, same-type VEC COPY moves bits;
+ * 1.5: LAUNCH F_SCRUB (zero every scratchpad before the program).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		4
+#define SPYRE_HW_VERSION_MINOR		5
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \
@@ -170,6 +171,7 @@ enum spyre_hw_opcode {
 #define SPYRE_DESC_F_DEVMEM		0x02 /* TIMESTAMP: target is device memory */
 #define SPYRE_DESC_F_SEM		0x04 /* FENCE: also signal a semaphore (1.1) */
 #define SPYRE_DESC_F_ERR		0x08 /* SEM_WAIT: fail if a failed job signalled (1.1) */
+#define SPYRE_DESC_F_SCRUB		0x10 /* LAUNCH: zero every scratchpad first (1.5) */
 
 /* DMA directions (spyre_hw_dma.dir). */
 enum spyre_hw_dma_dir {
@@ -226,7 +228,9 @@ struct spyre_hw_dma {
 /**
  * struct spyre_hw_launch - SPYRE_OP_LAUNCH descriptor
  * @opcode: SPYRE_OP_LAUNCH
- * @flags: zero
+ * @flags: SPYRE_DESC_F_SCRUB (interface 1.5) to zero every core's
+ *	scratchpad before the program starts (a driver sets it when the compute
+ *	engine passes from one client to another), else zero
  * @nargs: argument slots; DIV_ROUND_UP(nargs, 3) SPYRE_OP_ARGS follow
  * @rsvd: zero
  * @prog_addr: device address of the program (Documentation/spyre-card.rst)

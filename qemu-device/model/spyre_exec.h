@@ -87,6 +87,11 @@ uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off
 			     uint64_t rows, uint64_t stride, uint64_t bytes, bool write);
 
 /* Run @n decoded instructions; *ns receives the program's device time. */
+/*
+ * Zero every core's scratchpad (LAUNCH F_SCRUB, interface 1.5); returns the
+ * modelled time it takes (the cores clear in parallel).
+ */
+uint64_t card_scrub_scratchpads(struct card_exec *e, const struct spyre_timing *t);
 uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 			   const struct card_bind *b, const struct spyre_insn *insn,
 			   uint32_t n, uint64_t *ns);

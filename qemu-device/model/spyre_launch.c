@@ -20,7 +20,8 @@ uint32_t card_launch_check(struct spyre_model *m, const struct card_cmd *c)
 	uint64_t size = m->cfg.mem_size;
 	uint32_t i;
 
-	if (d->flags || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)))
+	if ((d->flags & ~SPYRE_DESC_F_SCRUB) || d->rsvd ||
+	    !card_all_zero(d->rsvd2, sizeof(d->rsvd2)))
 		return SPYRE_CMD_ERR_INVALID;
 	if (!card_range_ok(spyre_le64_to_cpu(d->prog_addr), spyre_le64_to_cpu(d->prog_len),
 			    size) ||
@@ -101,6 +102,8 @@ uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct 
 						  m->cfg.timing.dram_bytes_per_us);
 
 		base = card_max64(base, card_dram_reserve(&m->dram, m->cmd_start, fetch));
+		if (d->flags & SPYRE_DESC_F_SCRUB)
+			base += card_scrub_scratchpads(m->exec, &m->cfg.timing);
 		m->exec->abort = &m->abort_req;
 		m->exec->progress = &m->rings[ring].progress;
 		m->exec->dram = &m->dram;

@@ -247,6 +247,18 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 	}
 }
 
+uint64_t card_scrub_scratchpads(struct card_exec *e, const struct spyre_timing *t)
+{
+	uint64_t cycles = SPYRE_MODEL_SCRATCHPAD_BYTES / t->ring_bytes_per_cycle;
+	unsigned int i;
+
+	/* every core clears its own scratchpad, in parallel, a stick per cycle */
+	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++)
+		if (e->sp[i])
+			memset(e->sp[i], 0, SPYRE_MODEL_SCRATCHPAD_BYTES);
+	return cycles * 1000 / t->clock_mhz;
+}
+
 uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 			   const struct card_bind *b, const struct spyre_insn *insn,
 			   uint32_t n, uint64_t *ns)

@@ -4,6 +4,7 @@
  * command can start earliest, fetches and decodes it, dispatches it to an
  * engine, keeps the device-time bookkeeping and retires jobs at FENCEs.
  */
+#include "spyre_exec.h"
 #include "spyre_internal.h"
 
 enum step_result {
@@ -71,11 +72,23 @@ static void job_begin(struct card_ring *r, uint64_t start)
 	}
 }
 
+/*
+ * A LAUNCH that asks for a scrub clears the scratchpads even when it does
+ * not run (its job failed before it, or it failed itself): drivers count on
+ * that scrub to keep one client's data from the next (interface 1.5).
+ */
+static void scrub_unrun_launch(struct spyre_model *m, const union spyre_hw_desc *d)
+{
+	if (d->hdr.opcode == SPYRE_OP_LAUNCH && (d->launch.flags & SPYRE_DESC_F_SCRUB))
+		card_scrub_scratchpads(m->exec, &m->cfg.timing);
+}
+
 /* A command failed: remember the first failure and skip to the FENCE. */
 static void job_fail(struct spyre_model *m, struct card_ring *r, const struct card_cmd *c,
 		     uint32_t status, uint64_t t)
 {
 	card_event(m, SPYRE_MODEL_EV_CMD_ERROR, (unsigned int)(r - m->rings), c->index, status);
+	scrub_unrun_launch(m, &c->desc);
 	job_begin(r, t);
 	if (r->job.status == SPYRE_CMD_OK) {
 		r->job.status = status;
@@ -241,6 +254,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	}
 	card_event(m, SPYRE_MODEL_EV_DESC, n, c.index, d->hdr.opcode);
 	if (r->skipping && d->hdr.opcode != SPYRE_OP_FENCE) {
+		scrub_unrun_launch(m, d);
 		consume(r, 1);		/* commands after a failure do not run */
 		return STEP_PROGRESS;
 	}

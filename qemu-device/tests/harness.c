@@ -303,10 +303,18 @@ void fence_and_run(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int
 void push_launch(struct tcard *t, unsigned int n, uint64_t prog, uint64_t prog_len,
 		 uint64_t ws, uint64_t ws_len, unsigned int nargs, const uint64_t *slots)
 {
+	push_launch_flags(t, n, 0, prog, prog_len, ws, ws_len, nargs, slots);
+}
+
+void push_launch_flags(struct tcard *t, unsigned int n, uint8_t flags, uint64_t prog,
+		       uint64_t prog_len, uint64_t ws, uint64_t ws_len, unsigned int nargs,
+		       const uint64_t *slots)
+{
 	union spyre_hw_desc d;
 	unsigned int i;
 
 	spyre_desc_launch(&d, nargs, prog, prog_len, ws, ws_len);
+	d.launch.flags = flags;
 	ring_push(t, n, &d);
 	for (i = 0; i < nargs; i++) {
 		spyre_desc_arg(&d, nargs, i, slots[2 * i], slots[2 * i + 1]);
@@ -429,12 +437,19 @@ struct spyre_hw_completion run_launch(struct tcard *t, uint64_t prog, uint64_t p
 				      uint64_t ws, uint64_t ws_len, unsigned int nargs,
 				      const uint64_t *slots)
 {
+	return run_launch_flags(t, 0, prog, prog_len, ws, ws_len, nargs, slots);
+}
+
+struct spyre_hw_completion run_launch_flags(struct tcard *t, uint8_t flags, uint64_t prog,
+					    uint64_t prog_len, uint64_t ws, uint64_t ws_len,
+					    unsigned int nargs, const uint64_t *slots)
+{
 	uint8_t d[SPYRE_DESC_SIZE];
 	static uint64_t seq = 100;
 
 	if (!(ring_status(t, 0) & SPYRE_RING_STATUS_ENABLED))
 		ring_setup(t, 0, 6);
-	push_launch(t, 0, prog, prog_len, ws, ws_len, nargs, slots);
+	push_launch_flags(t, 0, flags, prog, prog_len, ws, ws_len, nargs, slots);
 	d_fence(d, ++seq, 0, true);
 	ring_push(t, 0, d);
 	ring_doorbell(t, 0);

@@ -107,6 +107,10 @@ void fence_and_run(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int
 /* Push a LAUNCH and its ARGS; slots are (addr, len) pairs. */
 void push_launch(struct tcard *t, unsigned int n, uint64_t prog, uint64_t prog_len,
 		 uint64_t ws, uint64_t ws_len, unsigned int nargs, const uint64_t *slots);
+/* The same with LAUNCH descriptor @flags (SPYRE_DESC_F_SCRUB). */
+void push_launch_flags(struct tcard *t, unsigned int n, uint8_t flags, uint64_t prog,
+		       uint64_t prog_len, uint64_t ws, uint64_t ws_len, unsigned int nargs,
+		       const uint64_t *slots);
 /* One scatter entry list at H_SG + @sg_off describing host buffer segments. */
 uint64_t sg_write(struct tcard *t, uint64_t sg_off, unsigned int count,
 		  const uint64_t *addr_len);
@@ -137,5 +141,8 @@ uint64_t prog_store(struct tcard *t, const struct prog *p, uint64_t dev_off);
 struct spyre_hw_completion run_launch(struct tcard *t, uint64_t prog, uint64_t prog_len,
 				      uint64_t ws, uint64_t ws_len, unsigned int nargs,
 				      const uint64_t *slots);
+struct spyre_hw_completion run_launch_flags(struct tcard *t, uint8_t flags, uint64_t prog,
+					    uint64_t prog_len, uint64_t ws, uint64_t ws_len,
+					    unsigned int nargs, const uint64_t *slots);
 
 #endif /* SPYRE_TEST_HARNESS_H */
