@@ -141,6 +141,8 @@ int spyre_ring_init(struct spyre_device *sdev, struct spyre_ring *ring,
 	ring->entries = 1U << spyre_ring_order;
 	spin_lock_init(&ring->lock);
 	INIT_LIST_HEAD(&ring->pending);
+	/* a previous driver (or module load) may have left data on the card */
+	ring->sp_client = SPYRE_SP_CLIENT_UNKNOWN;
 	ring->fence_context = dma_fence_context_alloc(1);
 	ring->irq = irq;
 
@@ -201,6 +203,7 @@ void spyre_ring_hw_reset(struct spyre_ring *ring)
 	spyre_ring_write(ring, SPYRE_RING_CTRL, SPYRE_RING_CTRL_RESET);
 	spin_lock_irqsave(&ring->lock, flags);
 	ring->tail = 0;
+	ring->sp_client = SPYRE_SP_CLIENT_UNKNOWN;
 	ring->progress_head = 0;
 	ring->progress_count = spyre_ring_progress(ring);
 	ring->progress_time = jiffies;
@@ -236,6 +239,33 @@ int spyre_ring_hw_start(struct spyre_ring *ring)
  * sure the slots are free: a job's credits return only after its FENCE
  * completed, and the card had fetched everything before it by then.
  */
+/*
+ * Scratchpads keep what the last program left there. When the compute
+ * engine passes from one client to another, the job's first LAUNCH asks the
+ * card to zero every scratchpad first (interface 1.5), so a program cannot
+ * read another process's data. The card scrubs even if the job fails before
+ * that LAUNCH runs. Only ring 0 launches programs; called under @ring->lock.
+ */
+static void spyre_ring_scrub_on_switch(struct spyre_ring *ring, struct spyre_job *job)
+{
+	u64 client = job->queue->sfile ? job->queue->sfile->drm_client_id : 0;
+	union spyre_hw_desc *d;
+	u32 i;
+
+	if (ring->engine != DRM_SPYRE_ENGINE_COMPUTE ||
+	    ring->sdev->hw_version < SPYRE_HW_VERSION(1, 5))
+		return;
+	for (i = 0; i < job->ndescs; i++) {
+		d = (union spyre_hw_desc *)job->descs + i;
+		if (d->hdr.opcode != SPYRE_OP_LAUNCH)
+			continue;
+		if (ring->sp_client != client)
+			d->launch.flags |= SPYRE_DESC_F_SCRUB;
+		ring->sp_client = client;
+		return;
+	}
+}
+
 void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 {
 	union spyre_hw_desc *fence_desc;
@@ -258,6 +288,7 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 			      (job->seqno & mask) * sizeof(*ring->records));
 	memset(&ring->records[job->seqno & mask], 0, sizeof(*ring->records));
 	spyre_sem_mark_fence(ring, job, fence_desc);
+	spyre_ring_scrub_on_switch(ring, job);
 
 	for (i = 0; i < job->ndescs; i++) {
 		slot = (ring->tail + i) & mask;

@@ -38,6 +38,8 @@ struct spyre_queue;
  * @seqno: last sequence number given to a job
  * @pending: jobs written to the ring whose hardware fence has not
  *	signalled, oldest first
+ * @sp_client: DRM client whose programs last used the scratchpads (written
+ *	to this ring), or SPYRE_SP_CLIENT_UNKNOWN; under @lock
  * @fence_context: dma_fence context of the hardware fences
  * @irq: Linux IRQ of the ring's MSI-X vector
  * @sched: the ring's scheduler; credits are descriptors
@@ -71,6 +73,7 @@ struct spyre_ring {
 	u32 tail;
 	u64 seqno;
 	struct list_head pending;
+	u64 sp_client;
 	u64 fence_context;
 	int irq;
 
@@ -87,6 +90,9 @@ struct spyre_ring {
 	atomic_t resets;
 	atomic_t sem_waiters;
 };
+
+/* No client known to own the scratchpads: the next launch scrubs them. */
+#define SPYRE_SP_CLIENT_UNKNOWN	U64_MAX
 
 /**
  * struct spyre_ring_set - the rings of one card

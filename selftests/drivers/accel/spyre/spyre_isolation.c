@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "spyre_prog.h"
 #include "spyre_util.h"
 
 FIXTURE(iso) {
@@ -199,6 +200,53 @@ TEST_F(iso, separate_clients_in_fdinfo)
  * A child that dies with work queued does not disturb the parent: the
  * parent's queue keeps running jobs with correct results.
  */
+/*
+ * Scratchpads do not carry one client's data to the next: after this
+ * process LOADs a secret into core 0's scratchpad, another process's
+ * program that only STOREs that scratchpad reads zeros (the driver has the
+ * card scrub scratchpads when the compute engine changes clients).
+ */
+TEST_F(iso, scratchpad_is_not_leaked_between_clients)
+{
+	struct drm_spyre_bo_range arg = { .handle = self->dev, .size = SP_PAGE };
+	uint8_t prog[256];
+	size_t plen = sp_prog_load_at(prog, 0, SP_PAGE);
+	struct drm_spyre_cmd c;
+	uint32_t cq, pbo;
+
+	ASSERT_EQ(0, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_COMPUTE,
+				     DRM_SPYRE_PRIORITY_NORMAL, &cq));
+	c = sp_cmd_fill(self->dev, 0, SP_PAGE, 0x5ec2e7ed);
+	ASSERT_EQ(0, sp_run(self->d.fd, self->q, &c, 1));
+	ASSERT_EQ(0, sp_prog_upload(&self->d, self->q, prog, plen, SP_PAGE, &pbo));
+	c = sp_cmd_launch(pbo, 0, plen, 0, 0, 0, &arg, 1);
+	ASSERT_EQ(0, sp_run(self->d.fd, cq, &c, 1));
+	IN_CHILD({
+		struct sp_dev cd;
+		uint32_t dq, ccq, bo, cpbo, *buf = calloc(1, SP_PAGE);
+		struct drm_spyre_bo_range carg = { .size = SP_PAGE };
+		size_t clen = sp_prog_store_at(prog, 0, SP_PAGE);
+		int i, hits = 0;
+
+		EXPECT_EQ(0, sp_dev_open(&cd, 0));
+		EXPECT_EQ(0, sp_queue_create(cd.fd, DRM_SPYRE_ENGINE_DMA,
+					     DRM_SPYRE_PRIORITY_NORMAL, &dq));
+		EXPECT_EQ(0, sp_queue_create(cd.fd, DRM_SPYRE_ENGINE_COMPUTE,
+					     DRM_SPYRE_PRIORITY_NORMAL, &ccq));
+		EXPECT_EQ(0, sp_bo_create(cd.fd, SP_PAGE, DRM_SPYRE_PLACEMENT_DEVICE, &bo));
+		EXPECT_EQ(0, sp_prog_upload(&cd, dq, prog, clen, SP_PAGE, &cpbo));
+		carg.handle = bo;
+		c = sp_cmd_launch(cpbo, 0, clen, 0, 0, 0, &carg, 1);
+		EXPECT_EQ(0, sp_run(cd.fd, ccq, &c, 1));
+		EXPECT_EQ(0, sp_download(&cd, dq, bo, 0, buf, SP_PAGE));
+		for (i = 0; buf && i < SP_PAGE / 4; i++)
+			hits += buf[i] == 0x5ec2e7ed;
+		EXPECT_EQ(0, hits);
+		free(buf);
+		sp_dev_close(&cd);
+	});
+}
+
 TEST_F(iso, child_death_does_not_disturb_parent)
 {
 	struct drm_spyre_cmd c[2];

@@ -107,6 +107,15 @@ size_t sp_prog_load_at(void *buf, uint64_t off, uint32_t len)
 	return sp_prog_size(1);
 }
 
+size_t sp_prog_store_at(void *buf, uint64_t off, uint32_t len)
+{
+	struct spyre_insn in = mem(SPYRE_I_STORE, 0, 0, 0, off, 1, len, len, 0, len);
+
+	put_header(buf, 1, 1, 0);
+	put_insn(buf, 0, &in);
+	return sp_prog_size(1);
+}
+
 size_t sp_prog_busy(void *buf, uint32_t ninsns)
 {
 	struct spyre_insn in = mem(SPYRE_I_LOAD, 0, 0, 0, 0, 2u << 20, 1, 0, 0, 0);

@@ -25,6 +25,8 @@ static inline size_t sp_prog_size(uint32_t ninsns)
 size_t sp_prog_scale(void *buf, uint32_t n, float a, float b);
 /* Loads from slot 0 at @off (@len bytes): out of range fails the job. */
 size_t sp_prog_load_at(void *buf, uint64_t off, uint32_t len);
+/* Stores core 0's scratchpad (from offset 0, @len bytes) to slot 0 at @off. */
+size_t sp_prog_store_at(void *buf, uint64_t off, uint32_t len);
 /*
  * Busy program: @ninsns LOADs of 2 Mi one-byte rows each from slot 0 (an
  * instruction may move at most a scratchpad). The card bills a whole
