@@ -25,4 +25,11 @@ if [ -x "$build/libspyre/examples/pipeline" ]; then
 	echo "   overlapping compute:"
 	"$build/libspyre/examples/pipeline" | sed 's/^/   /'
 fi
-say "Done: the card, the driver and the runtime worked end to end."
+if [ -x "$build/venv/bin/python" ]; then
+	say "5. PyTorch on the card: a small GPT-2 (transformers, random weights) runs"
+	echo "   eagerly and compiled (torch.compile(backend=\"spyre\"): one recipe per"
+	echo "   forward), checked against the CPU with the CPU fallback forbidden:"
+	SPYRE_BACKEND=drm HOME=/tmp PYTHONDONTWRITEBYTECODE=1 \
+		"$build/venv/bin/python" torch_plugin/examples/gpt_demo.py
+fi
+say "Done: the card, the driver, the runtime and PyTorch worked end to end."
