@@ -182,3 +182,23 @@ def test_integer_ops_indexing_and_fills_lower_into_the_recipe():
         torch.testing.assert_close(g.cpu(), w)
     st = spyre_compiler.stats()
     assert st["recipes"] == 1 and st["graph_breaks"] == [], st
+
+
+def test_default_inductor_on_spyre_names_the_spyre_backend():
+    # a fresh interpreter: Inductor is imported (and the refusal registered
+    # by the import hook) only once something compiles with it
+    from conftest import run_python
+    code = """
+import sys, torch
+print("inductor loaded at import:", "torch._inductor.codegen.common" in sys.modules)
+try:
+    torch.compile(lambda x: (x * 2).relu())(torch.randn(4).to("spyre"))
+except Exception as e:
+    print("raised:", type(e).__name__, str(e).splitlines()[1])
+print("cpu:", torch.compile(lambda x: x + 1)(torch.ones(2)).tolist())
+"""
+    rc, out = run_python(code, SPYRE_BACKEND="sim")
+    assert rc == 0, out
+    assert "inductor loaded at import: False" in out, out
+    assert 'raised: BackendCompilerFailed' in out and 'backend="spyre"' in out, out
+    assert "cpu: [2.0, 2.0]" in out, out  # Inductor still compiles for the CPU

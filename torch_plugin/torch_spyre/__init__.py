@@ -9,6 +9,7 @@ autoload; ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` turns it off).
 import torch
 
 from . import _C  # noqa: F401  (loads the runtime: allocator, guard, ops)
+from . import _inductor_hook
 from . import spyre as _spyre_module
 
 if torch._C._get_privateuse1_backend_name() != "spyre":
@@ -17,5 +18,7 @@ if torch._C._get_privateuse1_backend_name() != "spyre":
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True,
                                                          for_packed_sequence=True,
                                                          for_storage=True)
+
+_inductor_hook.install()  # default torch.compile on spyre: a clear error
 
 __all__ = ["spyre"]
