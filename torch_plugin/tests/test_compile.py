@@ -202,3 +202,22 @@ print("cpu:", torch.compile(lambda x: x + 1)(torch.ones(2)).tolist())
     assert "inductor loaded at import: False" in out, out
     assert 'raised: BackendCompilerFailed' in out and 'backend="spyre"' in out, out
     assert "cpu: [2.0, 2.0]" in out, out  # Inductor still compiles for the CPU
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+def test_hf_generate_with_a_compiled_forward(kind):
+    # generate() with the KV cache: every step is a new shape (a recompile,
+    # through Dynamo's guards), each one recipe with no graph break
+    from test_models_eager import hf_model, on_card
+    ref, dev = on_card(hf_model(kind))
+    dev.forward = torch.compile(dev.forward, backend="spyre")
+    ids = torch.randint(0, 128, (2, 5), generator=torch.Generator().manual_seed(8))
+    mask = torch.ones_like(ids)
+    kw = dict(max_new_tokens=4, do_sample=False, pad_token_id=0)
+    with torch.no_grad():
+        want = ref.generate(ids, attention_mask=mask, **kw)
+        got = dev.generate(ids.to(D), attention_mask=mask.to(D), **kw)
+    assert torch.equal(got.cpu(), want), (got.cpu(), want)
+    st = spyre_compiler.stats()
+    assert st["graph_breaks"] == [] and st["recipes"] == st["graphs"] >= 2, st
+    assert torch.spyre.fallback_counts() == {}

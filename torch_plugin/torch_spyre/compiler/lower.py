@@ -158,7 +158,7 @@ def _alias(ctx, n):
     return ctx.v(n.args[0])
 
 
-@lowers(aten.clone.default)
+@lowers(aten.clone.default, aten.lift_fresh_copy.default)
 def _clone(ctx, n):
     return ctx.g.contiguous(ctx.v(n.args[0]))
 
@@ -392,7 +392,14 @@ def _cat(ctx, n):
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
     out_dt = result_dtype(n)
     dt = torch.float32 if _integral(out_dt) else out_dt  # int64: through fp32
-    return ctx.cast(ctx.g.cat([ctx.cast(ctx.v(x), dt) for x in n.args[0]], dim), out_dt)
+    rank = len(n.meta["val"].shape)
+    dim %= rank or 1
+    # as torch.cat, 1-D empty tensors (an empty KV cache) take no part
+    xs = [ctx.v(x) for x in n.args[0]]
+    xs = [x for x in xs if rank == 1 or ctx.shape(x) != [0]]
+    if len(xs) == 1:
+        return ctx.cast(ctx.g.contiguous(xs[0]), out_dt)
+    return ctx.cast(ctx.g.cat([ctx.cast(x, dt) for x in xs], dim), out_dt)
 
 
 def _filled(ctx, n, value):
