@@ -90,9 +90,9 @@ at::Tensor reduce_run(const char *name, spyre_reduce_op op, const at::Tensor &x_
 		prepare_out(out, shape, dt, name);
 	count_device_op(name);
 	bool minmax = op == SPYRE_RED_MAX || op == SPYRE_RED_MIN;
-	for (int64_t d : dims)
-		TORCH_CHECK(!minmax || x_in.size(d) > 0, name, "(): Expected reduction dim ", d,
-			    " to have non-zero size.");
+	for (int64_t d : dims) // (a 0-dim tensor reduces over its one element)
+		TORCH_CHECK(!minmax || x_in.dim() == 0 || x_in.size(d) > 0, name,
+			    "(): Expected reduction dim ", d, " to have non-zero size.");
 	at::Tensor dst = direct_out(out, shape, dt, {x_in});
 	if (dst.numel() == 0) {
 		// nothing to write
@@ -325,8 +325,12 @@ at::Tensor along_run(const char *name, AlongFn fn, const at::Tensor &x_in, int64
 					 at::empty(x_in.sizes(), x_in.options().dtype(dt));
 	count_device_op(name);
 	if (x_in.numel()) {
-		at::Tensor x = unexpanded(card_cast(x_in, dt));
-		spyre_tensor xd = describe(x), od = describe(dst);
+		at::Tensor x = unexpanded(card_cast(x_in, dt)), o = dst;
+		if (x.dim() == 0) { // a 0-dim tensor is a row of one element
+			x = x.reshape({1});
+			o = dst.view({1});
+		}
+		spyre_tensor xd = describe(x), od = describe(o);
 		check_op(fn(ops_context(x.device().index()), launch_stream(x), &xd, int(dim), &od),
 			 name);
 		if (out.defined() && !dst.is_same(out))
