@@ -546,6 +546,37 @@ at::Tensor &clamp_k_out(const at::Tensor &x, const std::optional<at::Scalar> &lo
 CLAMP_SIDE(clamp_min_k, clamp_min, v.toDouble(), kInf)
 CLAMP_SIDE(clamp_max_k, clamp_max, -kInf, v.toDouble())
 
+// clamp with tensor bounds: the card's maximum and minimum kernels (with
+// their broadcasting, promotion and NaN propagation; min > max gives max).
+at::Tensor clamp_tensor_k(const at::Tensor &x, const std::optional<at::Tensor> &lo,
+			  const std::optional<at::Tensor> &hi)
+{
+	bool has_lo = lo && lo->defined(), has_hi = hi && hi->defined();
+	TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+	at::Tensor r = has_lo ? at::maximum(x, *lo) : x;
+	return has_hi ? at::minimum(r, *hi) : r;
+}
+
+at::Tensor &clamp_tensor_k_(at::Tensor &x, const std::optional<at::Tensor> &lo,
+			    const std::optional<at::Tensor> &hi)
+{
+	at::Tensor r = clamp_tensor_k(x, lo, hi);
+	TORCH_CHECK(r.sizes() == x.sizes(), "output with shape ", x.sizes(),
+		    " doesn't match the broadcast shape ", r.sizes());
+	x.copy_(r);
+	return x;
+}
+
+at::Tensor &clamp_tensor_k_out(const at::Tensor &x, const std::optional<at::Tensor> &lo,
+			       const std::optional<at::Tensor> &hi, at::Tensor &out)
+{
+	at::Tensor r = clamp_tensor_k(x, lo, hi);
+	if (!out.sizes().equals(r.sizes()))
+		out.resize_(r.sizes());
+	out.copy_(r);
+	return out;
+}
+
 at::Tensor pow_run(const char *name, const at::Tensor &x, double p, at::Tensor out, bool inplace)
 {
 	c10::DeviceGuard guard(x.device());
@@ -806,6 +837,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("relu", relu_k);
 	m.impl("relu_", relu_k_);
 	REG_UNARY(clamp)
+	m.impl("clamp.Tensor", clamp_tensor_k);
+	m.impl("clamp_.Tensor", clamp_tensor_k_);
+	m.impl("clamp.Tensor_out", clamp_tensor_k_out);
 	REG_UNARY(clamp_min)
 	REG_UNARY(clamp_max)
 	m.impl("pow.Tensor_Scalar", pow_k);
