@@ -287,8 +287,13 @@ std::tuple<at::Tensor, at::Tensor> min_dim_k(const at::Tensor &x, int64_t dim, b
 
 at::Tensor argmax_k(const at::Tensor &x, std::optional<int64_t> dim, bool keepdim)
 {
-	if (!minmax_ok(x) || x.dim() == 0)
+	if (!minmax_ok(x))
 		return SPYRE_FALLBACK(argmax, x, dim, keepdim);
+	if (x.dim() == 0) { // one element: index 0 (dim 0 or -1 is allowed)
+		if (dim.has_value())
+			at::maybe_wrap_dim(*dim, int64_t(0));
+		return at::zeros({}, x.options().dtype(at::kLong));
+	}
 	count_device_op("argmax");
 	if (dim.has_value())
 		return argmax_run("argmax", x, *dim, keepdim, false, {});
