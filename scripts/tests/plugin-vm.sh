@@ -14,7 +14,8 @@
 # GPT-style decoder and the transformers GPT-2 and Llama models (forward and
 # generate(); building the first model costs ~40 s under TCG) run here; the
 # pre-norm variant runs in plugin-sim. Of the torch.compile tests, the
-# compiled GPT-2 (one recipe per forward) runs here; a compile under TCG
+# compiled GPT-2 ones run here (one recipe per forward, and generate() with
+# a compiled forward: one compile per sequence length); a compile under TCG
 # costs tens of seconds, the rest of test_compile.py runs in plugin-sim.
 # Ends with
 # "N passed, N failed[, N skipped]".
