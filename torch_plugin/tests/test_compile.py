@@ -185,12 +185,20 @@ def test_integer_ops_indexing_and_fills_lower_into_the_recipe():
 
 
 def test_default_inductor_on_spyre_names_the_spyre_backend():
-    # a fresh interpreter: Inductor is imported (and the refusal registered
-    # by the import hook) only once something compiles with it
+    # a fresh interpreter: Dynamo and Inductor are imported (and the device
+    # interface and the refusal registered by the import hook) only once
+    # something compiles
     from conftest import run_python
     code = """
 import sys, torch
 print("inductor loaded at import:", "torch._inductor.codegen.common" in sys.modules)
+print("dynamo loaded at import:", "torch._dynamo" in sys.modules)
+from torch._dynamo.device_interface import get_interface_for_device
+i = get_interface_for_device("spyre")
+s = i.Stream(device="spyre")
+i.set_stream(s)
+print("interface:", i.device_count(), i.is_available(), i.current_stream() == s,
+      i.get_compute_capability().startswith("spyre-1."))
 try:
     torch.compile(lambda x: (x * 2).relu())(torch.randn(4).to("spyre"))
 except Exception as e:
@@ -200,6 +208,8 @@ print("cpu:", torch.compile(lambda x: x + 1)(torch.ones(2)).tolist())
     rc, out = run_python(code, SPYRE_BACKEND="sim")
     assert rc == 0, out
     assert "inductor loaded at import: False" in out, out
+    assert "dynamo loaded at import: False" in out, out
+    assert "interface: 2 True True True" in out, out
     assert 'raised: BackendCompilerFailed' in out and 'backend="spyre"' in out, out
     assert "cpu: [2.0, 2.0]" in out, out  # Inductor still compiles for the CPU
 

@@ -9,7 +9,7 @@ autoload; ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` turns it off).
 import torch
 
 from . import _C  # noqa: F401  (loads the runtime: allocator, guard, ops)
-from . import _inductor_hook
+from . import _lazy_hooks
 from . import spyre as _spyre_module
 
 if torch._C._get_privateuse1_backend_name() != "spyre":
@@ -19,6 +19,6 @@ if torch._C._get_privateuse1_backend_name() != "spyre":
                                                          for_packed_sequence=True,
                                                          for_storage=True)
 
-_inductor_hook.install()  # default torch.compile on spyre: a clear error
+_lazy_hooks.install()  # Dynamo's device interface, Inductor's refusal: when they load
 
 __all__ = ["spyre"]

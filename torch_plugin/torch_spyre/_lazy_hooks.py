@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: MIT
+"""What torch_spyre registers with Dynamo and Inductor, without importing them.
+
+Dynamo and Inductor cost about a second to import, which ``import torch``
+(and so every user of the autoloaded backend) should not pay. A meta path
+hook waits until one of their registries is imported (which happens only
+when something compiles) and registers then:
+
+- ``torch._dynamo.device_interface``: the "spyre" device interface (device
+  count and selection, streams, events, synchronize, properties), which
+  Dynamo uses to trace stream and event code on the device;
+- ``torch._inductor.codegen.common``: a refusing Inductor backend for the
+  device. Inductor has no code generator for the card; without this it
+  fails deep in its codegen with ``KeyError: 'spyre'``, with it at once,
+  naming ``backend="spyre"``.
+"""
+import importlib.abc
+import importlib.util
+import sys
+
+import torch
+
+MESSAGE = ('spyre: Inductor cannot generate code for the spyre device; compile with '
+           'torch.compile(model, backend="spyre"), which lowers the graph to the card\'s '
+           'op library (Documentation/torch-plugin.rst, "torch.compile")')
+
+
+def _refuse(*args, **kwargs):
+    raise RuntimeError(MESSAGE)
+
+
+class _Refusing(type):
+    def __getattr__(cls, name):  # whatever Inductor asks first
+        _refuse()
+
+
+class _RefusingWrapper(metaclass=_Refusing):
+    """Stands for Inductor's wrapper code generator on spyre."""
+
+
+def _register_inductor(common):
+    common.register_backend_for_device("spyre", _refuse, _RefusingWrapper)
+    common.register_device_op_overrides("spyre", common.DeviceOpOverrides())
+
+
+def _register_device_interface(di):
+    spyre = torch.spyre
+
+    def exchange_device(device):
+        previous = spyre.current_device()
+        if device >= 0:
+            spyre.set_device(device)
+        return previous
+
+    class Worker:
+        set_device = staticmethod(spyre.set_device)
+        current_device = staticmethod(spyre.current_device)
+        get_device_properties = staticmethod(spyre.get_device_properties)
+
+    class SpyreInterface(di.DeviceInterface):
+        device = spyre.device
+        Event = torch.Event
+        Stream = torch.Stream
+
+    SpyreInterface.Worker = Worker
+    for name, fn in {
+        "current_device": spyre.current_device,
+        "set_device": spyre.set_device,
+        "exchange_device": exchange_device,
+        "maybe_exchange_device": exchange_device,
+        "device_count": spyre.device_count,
+        "is_available": spyre.is_available,
+        "stream": spyre.stream,
+        "current_stream": spyre.current_stream,
+        "set_stream": torch.accelerator.set_stream,
+        "synchronize": spyre.synchronize,
+        "memory_allocated": spyre.memory_allocated,
+        "get_compute_capability": lambda device=None: (
+            "spyre-" + spyre.get_device_properties(device).hw_version),
+        "is_bf16_supported": lambda including_emulation=False: True,
+        "is_triton_capable": lambda device=None: False,
+    }.items():
+        setattr(SpyreInterface, name, staticmethod(fn))
+    di.register_interface_for_device("spyre", SpyreInterface)
+
+
+_PENDING = {
+    "torch._dynamo.device_interface": _register_device_interface,
+    "torch._inductor.codegen.common": _register_inductor,
+}
+
+
+class _Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        register = _PENDING.pop(name, None)
+        if register is None:
+            return None
+        if not _PENDING:
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)  # (no longer pending: not back here)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_register(module):
+            exec_module(module)
+            register(module)
+        spec.loader.exec_module = exec_and_register
+        return spec
+
+
+def install():
+    for name in list(_PENDING):
+        if name in sys.modules:
+            _PENDING.pop(name)(sys.modules[name])
+    if _PENDING and not any(isinstance(f, _Hook) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Hook())
