@@ -382,6 +382,8 @@ static void spyre_remove(struct pci_dev *pdev)
 	/* Ioctls in flight finish first; new ones fail with -ENODEV. */
 	drm_dev_unplug(&sdev->drm);
 	spyre_device_fini(sdev);
+	/* BOs files still hold keep their pages, not the device's mappings */
+	spyre_gem_release_dma(sdev);
 }
 
 /* Stops the card's DMA before a reboot or kexec hands memory to someone else. */

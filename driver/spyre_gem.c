@@ -402,6 +402,50 @@ err:
 	return ERR_PTR(ret);
 }
 
+/**
+ * spyre_gem_release_dma() - drop the DMA mappings of a removed card's BOs
+ * @sdev: the card, unplugged and reset (no DMA in flight)
+ *
+ * BOs outlive the card while files hold them, but their DMA mappings (the
+ * pages' scatter-gather mapping, an import's attachment mapping, the card's
+ * coherent scatter list) belong to the device: they must go when the driver
+ * lets the device go, not when the last handle does, or the DMA layer finds
+ * them mapped to a device that no longer has a driver. The BOs keep their
+ * pages (and their CPU mappings); no job can use them again.
+ */
+void spyre_gem_release_dma(struct spyre_device *sdev)
+{
+	struct device *dev = sdev->drm.dev;
+	struct spyre_bo *bo;
+
+	mutex_lock(&sdev->bo_lock);
+	list_for_each_entry(bo, &sdev->bo_list, link) {
+		struct drm_gem_shmem_object *shmem = &bo->shmem;
+		struct drm_gem_object *obj = &shmem->base;
+
+		if (bo->placement != DRM_SPYRE_PLACEMENT_HOST)
+			continue;
+		/* an import shares the exporter's reservation, as unmapping needs */
+		dma_resv_lock(obj->resv, NULL);
+		if (bo->sg) {
+			dma_free_coherent(dev, (size_t)bo->sg_count * sizeof(*bo->sg), bo->sg,
+					  bo->sg_dma);
+			bo->sg = NULL;
+		}
+		if (shmem->sgt && obj->import_attach) {
+			dma_buf_unmap_attachment(obj->import_attach, shmem->sgt,
+						 DMA_BIDIRECTIONAL);
+		} else if (shmem->sgt) {
+			dma_unmap_sgtable(dev, shmem->sgt, DMA_BIDIRECTIONAL, 0);
+			sg_free_table(shmem->sgt);
+			kfree(shmem->sgt);
+		}
+		shmem->sgt = NULL;
+		dma_resv_unlock(obj->resv);
+	}
+	mutex_unlock(&sdev->bo_lock);
+}
+
 /* --- ioctls -------------------------------------------------------------- */
 
 int spyre_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)

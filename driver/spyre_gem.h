@@ -10,6 +10,7 @@
 #include <drm/drm_gem_shmem_helper.h>
 
 struct dma_buf;
+struct spyre_device;
 struct spyre_file;
 struct user_struct;
 
@@ -56,6 +57,7 @@ struct drm_gem_object *spyre_gem_prime_import(struct drm_device *drm, struct dma
 struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
 						       struct dma_buf_attachment *attach,
 						       struct sg_table *sgt);
+void spyre_gem_release_dma(struct spyre_device *sdev);
 int spyre_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_bo_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
