@@ -115,6 +115,9 @@ static int open_common(spyre_device *dev, spyre_device **out)
 		dev_free(dev);
 		return ret;
 	}
+	/* SPYRE_TRACE=path.json: trace the device's whole life (trace.c). */
+	if (getenv("SPYRE_TRACE") && *getenv("SPYRE_TRACE"))
+		spyre_trace_start(dev, getenv("SPYRE_TRACE"));
 	*out = dev;
 	return 0;
 }
@@ -187,6 +190,8 @@ int spyre_device_close(spyre_device *dev)
 
 	if (!dev)
 		return spy_err(-EINVAL, "spyre_device_close: device is NULL");
+	if (dev->trace)
+		spyre_trace_stop(dev);	/* its BO is a live object */
 	spy_staging_fini(dev);	/* the library's own staging memory */
 	n = __atomic_load_n(&dev->objects, __ATOMIC_RELAXED);
 	if (n)

@@ -92,6 +92,7 @@ struct spyre_device {
 	struct spyre_stream *deferred;	/* streams with deferred ops */
 	struct spyre_stream *streams;	/* every live stream */
 	struct spy_worker *worker;
+	struct spy_trace *trace;	/* trace.c, NULL when not tracing */
 
 	uint64_t stat_submits, stat_ioctls, stat_host_runs; /* atomics */
 
@@ -289,5 +290,8 @@ int spy_cmd_launch(const char *call, struct drm_spyre_cmd *c, struct drm_spyre_b
 		   const spyre_program *prog, const struct spyre_buf *args, unsigned int nargs,
 		   const struct spyre_buf *ws);
 void spy_cmd_timestamp(struct drm_spyre_cmd *c, spyre_bo *bo, uint64_t offset);
+/* Submit through the trace recorder when one runs (trace.c). */
+int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int engine,
+		     const char *what);
 
 #endif /* SPYRE_INTERNAL_H_LIB */

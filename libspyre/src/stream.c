@@ -179,10 +179,10 @@ static int prepare_submit_locked(struct spy_op *op, struct submit_ctx *x)
 	return 0;
 }
 
-static int do_submit(spyre_device *dev, struct submit_ctx *x)
+static int do_submit(spyre_device *dev, struct submit_ctx *x, const char *what)
 {
 	spy_stat_add(&dev->stat_submits, 1);
-	return dev->ops->submit(dev, &x->sub);
+	return spy_trace_submit(dev, &x->sub, x->engine, what);
 }
 
 static void submitted_locked(struct spy_op *op, const struct submit_ctx *x)
@@ -198,7 +198,7 @@ static int issue_submit_locked(struct spy_op *op)
 	int ret = prepare_submit_locked(op, &x);
 
 	if (!ret)
-		ret = do_submit(op->s->dev, &x);
+		ret = do_submit(op->s->dev, &x, op->what);
 	if (!ret)
 		submitted_locked(op, &x);
 	return ret;
@@ -440,7 +440,7 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 		memcpy(taken, s->wait, nwait * sizeof(taken[0]));
 		s->nwait = 0;
 		pthread_mutex_unlock(&dev->lock);
-		ret = do_submit(dev, &x);	/* no device-wide lock held */
+		ret = do_submit(dev, &x, op->what);	/* no device-wide lock held */
 		pthread_mutex_lock(&dev->lock);
 		if (ret) {
 			for (i = 0; i < nwait; i++) {

@@ -65,9 +65,14 @@ uint64_t device_time_ns(c10::DeviceIndex index)
 
 } // namespace
 
+namespace torch_spyre {
+void init_trace_bindings(pybind11::module &m); /* trace.cpp */
+}
+
 PYBIND11_MODULE(_C, m)
 {
 	init_graph_bindings(m);
+	init_trace_bindings(m);
 	m.doc() = "Spyre runtime for PyTorch (libspyre underneath)";
 	m.def("_device_count", [] { return int(device_count()); });
 	m.def("_unavailable_reason", [] { return unavailable_reason(); });

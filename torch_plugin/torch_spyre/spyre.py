@@ -106,6 +106,25 @@ def device_time_ns(dev: Any = None) -> int:
     return _C._device_time_ns(_checked(dev))
 
 
+@contextlib.contextmanager
+def trace(path: str, dev: Any = None):
+    """Record the device timeline of the block into ``path``.
+
+    Chrome trace / Perfetto JSON of the modelled device time: one span per
+    submission on the compute or a DMA track, host submits on tid 0
+    (Documentation/runtime.rst, Tracing). The file is written, after
+    waiting for the device, when the block ends.
+    """
+    if not isinstance(path, str) or not path:
+        raise ValueError("torch.spyre.trace: path must be a non-empty string")
+    i = _checked(dev)
+    _C._trace_start(i, path)
+    try:
+        yield path
+    finally:
+        _C._trace_stop(i)
+
+
 def counters(dev: Any = None) -> dict:
     """Submissions, ioctls and allocator cache hits of the device (tests, benchmarks)."""
     return _C._device_counters(_checked(dev))

@@ -343,6 +343,17 @@ int spyre_stream_get_error(spyre_stream *s, struct spyre_error_info *info);
 int spyre_stream_clear_error(spyre_stream *s);
 /* Wait for the work of every stream of @dev; returns the first sticky error. */
 int spyre_device_synchronize(spyre_device *dev);
+
+/*
+ * Device timeline trace: from spyre_trace_start every submission is
+ * bracketed by device timestamps (its modelled start and end on its
+ * engine); spyre_trace_stop waits for the device and writes @path as
+ * Chrome trace / Perfetto JSON (ph "X" spans, tid 1 compute, tid 2 DMA,
+ * tid 0 host submits as instants; ts/dur in us). SPYRE_TRACE=path.json
+ * traces from device open to close. -EBUSY if a trace already runs.
+ */
+int spyre_trace_start(spyre_device *dev, const char *path);
+int spyre_trace_stop(spyre_device *dev);
 /* The first sticky error of any live stream of @dev, without waiting. */
 int spyre_device_get_error(spyre_device *dev, struct spyre_error_info *info);
 

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device timeline traces (spyre_trace_start/stop, SPYRE_TRACE=path.json).
+ *
+ * While a trace runs, every submission is bracketed by two TIMESTAMP
+ * commands into a host BO: the device writes its modelled clock when the
+ * queue reaches the submission and when its last command is done, so the
+ * span is the submission's modelled start and end on its engine. The host
+ * submit time is kept too. spyre_trace_stop waits for the device and writes
+ * Chrome trace / Perfetto JSON: one pid per device, one tid per engine
+ * (tid 0 host submits, 1 compute, 2.. one per DMA queue, i.e. lane), ph "X"
+ * spans, ts/dur in us.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define TRACE_BO_SIZE (64u * 1024)	/* 4096 submissions of two stamps */
+#define TRACE_LANES 14		/* DMA tracks; more queues share the last */
+#define TRACE_MAX (TRACE_BO_SIZE / (2 * sizeof(uint64_t)))
+
+struct spy_trace_ent {
+	uint64_t host_ns;
+	int engine;
+	uint32_t queue_id;
+	uint32_t ncmds;
+	const char *what;
+};
+
+struct spy_trace {
+	pthread_mutex_t lock;
+	char *path;
+	spyre_bo *bo;
+	volatile uint64_t *ts;
+	struct spy_trace_ent ent[TRACE_MAX];
+	unsigned int n;
+	unsigned long dropped;		/* submissions past TRACE_MAX or too long */
+	uint64_t host0;
+};
+
+int spyre_trace_start(spyre_device *dev, const char *path)
+{
+	struct spy_trace *t;
+	void *map;
+	int ret;
+
+	if (!dev || !path || !*path)
+		return spy_err(-EINVAL, "spyre_trace_start: device or path is NULL or empty");
+	if (dev->trace)
+		return spy_err(-EBUSY, "spyre_trace_start: %s: a trace is already running",
+			       dev->name);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return spy_err(-ENOMEM, "spyre_trace_start: out of memory");
+	t->path = strdup(path);
+	ret = t->path ? 0 : -ENOMEM;
+	if (!ret)
+		ret = spyre_bo_create(dev, TRACE_BO_SIZE, SPYRE_MEM_HOST, &t->bo);
+	if (!ret)
+		ret = spyre_bo_map(t->bo, &map);
+	if (ret) {
+		if (t->bo)
+			spyre_bo_destroy(t->bo);
+		free(t->path);
+		free(t);
+		return spy_err(ret, "spyre_trace_start: %s: cannot set up the trace buffer",
+			       dev->name);
+	}
+	memset(map, 0xff, TRACE_BO_SIZE);	/* device time 0 is a real stamp */
+	t->ts = map;
+	t->host0 = spy_now_ns();
+	pthread_mutex_init(&t->lock, NULL);
+	__atomic_store_n(&dev->trace, t, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int engine,
+		     const char *what)
+{
+	struct spy_trace *t = __atomic_load_n(&dev->trace, __ATOMIC_ACQUIRE);
+	struct drm_spyre_submit s2;
+	struct drm_spyre_cmd *cmds;
+	unsigned int slot;
+	int ret;
+
+	if (!t)
+		return dev->ops->submit(dev, sub);
+	pthread_mutex_lock(&t->lock);
+	if (t->n >= TRACE_MAX || sub->cmd_count + 2 > dev->max_cmds) {
+		t->dropped++;
+		pthread_mutex_unlock(&t->lock);
+		return dev->ops->submit(dev, sub);
+	}
+	slot = t->n;
+	cmds = calloc(sub->cmd_count + 2, sizeof(*cmds));
+	if (!cmds) {
+		t->dropped++;
+		pthread_mutex_unlock(&t->lock);
+		return dev->ops->submit(dev, sub);
+	}
+	spy_cmd_timestamp(&cmds[0], t->bo, 2 * slot * sizeof(uint64_t));
+	if (sub->cmd_count)
+		memcpy(&cmds[1], (const void *)(uintptr_t)sub->cmds,
+		       sub->cmd_count * sizeof(*cmds));
+	spy_cmd_timestamp(&cmds[sub->cmd_count + 1], t->bo, (2 * slot + 1) * sizeof(uint64_t));
+	s2 = *sub;
+	s2.cmds = (uintptr_t)cmds;
+	s2.cmd_count = sub->cmd_count + 2;
+	s2.cmd_stride = sizeof(*cmds);
+	t->ent[slot].host_ns = spy_now_ns();
+	ret = dev->ops->submit(dev, &s2);
+	if (!ret) {
+		t->ent[slot].engine = engine;
+		t->ent[slot].queue_id = sub->queue_id;
+		t->ent[slot].ncmds = sub->cmd_count;
+		t->ent[slot].what = what;
+		t->n++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	free(cmds);
+	return ret;
+}
+
+static const char *engine_name(int engine)
+{
+	return engine == SPYRE_ENGINE_COMPUTE ? "compute" : "dma";
+}
+
+static int trace_tid(const struct spy_trace_ent *e, const uint32_t *lanes, unsigned int n)
+{
+	unsigned int j;
+
+	if (e->engine == SPYRE_ENGINE_COMPUTE)
+		return 1;
+	for (j = 0; j < n && lanes[j] != e->queue_id; j++)
+		;
+	return 2 + (j < n ? j : n - 1);
+}
+
+static int trace_write(spyre_device *dev, struct spy_trace *t, FILE *f)
+{
+	uint64_t dev0 = UINT64_MAX;
+	unsigned int i, nlanes = 0, written = 0;
+	uint32_t lanes[TRACE_LANES];
+
+	for (i = 0; i < t->n; i++)
+		if (t->ts[2 * i] < dev0)
+			dev0 = t->ts[2 * i];
+	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"device\":\"%s\",\"dropped\":%lu},"
+		"\n\"traceEvents\":[\n", dev->name, t->dropped);
+	fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,"
+		"\"args\":{\"name\":\"%s\"}},\n", dev->name);
+	fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":0,"
+		"\"args\":{\"name\":\"host submit\"}},\n");
+	fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,"
+		"\"args\":{\"name\":\"compute\"}}");
+	/* DMA lanes: one track per DMA queue, in order of first use. */
+	for (i = 0; i < t->n; i++) {
+		unsigned int j;
+
+		if (t->ent[i].engine == SPYRE_ENGINE_COMPUTE)
+			continue;
+		for (j = 0; j < nlanes && lanes[j] != t->ent[i].queue_id; j++)
+			;
+		if (j == nlanes && nlanes < TRACE_LANES) {
+			lanes[nlanes++] = t->ent[i].queue_id;
+			fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
+				"\"tid\":%u,\"args\":{\"name\":\"dma %u\"}}", 1 + nlanes, j);
+		}
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct spy_trace_ent *e = &t->ent[i];
+		uint64_t a = t->ts[2 * i], b = t->ts[2 * i + 1];
+		const char *what = e->what ? e->what : "submit";
+
+		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%s\",\"pid\":1,\"tid\":0,"
+			"\"ts\":%.3f,\"args\":{\"engine\":\"%s\",\"seq\":%u}}", what,
+			(double)(e->host_ns - t->host0) / 1000.0, engine_name(e->engine), i);
+		if (a == UINT64_MAX || b == UINT64_MAX || b < a)
+			continue;	/* the submission failed on the device */
+		fprintf(f, ",\n{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":1,"
+			"\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"cmds\":%u,\"seq\":%u}}",
+			what, engine_name(e->engine), trace_tid(e, lanes, nlanes),
+			(double)(a - dev0) / 1000.0, (double)(b - a) / 1000.0, e->ncmds, i);
+		written++;
+	}
+	fprintf(f, "\n]}\n");
+	return written;
+}
+
+int spyre_trace_stop(spyre_device *dev)
+{
+	struct spy_trace *t;
+	FILE *f;
+	int ret;
+
+	if (!dev)
+		return spy_err(-EINVAL, "spyre_trace_stop: device is NULL");
+	t = __atomic_load_n(&dev->trace, __ATOMIC_ACQUIRE);
+	if (!t)
+		return spy_err(-EINVAL, "spyre_trace_stop: %s: no trace is running", dev->name);
+	/* Errors of the traced work stay with its streams; the stamps are read anyway. */
+	spyre_device_synchronize(dev);
+	__atomic_store_n(&dev->trace, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&t->lock);	/* a submit still inside spy_trace_submit */
+	pthread_mutex_unlock(&t->lock);
+	ret = 0;
+	f = fopen(t->path, "w");
+	if (!f) {
+		ret = spy_err(-errno, "spyre_trace_stop: %s: cannot write %s", dev->name,
+			      t->path);
+	} else {
+		trace_write(dev, t, f);
+		if (fclose(f))
+			ret = spy_err(-EIO, "spyre_trace_stop: %s: writing %s failed", dev->name,
+				      t->path);
+	}
+	spyre_bo_unmap(t->bo);
+	spyre_bo_destroy(t->bo);
+	pthread_mutex_destroy(&t->lock);
+	free(t->path);
+	free(t);
+	return ret;
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device timeline traces: the JSON holds one "X" span per submission on
+ * its engine's track, spans of one stream follow each other on the device
+ * clock, host submits are instants on tid 0, and tracing leaves the data
+ * intact.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, n + 1);
+	if (buf && fread(buf, 1, n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+TEST(trace_copies_on_dma_track)
+{
+	char path[] = "/tmp/spyre-trace-XXXXXX";
+	const uint64_t size = 256 * 1024;
+	spyre_bo *src, *dst, *d1;
+	struct spyre_buf bs, bd, b1;
+	double prev_end = -1;
+	int fd, nx = 0, ni = 0;
+	spyre_stream *s;
+	void *sm, *dm;
+	char *json, *p;
+
+	fd = mkstemp(path);
+	ASSERT(fd >= 0, "mkstemp");
+	close(fd);
+	FAILS_WITH(spyre_trace_stop(dev), -EINVAL, "no trace is running");
+	FAILS_WITH(spyre_trace_start(dev, ""), -EINVAL, "path");
+	OK(spyre_trace_start(dev, path));
+	FAILS_WITH(spyre_trace_start(dev, path), -EBUSY, "already running");
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s));
+	OK(host_bo(dev, size, &src, &sm));
+	OK(host_bo(dev, size, &dst, &dm));
+	OK(spyre_bo_create(dev, size, SPYRE_MEM_DEVICE, &d1));
+	fill_pat(sm, size, 7, 0);
+	memset(dm, 0, size);
+	bs = buf_of(src, 0, size);
+	bd = buf_of(dst, 0, size);
+	b1 = buf_of(d1, 0, size);
+	OK(spyre_memcpy_async(s, &b1, &bs, size));
+	OK(spyre_memcpy_async(s, &bd, &b1, size));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_trace_stop(dev));
+	CHECK(memcmp(sm, dm, size) == 0, "traced copies changed the data");
+
+	json = slurp(path);
+	ASSERT(json, "cannot read %s", path);
+	CHECK(strstr(json, "\"traceEvents\":[") != NULL, "no traceEvents array");
+	CHECK(strstr(json, "\"name\":\"dma 0\"") != NULL, "no dma track name");
+	for (p = strstr(json, "\"ph\":\"X\""); p; p = strstr(p + 1, "\"ph\":\"X\"")) {
+		int tid = -1;
+		double ts = -1, dur = -1;
+		char *q = strstr(p, "\"tid\":");
+
+		if (q)
+			sscanf(q, "\"tid\":%d,\"ts\":%lf,\"dur\":%lf", &tid, &ts, &dur);
+		CHECK(tid == 2, "copy span on tid %d, not the DMA track", tid);
+		CHECK(ts >= 0 && dur > 0, "span ts %f dur %f", ts, dur);
+		/* one stream: the next span starts after the previous one ends */
+		CHECK(ts + 0.0015 >= prev_end, "span at %f overlaps one ending at %f", ts,
+		      prev_end);
+		prev_end = ts + dur;
+		nx++;
+	}
+	for (p = strstr(json, "\"ph\":\"i\""); p; p = strstr(p + 1, "\"ph\":\"i\""))
+		ni++;
+	CHECK(nx >= 2, "%d device spans for two copies", nx);
+	CHECK(ni == nx, "%d host submits for %d device spans", ni, nx);
+	free(json);
+	unlink(path);
+	spyre_bo_destroy(src);
+	spyre_bo_destroy(dst);
+	spyre_bo_destroy(d1);
+	OK(spyre_stream_destroy(s));
+}
