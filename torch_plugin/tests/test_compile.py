@@ -102,6 +102,51 @@ def test_recompiles_for_a_new_shape():
             x = torch.randn(rows, 32)
             torch.testing.assert_close(compiled(x.to(D)).cpu(), ref(x), rtol=1e-4, atol=1e-4)
     assert spyre_compiler.stats()["graphs"] == 2
+    assert spyre_compiler.stats()["recipe_cache_misses"] == 2
+
+
+def test_identical_parts_share_a_recipe_with_their_own_weights():
+    # the same structure compiled again (Dynamo's own caches emptied, as for
+    # another model of the same shape): the ATen part is identical, so it
+    # reuses the first recipe instead of the library's compile; the weights
+    # are launch-time inputs, so each model gives its own CPU result
+    torch.manual_seed(3)
+    refs = [models()["mlp"].eval() for _ in range(2)]
+    for p in refs[1].parameters():
+        p.data.mul_(-0.5)
+    x = torch.randn(4, 32)
+    xd = x.to(D)
+    got = []
+    with torch.no_grad():
+        for r in refs:
+            torch._dynamo.reset()
+            c = torch.compile(copy.deepcopy(r).to(D), backend="spyre")
+            got.append(c(xd).cpu())
+            torch.testing.assert_close(got[-1], r(x), rtol=1e-4, atol=1e-4)
+        assert not torch.allclose(got[0], got[1])
+        st = spyre_compiler.stats()
+        assert st["graphs"] == 2 and st["recipes"] == 2, st
+        assert st["recipe_cache_misses"] == 1 and st["recipe_cache_hits"] == 1, st
+        torch.spyre.synchronize()
+        before = torch.spyre.counters()["submits"]
+        for _ in range(3):
+            c(xd)
+        torch.spyre.synchronize()
+    assert torch.spyre.counters()["submits"] - before == 3  # one per call
+
+
+def test_recipe_cache_is_keyed_by_shape_and_dtype():
+    ref = models()["mlp"].eval()
+    with torch.no_grad():
+        for dtype, rows in ((torch.float32, 3), (torch.float16, 3), (torch.float32, 5)):
+            torch._dynamo.reset()
+            c = torch.compile(copy.deepcopy(ref).to(dtype).to(D), backend="spyre")
+            x = torch.randn(rows, 32)
+            tol = TOL[dtype]
+            torch.testing.assert_close(c(x.to(dtype).to(D)).cpu().float(), ref(x),
+                                       rtol=tol, atol=tol)
+    st = spyre_compiler.stats()
+    assert st["recipe_cache_hits"] == 0 and st["recipe_cache_misses"] == 3, st
 
 
 class WithBreak(nn.Module):

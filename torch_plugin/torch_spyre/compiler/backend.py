@@ -10,7 +10,13 @@ workspace) that a call launches with one SUBMIT, its tensors bound at
 launch. A node the library refuses is a graph break: it runs eagerly on
 spyre between the recipes, and the reason is recorded in ``stats()``.
 Dynamo's guards recompile for new shapes and dtypes.
+
+A part's recipe depends only on the part's ATen code and its inputs' dtypes
+and shapes (parameters are inputs, bound at launch), so identical parts
+share one recipe: blocks compiled one by one, or a recompile that yields a
+part seen before, skip the library's compile (``stats()["recipe_cache_hits"]``).
 """
+import collections
 import operator
 import threading
 
@@ -23,19 +29,29 @@ from .. import _C
 from . import lower
 
 _lock = threading.Lock()
-_stats = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0}
+_ZERO = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0,
+         "recipe_cache_hits": 0, "recipe_cache_misses": 0}
+_stats = dict(_ZERO)
+# (device, part code, input dtypes/shapes) -> compiled recipe, LRU
+_RECIPES_KEPT = 64
+_recipes = collections.OrderedDict()
 
 
 def stats():
-    """What the backend did in this process: graphs compiled, recipes built,
-    graph breaks (op and reason), nodes left to eager execution."""
+    """What the backend did in this process: graphs compiled, recipes in
+    them, graph breaks (op and reason), nodes left to eager execution, and
+    how many recipes came from the in-process recipe cache (hits) or were
+    compiled by the op library (misses)."""
     with _lock:
         return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
 
 
 def reset_stats():
+    """Zeroes the counters and empties the recipe cache (recipes still used
+    by compiled functions stay alive with them)."""
     with _lock:
-        _stats.update(graphs=0, recipes=0, graph_breaks=[], eager_nodes=0)
+        _stats.update(_ZERO, graph_breaks=[])
+        _recipes.clear()
 
 
 class _Support(OperatorSupportBase):
@@ -80,6 +96,26 @@ def _build(sub, inputs):
     nodes @inputs) into one recipe; raises _Refused naming a node."""
     metas = [_meta(n) for n in inputs]
     index = metas[0].device.index or 0 if metas else 0
+    if not all(type(d) is int for m in metas for d in m.shape):
+        # a symbolic size: not a key (the lowering refuses it anyway)
+        return _compile_part(sub, metas, index)
+    key = (index, sub.code, tuple((m.dtype, tuple(m.shape)) for m in metas))
+    with _lock:
+        hit = _recipes.get(key)
+        if hit is not None:
+            _recipes.move_to_end(key)
+            _stats["recipe_cache_hits"] += 1
+            return RecipeModule(*hit)
+    mod = _compile_part(sub, metas, index)
+    with _lock:
+        _stats["recipe_cache_misses"] += 1
+        _recipes[key] = (mod.compiled, mod.single)
+        while len(_recipes) > _RECIPES_KEPT:
+            _recipes.popitem(last=False)
+    return mod
+
+
+def _compile_part(sub, metas, index):
     graph = _C._Graph(index)
     ctx = lower.Context(graph)
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
