@@ -44,7 +44,9 @@
  * 1.1: FENCE F_SEM, SEM_* registers; 1.2: SPYRE_RING_PROGRESS;
  * 1.3: VEC compare, select, argmax and cumsum, LOAD GATHER;
  * 1.4: VEC sin, cos and erf, same-type VEC COPY moves bits;
- * 1.5: LAUNCH F_SCRUB (zero every scratchpad before the program).
+ * 1.5: LAUNCH F_SCRUB (zero every scratchpad before the program);
+ *      completion records say where a failed LAUNCH stopped (fault_insn,
+ *      fault_core, fault_addr).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
 #define SPYRE_HW_VERSION_MINOR		5
@@ -401,7 +403,13 @@ union spyre_hw_desc {
  * @end_ns: device time the job's last command completed
  * @compute_ns: modelled compute-engine time the job used
  * @dma_ns: modelled DMA-engine time the job used
- * @rsvd: zero
+ * @fault_insn: when a LAUNCH's program failed: index of the failing
+ *              instruction; else SPYRE_FAULT_INSN_NONE (interface 1.5)
+ * @fault_core: core that executed it (with @fault_insn; else zero)
+ * @fault_space: SPYRE_FAULT_SPACE_* of @fault_addr
+ * @fault_addr: the address the failing access started at, when known
+ *
+ * Before 1.5 the last 16 bytes were reserved and written as zero.
  */
 struct spyre_hw_completion {
 	__le64 seqno;
@@ -411,8 +419,16 @@ struct spyre_hw_completion {
 	__le64 end_ns;
 	__le64 compute_ns;
 	__le64 dma_ns;
-	__le64 rsvd[2];
+	__le32 fault_insn;
+	__le16 fault_core;
+	__le16 fault_space;
+	__le64 fault_addr;
 };
+
+#define SPYRE_FAULT_INSN_NONE		0xffffffffu
+#define SPYRE_FAULT_SPACE_NONE		0 /* @fault_addr unknown (zero) */
+#define SPYRE_FAULT_SPACE_SCRATCHPAD	1 /* offset in @fault_core's scratchpad */
+#define SPYRE_FAULT_SPACE_DEVMEM	2 /* device memory address */
 
 /**
  * struct spyre_hw_ring_wb - per-ring write-back record

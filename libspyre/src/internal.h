@@ -36,6 +36,17 @@ __attribute__((format(printf, 4, 5))) int spy_dev_err(struct spyre_device *dev, 
 extern _Thread_local int spy_in_backend;
 
 /* ---- backends ---- */
+#define SPY_FAULT_SPACE_SP	1	/* addr: offset in the core's scratchpad */
+#define SPY_FAULT_SPACE_DEV	2	/* addr: device memory address */
+
+/* Where a failed launch stopped on the card (completion record fault_*). */
+struct spy_fault {
+	int32_t core;
+	int64_t insn;		/* -1: not known */
+	uint16_t space;		/* SPY_FAULT_SPACE_* (the card's SPYRE_FAULT_SPACE_*) */
+	uint64_t addr;
+};
+
 struct spy_backend_ops {
 	const char *name;
 	void (*close)(spyre_device *dev);
@@ -58,6 +69,12 @@ struct spy_backend_ops {
 	int (*syncobj_signal)(spyre_device *dev, uint32_t handle, uint64_t point);
 	/* Error of the job that signalled @point (0 if none), point signalled. */
 	int (*fence_error)(spyre_device *dev, uint32_t handle, uint64_t point);
+	/*
+	 * Optional: where the failed launch that signalled @point stopped on
+	 * the card (-ENOENT when the backend or the card does not say).
+	 */
+	int (*fence_fault)(spyre_device *dev, uint32_t handle, uint64_t point,
+			   struct spy_fault *fault);
 	/* Sim only: faults. */
 	int (*inject_fault)(spyre_device *dev, enum spyre_engine engine, unsigned int kind);
 };
@@ -189,6 +206,7 @@ struct spyre_stream {
 	int error;
 	uint64_t error_point;
 	const char *error_what;
+	struct spy_fault fault;	/* where error_point's launch stopped */
 	const char *what[SPY_OP_NAMES];	/* call of point p at [p % SPY_OP_NAMES] */
 	struct spyre_stream *next_live;	/* dev->streams */
 	struct spy_op *dq_head, *dq_tail; /* deferred ops, FIFO */

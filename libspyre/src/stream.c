@@ -228,6 +228,7 @@ static void deferred_failed_locked(struct spy_op *op, int ret)
 				       op->what ? op->what : "operation");
 		s->error_point = op->point;
 		s->error_what = op->what;
+		s->fault = (struct spy_fault){ .core = -1, .insn = -1 };
 	}
 	s->dev->ops->syncobj_signal(s->dev, s->timeline, op->point);
 	s->issued_point = op->point;
@@ -585,6 +586,7 @@ static const char *engine_name(const struct spyre_stream *s)
 void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto)
 {
 	spyre_device *dev = s->dev;
+	struct spy_fault fault;
 	uint64_t from, p;
 	int ret = 0;
 
@@ -598,10 +600,14 @@ void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto)
 	if (!ret)
 		return;
 	p--;
+	fault.insn = -1;
+	if (!dev->ops->fence_fault || dev->ops->fence_fault(dev, s->timeline, p, &fault))
+		fault = (struct spy_fault){ .core = -1, .insn = -1 };
 	pthread_mutex_lock(&dev->lock);
 	if (!s->error) {
 		s->error = ret;
 		s->error_point = p;
+		s->fault = fault;
 		/* Names older than the ring's reach are gone. */
 		s->error_what = s->next_point - p < SPY_OP_NAMES ? s->what[p % SPY_OP_NAMES] : NULL;
 	}
@@ -614,17 +620,31 @@ static int sticky_error(struct spyre_stream *s, const char *call)
 	int err;
 	uint64_t point;
 	const char *what;
+	struct spy_fault f;
+	char where[96] = "";
 
 	pthread_mutex_lock(&s->dev->lock);
 	err = s->error;
 	point = s->error_point;
 	what = s->error_what;
+	f = s->fault;
 	pthread_mutex_unlock(&s->dev->lock);
 	if (!err)
 		return 0;
+	if (f.insn >= 0) {
+		int n = snprintf(where, sizeof(where), " at instruction %lld on core %d",
+				 (long long)f.insn, f.core);
+
+		if (f.space == SPY_FAULT_SPACE_SP)
+			snprintf(where + n, sizeof(where) - n, " (scratchpad offset 0x%llx)",
+				 (unsigned long long)f.addr);
+		else if (f.space == SPY_FAULT_SPACE_DEV)
+			snprintf(where + n, sizeof(where) - n, " (device address 0x%llx)",
+				 (unsigned long long)f.addr);
+	}
 	return spy_dev_err(s->dev, err, call, "operation %llu (%s) on the %s stream failed on "
-			   "the card", (unsigned long long)point, what ? what : "operation",
-			   engine_name(s));
+			   "the card%s", (unsigned long long)point, what ? what : "operation",
+			   engine_name(s), where);
 }
 
 int spyre_stream_synchronize(spyre_stream *s)
@@ -672,6 +692,11 @@ static void fill_info(const struct spyre_stream *s, struct spyre_error_info *inf
 		return;
 	info->op = s->error_point;
 	snprintf(info->call, sizeof(info->call), "%s", s->error_what ? s->error_what : "");
+	if (s->fault.insn >= 0) {
+		info->core = s->fault.core;
+		info->insn = s->fault.insn;
+		info->addr = s->fault.addr;
+	}
 }
 
 int spyre_stream_get_error(spyre_stream *s, struct spyre_error_info *info)
@@ -708,6 +733,7 @@ int spyre_stream_clear_error(spyre_stream *s)
 	s->error = 0;
 	s->error_point = 0;
 	s->error_what = NULL;
+	s->fault = (struct spy_fault){ .core = -1, .insn = -1 };
 	pthread_mutex_unlock(&s->dev->lock);
 	return 0;
 }

@@ -40,6 +40,11 @@ struct card_exec {
 	struct card_dram *dram;		/* the card's LPDDR5 channel */
 	uint64_t time_base;			/* device time of program time 0 */
 	uint64_t lsu_addr;			/* device address of the last LSU row 0 */
+	/* Where a failed program stopped (completion record fault_*). */
+	uint32_t fault_insn;
+	unsigned int fault_core;
+	uint16_t fault_space;			/* SPYRE_FAULT_SPACE_* */
+	uint64_t fault_addr;
 	bool poison;				/* scratchpads poisoned at launch start */
 	/* Hazard check (spyre_hazard.c). */
 	bool hazard_check;

@@ -89,6 +89,13 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	p.rec.end_ns = spyre_cpu_to_le64(t);
 	p.rec.compute_ns = spyre_cpu_to_le64(r->job.compute_ns);
 	p.rec.dma_ns = spyre_cpu_to_le64(r->job.dma_ns);
+	p.rec.fault_insn = spyre_cpu_to_le32(r->job.has_fault ? r->job.fault_insn :
+							      SPYRE_FAULT_INSN_NONE);
+	if (r->job.has_fault) {
+		p.rec.fault_core = spyre_cpu_to_le16(r->job.fault_core);
+		p.rec.fault_space = spyre_cpu_to_le16(r->job.fault_space);
+		p.rec.fault_addr = spyre_cpu_to_le64(r->job.fault_addr);
+	}
 	if (r->fault == SPYRE_FAULT_CORRUPT_COMPLETION) {
 		memset(&p.rec, 0xa5, sizeof(p.rec));
 		r->fault = SPYRE_FAULT_NONE;

@@ -64,6 +64,11 @@ struct card_job {
 	uint64_t start_ns;
 	uint64_t compute_ns;
 	uint64_t dma_ns;
+	/* where the failed LAUNCH stopped (spyre_hw_completion.fault_*) */
+	bool has_fault;
+	uint32_t fault_insn;
+	uint16_t fault_core, fault_space;
+	uint64_t fault_addr;
 };
 
 struct card_ring {

@@ -89,6 +89,7 @@ uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct 
 	b.ws_addr = spyre_le64_to_cpu(d->ws_addr);
 	b.ws_len = spyre_le64_to_cpu(d->ws_len);
 
+	m->exec->fault_insn = SPYRE_FAULT_INSN_NONE;	/* a bad program names none */
 	card_unlock(m, (int)ring);
 	st = load_program(m, c, &in, &n);
 	if (st == SPYRE_CMD_OK) {
@@ -114,6 +115,16 @@ uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct 
 	card_lock(m);
 	if (card_abort_pending(m))
 		return CARD_CMD_ABORTED;
+	if (st != SPYRE_CMD_OK && m->exec->fault_insn != SPYRE_FAULT_INSN_NONE &&
+	    m->rings[ring].job.status == SPYRE_CMD_OK) {
+		struct card_job *j = &m->rings[ring].job;
+
+		j->has_fault = true;
+		j->fault_insn = m->exec->fault_insn;
+		j->fault_core = m->exec->fault_core;
+		j->fault_space = m->exec->fault_space;
+		j->fault_addr = m->exec->fault_addr;
+	}
 	*duration_ns = base - m->cmd_start + ns;
 	return st;
 }

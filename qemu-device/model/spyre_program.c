@@ -216,9 +216,14 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 		}
 		e->vc[bc][bu][bu]++;	/* this instruction's number on its unit */
 		e->cur_unit = bu;
+		e->fault_space = SPYRE_FAULT_SPACE_NONE;
+		e->fault_addr = 0;
 		st = execute(e, b, in, bc);
-		if (st != SPYRE_CMD_OK)
+		if (st != SPYRE_CMD_OK) {
+			e->fault_insn = best;
+			e->fault_core = bc;
 			return st;
+		}
 		dur = card_insn_ns(t, in, e->lsu_addr, &dram_ns);
 		end = best_t + dur;
 		if (dram_ns && e->dram) {
@@ -236,8 +241,11 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 
 			if (!(in->signal & (1u << k)))
 				continue;
-			if (tk->count == SPYRE_ISA_TOKEN_MAX)
-				return SPYRE_CMD_ERR_PROGRAM;	/* token overflow */
+			if (tk->count == SPYRE_ISA_TOKEN_MAX) {
+				e->fault_insn = best;	/* token overflow */
+				e->fault_core = bc;
+				return SPYRE_CMD_ERR_PROGRAM;
+			}
 			tk->ns[(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX] = end;
 			memcpy(e->tok_vc[bc][k][(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX],
 			       e->vc[bc][bu], sizeof(e->vc[bc][bu]));
@@ -267,6 +275,10 @@ uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 	uint32_t i, u, st = SPYRE_CMD_ERR_PROGRAM;
 
 	*ns = 0;
+	e->fault_insn = SPYRE_FAULT_INSN_NONE;
+	e->fault_core = 0;
+	e->fault_space = SPYRE_FAULT_SPACE_NONE;
+	e->fault_addr = 0;
 	if (!s)
 		return st;
 	s->insn = insn;

@@ -110,11 +110,17 @@ uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 	    __builtin_mul_overflow((uint64_t)(rank / div), mm->core_stride2, &c2) ||
 	    __builtin_add_overflow(a, c2, &a) || __builtin_add_overflow(a, mm->mem_off, &base) ||
 	    !span(mm->rows, mm->mem_row_stride, mm->row_bytes, &len) ||
-	    !in_range(base, len, slot_len))
+	    !in_range(base, len, slot_len)) {
+		e->fault_space = SPYRE_FAULT_SPACE_DEVMEM;
+		e->fault_addr = slot_addr + mm->mem_off;
 		return SPYRE_CMD_ERR_BOUNDS;
+	}
 	if (!span(mm->rows, mm->sp_row_stride, mm->row_bytes, &len) ||
-	    !in_range(mm->sp_off, len, SP_BYTES))
+	    !in_range(mm->sp_off, len, SP_BYTES)) {
+		e->fault_space = SPYRE_FAULT_SPACE_SCRATCHPAD;
+		e->fault_addr = mm->sp_off;
 		return SPYRE_CMD_ERR_BOUNDS;
+	}
 	e->lsu_addr = slot_addr + base;	/* for the timing: sticks touched */
 	if (card_hazard_access(e, core, mm->sp_off, mm->rows, mm->sp_row_stride, mm->row_bytes,
 				in->op == SPYRE_I_LOAD))

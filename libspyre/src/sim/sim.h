@@ -28,6 +28,7 @@ struct sim_fence {
 	int refs;
 	bool signaled;
 	int error;
+	struct spy_fault fault;	/* where a failed launch stopped; insn -1: none */
 	uint64_t dev_end;	/* virtual clock: device time it signalled at */
 };
 
@@ -50,6 +51,7 @@ struct sim_point {
 struct sim_err_point {
 	uint64_t point;
 	int error;
+	struct spy_fault fault;
 };
 
 struct sim_syncobj {

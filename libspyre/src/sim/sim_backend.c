@@ -507,6 +507,29 @@ static int sim_syncobj_signal(spyre_device *dev, uint32_t handle, uint64_t point
 	return ret;
 }
 
+static int sim_fence_fault(spyre_device *dev, uint32_t handle, uint64_t point,
+			   struct spy_fault *fault)
+{
+	struct sim *sim = S(dev);
+	struct sim_syncobj *so;
+	unsigned int i;
+
+	fault->insn = -1;
+	pthread_mutex_lock(&sim->lock);
+	so = sim_syncobj_lookup(sim, handle);
+	if (so) {
+		sim_syncobj_collect(so);
+		for (i = 0; i < so->nerrs; i++)
+			if (so->errs[i].point == point)
+				*fault = so->errs[i].fault;
+		for (i = 0; i < so->npts; i++)
+			if (so->pts[i].point == point && so->pts[i].fence->signaled)
+				*fault = so->pts[i].fence->fault;
+	}
+	pthread_mutex_unlock(&sim->lock);
+	return fault->insn < 0 ? -ENOENT : 0;
+}
+
 static int sim_fence_error(spyre_device *dev, uint32_t handle, uint64_t point)
 {
 	struct sim *sim = S(dev);
@@ -698,5 +721,6 @@ const struct spy_backend_ops spy_sim_ops = {
 	.syncobj_query = sim_syncobj_query,
 	.syncobj_signal = sim_syncobj_signal,
 	.fence_error = sim_fence_error,
+	.fence_fault = sim_fence_fault,
 	.inject_fault = sim_inject_fault,
 };

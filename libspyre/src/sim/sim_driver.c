@@ -273,6 +273,14 @@ static bool sim_ring_reap(struct sim *sim)
 			if (job->done->dev_end > sim->vmax)
 				sim->vmax = job->done->dev_end;
 
+			if (err && spyre_le32_to_cpu(job->record.fault_insn) !=
+					   SPYRE_FAULT_INSN_NONE) {
+				job->done->fault = (struct spy_fault){
+					spyre_le16_to_cpu(job->record.fault_core),
+					spyre_le32_to_cpu(job->record.fault_insn),
+					spyre_le16_to_cpu(job->record.fault_space),
+					spyre_le64_to_cpu(job->record.fault_addr) };
+			}
 			sim_job_complete(sim, r, job, err);
 			progress = true;
 		}

@@ -71,7 +71,8 @@ void sim_syncobj_collect(struct sim_syncobj *so)
 		struct sim_point *p = &so->pts[n];
 
 		if (p->fence->error) {
-			so->errs[so->errs_next] = (struct sim_err_point){ p->point, p->fence->error };
+			so->errs[so->errs_next] = (struct sim_err_point){ p->point, p->fence->error,
+									p->fence->fault };
 			so->errs_next = (so->errs_next + 1) % 64;
 			if (so->nerrs < 64)
 				so->nerrs++;
