@@ -45,11 +45,11 @@
  * 1.3: VEC compare, select, argmax and cumsum, LOAD GATHER;
  * 1.4: VEC sin, cos and erf, same-type VEC COPY moves bits;
  * 1.5: LAUNCH F_SCRUB (zero every scratchpad before the program);
- *      completion records say where a failed LAUNCH stopped (fault_insn,
- *      fault_core, fault_addr).
+ * 1.6: completion records say where a failed LAUNCH stopped (fault_insn,
+ *      fault_core, fault_space, fault_addr).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		5
+#define SPYRE_HW_VERSION_MINOR		6
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \
@@ -404,12 +404,12 @@ union spyre_hw_desc {
  * @compute_ns: modelled compute-engine time the job used
  * @dma_ns: modelled DMA-engine time the job used
  * @fault_insn: when a LAUNCH's program failed: index of the failing
- *              instruction; else SPYRE_FAULT_INSN_NONE (interface 1.5)
+ *              instruction; else SPYRE_FAULT_INSN_NONE (interface 1.6)
  * @fault_core: core that executed it (with @fault_insn; else zero)
  * @fault_space: SPYRE_FAULT_SPACE_* of @fault_addr
  * @fault_addr: the address the failing access started at, when known
  *
- * Before 1.5 the last 16 bytes were reserved and written as zero.
+ * Before 1.6 the last 16 bytes were reserved and written as zero.
  */
 struct spyre_hw_completion {
 	__le64 seqno;

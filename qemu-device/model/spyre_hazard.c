@@ -86,15 +86,19 @@ uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off
 		for (k = a / SPYRE_ISA_STICK; k <= (a + bytes - 1) / SPYRE_ISA_STICK; k++) {
 			struct stick *s = &e->hz[core]->s[k];
 
-			if (s->w_seq && !ordered(vc, unit, s->w_unit, s->w_seq))
+			if (s->w_seq && !ordered(vc, unit, s->w_unit, s->w_seq)) {
+				e->fault_addr = k * SPYRE_ISA_STICK;
 				goto hazard;	/* RAW or WAW */
+			}
 			if (!write) {
 				s->r_seq[unit] = vc[unit];
 				continue;
 			}
 			for (u = 0; u < SPYRE_UNIT_COUNT; u++)
-				if (s->r_seq[u] && !ordered(vc, unit, u, s->r_seq[u]))
+				if (s->r_seq[u] && !ordered(vc, unit, u, s->r_seq[u])) {
+					e->fault_addr = k * SPYRE_ISA_STICK;
 					goto hazard;	/* WAR */
+				}
 			s->w_seq = vc[unit];
 			s->w_unit = unit;
 			memset(s->r_seq, 0, sizeof(s->r_seq));
@@ -102,6 +106,8 @@ uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off
 	}
 	return SPYRE_CMD_OK;
 hazard:
+	/* The completion record names the first unordered stick (interface 1.6). */
+	e->fault_space = SPYRE_FAULT_SPACE_SCRATCHPAD;
 	e->hazard_core = core;
 	e->hazard_off = off;
 	return SPYRE_CMD_ERR_PROGRAM;

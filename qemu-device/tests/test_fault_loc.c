@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * Completion records say where a failed LAUNCH stopped (interface 1.5):
+ * Completion records say where a failed LAUNCH stopped (interface 1.6):
  * the failing instruction's index, its core and, where the unit knows it,
  * the address its access started at (issue 16).
  */

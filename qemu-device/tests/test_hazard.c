@@ -17,8 +17,8 @@ static void hazard_on(struct spyre_model_config *c)
  * (wait @vec_wait, signal @vec_sig); a second LOAD rewrites sp[0, 512)
  * (wait @reload_wait).
  */
-static uint32_t run_prog(bool check, uint16_t load_sig, uint16_t vec_wait, uint16_t vec_sig,
-			 uint16_t reload_wait)
+static struct spyre_hw_completion run_rec(bool check, uint16_t load_sig, uint16_t vec_wait,
+					  uint16_t vec_sig, uint16_t reload_wait)
 {
 	struct tcard *t = tc_new(check ? hazard_on : NULL);
 	uint64_t slots[2] = { 0x400000, 4096 }, len;
@@ -37,7 +37,13 @@ static uint32_t run_prog(bool check, uint16_t load_sig, uint16_t vec_wait, uint1
 	len = prog_store(t, &p, 0x100000);
 	c = run_launch(t, 0x100000, len, 0, 0, 1, slots);
 	tc_free(t);
-	return c.status;
+	return c;
+}
+
+static uint32_t run_prog(bool check, uint16_t load_sig, uint16_t vec_wait, uint16_t vec_sig,
+			 uint16_t reload_wait)
+{
+	return run_rec(check, load_sig, vec_wait, vec_sig, reload_wait).status;
 }
 
 TEST(hazard_ordered_program_passes)
@@ -48,13 +54,25 @@ TEST(hazard_ordered_program_passes)
 
 TEST(hazard_read_after_write_without_token_fails)
 {
-	CHECK_EQ(run_prog(true, 0, 0, 2, 2), SPYRE_CMD_ERR_PROGRAM);
+	struct spyre_hw_completion c = run_rec(true, 0, 0, 2, 2);
+
+	CHECK_EQ(c.status, SPYRE_CMD_ERR_PROGRAM);
+	/* the record names the VEC (instruction 1) and the stick it read */
+	CHECK_EQ(c.fault_insn, 1u);
+	CHECK_EQ(c.fault_core, 0u);
+	CHECK_EQ(c.fault_space, SPYRE_FAULT_SPACE_SCRATCHPAD);
+	CHECK_EQ(c.fault_addr, 0u);
 	CHECK_EQ(run_prog(false, 0, 0, 2, 2), 0);	/* off: it runs */
 }
 
 TEST(hazard_write_after_read_without_token_fails)
 {
 	/* the reload does not wait for the VEC that reads the old bytes */
-	CHECK_EQ(run_prog(true, 1, 1, 0, 0), SPYRE_CMD_ERR_PROGRAM);
+	struct spyre_hw_completion c = run_rec(true, 1, 1, 0, 0);
+
+	CHECK_EQ(c.status, SPYRE_CMD_ERR_PROGRAM);
+	CHECK_EQ(c.fault_insn, 2u);	/* the reload */
+	CHECK_EQ(c.fault_space, SPYRE_FAULT_SPACE_SCRATCHPAD);
+	CHECK_EQ(c.fault_addr, 0u);
 	CHECK_EQ(run_prog(false, 1, 1, 0, 0), 0);
 }
