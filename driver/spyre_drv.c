@@ -237,6 +237,7 @@ static const struct drm_ioctl_desc spyre_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_CREATE, spyre_queue_create_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_DESTROY, spyre_queue_destroy_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SPYRE_SUBMIT, spyre_submit_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_ERROR, spyre_queue_error_ioctl, 0),
 };
 
 static const struct file_operations spyre_fops = {
@@ -259,9 +260,9 @@ static const struct drm_driver spyre_drm_driver = {
 	.fops = &spyre_fops,
 	.name = SPYRE_DRIVER_NAME,
 	.desc = SPYRE_DRIVER_DESC,
-	.date = "20261202",
+	.date = "20261204",
 	.major = 1,
-	.minor = 0,
+	.minor = 1,	/* 1: DRM_IOCTL_SPYRE_QUEUE_ERROR */
 };
 
 /* --- sysfs: memory totals on the PCI device ------------------------------ */

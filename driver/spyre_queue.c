@@ -14,6 +14,7 @@
 #include <uapi/drm/spyre_accel.h>
 
 #include "spyre_drv.h"
+#include "spyre_job.h"
 #include "spyre_queue.h"
 #include "spyre_ring.h"
 
@@ -85,6 +86,7 @@ int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file
 		return -ENOMEM;
 	kref_init(&queue->ref);
 	mutex_init(&queue->submit_lock);
+	spin_lock_init(&queue->failure_lock);
 	queue->engine = args->engine;
 	queue->priority = args->priority;
 	queue->ring = spyre_pick_ring(sdev, args->engine);
@@ -173,6 +175,62 @@ int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_fil
 }
 
 /*
+ * Called for every failed job before its hardware fence signals, so that
+ * whoever sees the failure through the fence finds the record. The first
+ * failure is kept until userspace clears it.
+ */
+void spyre_queue_note_failure(struct spyre_job *job, int error)
+{
+	struct spyre_queue *queue = job->queue;
+	struct spyre_queue_failure *f = &queue->failure;
+	unsigned long flags;
+
+	spin_lock_irqsave(&queue->failure_lock, flags);
+	f->failed++;
+	if (!f->error) {
+		f->error = error;
+		f->job = job->queue_seq;
+		f->point = job->out_point;
+		f->fault_flags = job->fault_flags;
+		f->fault_insn = job->fault_insn;
+		f->fault_core = job->fault_core;
+		f->fault_addr = job->fault_addr;
+	}
+	spin_unlock_irqrestore(&queue->failure_lock, flags);
+}
+
+int spyre_queue_error_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct spyre_file *sfile = file->driver_priv;
+	struct drm_spyre_queue_error *args = data;
+	struct spyre_queue_failure f;
+	struct spyre_queue *queue;
+	unsigned long flags;
+
+	if (args->flags & ~DRM_SPYRE_QUEUE_ERROR_CLEAR)
+		return -EINVAL;
+	queue = spyre_queue_lookup(sfile, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+	spin_lock_irqsave(&queue->failure_lock, flags);
+	f = queue->failure;
+	if (args->flags & DRM_SPYRE_QUEUE_ERROR_CLEAR)
+		memset(&queue->failure, 0, sizeof(queue->failure));
+	spin_unlock_irqrestore(&queue->failure_lock, flags);
+	spyre_queue_put(queue);
+
+	args->error = f.error;
+	args->fault_flags = f.fault_flags;
+	args->job = f.job;
+	args->point = f.point;
+	args->failed = f.failed;
+	args->fault_insn = f.fault_insn;
+	args->fault_core = f.fault_core;
+	args->fault_addr = f.fault_addr;
+	return 0;
+}
+
+/*
  * The file is closing. Like the DRM scheduler on a SIGKILL, the work of a
  * killed process is dropped; otherwise submitted jobs still run, since
  * their fences may have been shared.
@@ -206,6 +264,7 @@ int spyre_kernel_queue_init(struct spyre_device *sdev)
 		return -ENOMEM;
 	kref_init(&queue->ref);
 	mutex_init(&queue->submit_lock);
+	spin_lock_init(&queue->failure_lock);
 	queue->engine = DRM_SPYRE_ENGINE_DMA;
 	queue->priority = DRM_SPYRE_PRIORITY_HIGH;
 	queue->kernel = true;

@@ -9,13 +9,37 @@
 
 #include <linux/kref.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <drm/gpu_scheduler.h>
 
 struct drm_device;
 struct drm_file;
 struct spyre_device;
 struct spyre_file;
+struct spyre_job;
 struct spyre_ring;
+
+/**
+ * struct spyre_queue_failure - the first failed job of a queue
+ * @error: negative errno its fence carries; 0: no job failed
+ * @fault_flags: DRM_SPYRE_FAULT_*
+ * @job: its number on the queue (spyre_job.queue_seq)
+ * @point: the point of its first out-sync
+ * @failed: jobs that failed since the record was cleared
+ * @fault_insn: instruction a failed launch stopped at
+ * @fault_core: the core that executed it
+ * @fault_addr: the address its failing access started at
+ */
+struct spyre_queue_failure {
+	int error;
+	u32 fault_flags;
+	u64 job;
+	u64 point;
+	u64 failed;
+	u32 fault_insn;
+	u32 fault_core;
+	u64 fault_addr;
+};
 
 /**
  * struct spyre_queue - a user queue: one scheduler entity on one ring
@@ -33,6 +57,9 @@ struct spyre_ring;
  * @kernel: the driver's own queue (no file, never banned)
  * @destroyed: torn down; set under @submit_lock so no job can follow
  * @jobs_submitted: jobs pushed to the queue
+ * @failure_lock: protects @failure (taken inside a ring's lock)
+ * @failure: the first failed job since DRM_IOCTL_SPYRE_QUEUE_ERROR last
+ *	cleared it
  */
 struct spyre_queue {
 	struct kref ref;
@@ -48,6 +75,8 @@ struct spyre_queue {
 	bool kernel;
 	bool destroyed;
 	atomic64_t jobs_submitted;
+	spinlock_t failure_lock; /* @failure */
+	struct spyre_queue_failure failure;
 };
 
 struct spyre_queue *spyre_queue_lookup(struct spyre_file *sfile, u32 id);
@@ -57,5 +86,7 @@ int spyre_kernel_queue_init(struct spyre_device *sdev);
 void spyre_kernel_queue_fini(struct spyre_device *sdev);
 int spyre_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int spyre_queue_error_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+void spyre_queue_note_failure(struct spyre_job *job, int error);
 
 #endif /* SPYRE_QUEUE_H */

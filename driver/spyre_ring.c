@@ -319,11 +319,39 @@ struct dma_fence *spyre_ring_fail_job(struct spyre_ring *ring, struct spyre_job 
 	spin_lock_irqsave(&ring->lock, flags);
 	job->seqno = ring->seqno;
 	spyre_hw_fence_init_locked(ring, job);
+	spyre_queue_note_failure(job, error);
 	dma_fence_set_error(job->hw_fence, error);
 	dma_fence_signal_locked(job->hw_fence);
 	spin_unlock_irqrestore(&ring->lock, flags);
 	atomic64_inc(&ring->jobs_failed);
 	return dma_fence_get(job->hw_fence);
+}
+
+/*
+ * Where a failed LAUNCH stopped: cards from interface 1.6 write it into the
+ * completion record's former reserved bytes (zero before).
+ */
+static void spyre_job_read_fault(struct spyre_ring *ring, struct spyre_job *job,
+				 const struct spyre_hw_completion *rec)
+{
+	u32 insn = le32_to_cpu(rec->fault_insn);
+
+	if (ring->sdev->hw_version < SPYRE_HW_VERSION(1, 6) || insn == SPYRE_FAULT_INSN_NONE)
+		return;
+	job->fault_flags = DRM_SPYRE_FAULT_LOCATED;
+	job->fault_insn = insn;
+	job->fault_core = le16_to_cpu(rec->fault_core);
+	job->fault_addr = le64_to_cpu(rec->fault_addr);
+	switch (le16_to_cpu(rec->fault_space)) {
+	case SPYRE_FAULT_SPACE_SCRATCHPAD:
+		job->fault_flags |= DRM_SPYRE_FAULT_ADDR_SCRATCHPAD;
+		break;
+	case SPYRE_FAULT_SPACE_DEVMEM:
+		job->fault_flags |= DRM_SPYRE_FAULT_ADDR_DEVICE;
+		break;
+	default:
+		job->fault_addr = 0;
+	}
 }
 
 static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job *job)
@@ -342,6 +370,8 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 		err = spyre_status_to_errno(job->status);
 		job->engine_ns[DRM_SPYRE_ENGINE_COMPUTE] = le64_to_cpu(rec->compute_ns);
 		job->engine_ns[DRM_SPYRE_ENGINE_DMA] = le64_to_cpu(rec->dma_ns);
+		if (err)
+			spyre_job_read_fault(ring, job, rec);
 	}
 	/* A job that waited for a failed job on the card fails with its error. */
 	if (!err || job->status == SPYRE_CMD_ERR_DEP)
@@ -356,6 +386,7 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	atomic64_inc(&ring->sdev->completions);
 	if (err) {
 		atomic64_inc(&ring->jobs_failed);
+		spyre_queue_note_failure(job, err);
 		dma_fence_set_error(job->hw_fence, err);
 	} else if (sfile) {
 		/*
@@ -435,6 +466,7 @@ void spyre_ring_retire_pending(struct spyre_ring *ring, struct spyre_job *guilty
 			continue;
 		}
 		atomic64_inc(&ring->jobs_failed);
+		spyre_queue_note_failure(job, err);
 		dma_fence_set_error(job->hw_fence, err);
 		dma_fence_signal_locked(job->hw_fence);
 	}

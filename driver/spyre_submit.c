@@ -452,7 +452,8 @@ static int spyre_push_job(struct spyre_job *job, struct spyre_out_sync *out, u32
 	finished = dma_fence_get(&job->base.s_fence->finished);
 	dma_fence_put(queue->last_scheduled);
 	queue->last_scheduled = dma_fence_get(&job->base.s_fence->scheduled);
-	atomic64_inc(&queue->jobs_submitted);
+	job->queue_seq = atomic64_inc_return(&queue->jobs_submitted);
+	job->out_point = n_out ? out[0].point : 0;
 
 	/* BO_WAIT and dma-buf users see the job through the BOs' fences. */
 	for (i = 0; i < job->nbos; i++)

@@ -234,7 +234,38 @@ static int drm_syncobj_signal(spyre_device *dev, uint32_t handle, uint64_t point
 struct drm_priv {
 	pthread_mutex_t lock;
 	uint32_t scratch;
+	bool has_queue_error;	/* driver 1.1: DRM_IOCTL_SPYRE_QUEUE_ERROR */
 };
+
+static int drm_queue_error(spyre_device *dev, uint32_t queue_id, bool clear,
+			   struct spy_queue_error *out)
+{
+	struct drm_priv *priv = dev->priv;
+	struct drm_spyre_queue_error qe = { .queue_id = queue_id };
+	int ret;
+
+	if (!priv->has_queue_error)
+		return -EOPNOTSUPP;
+	qe.flags = clear ? DRM_SPYRE_QUEUE_ERROR_CLEAR : 0;
+	ret = xioctl(dev, DRM_IOCTL_SPYRE_QUEUE_ERROR, &qe);
+	if (ret)
+		return ret;
+	out->error = qe.error;
+	out->job = qe.job;
+	out->point = qe.point;
+	out->failed = qe.failed;
+	out->fault = (struct spy_fault){ .core = -1, .insn = -1 };
+	if (qe.fault_flags & DRM_SPYRE_FAULT_LOCATED) {
+		out->fault.core = (int32_t)qe.fault_core;
+		out->fault.insn = qe.fault_insn;
+		if (qe.fault_flags & DRM_SPYRE_FAULT_ADDR_SCRATCHPAD)
+			out->fault.space = SPY_FAULT_SPACE_SP;
+		else if (qe.fault_flags & DRM_SPYRE_FAULT_ADDR_DEVICE)
+			out->fault.space = SPY_FAULT_SPACE_DEV;
+		out->fault.addr = qe.fault_addr;
+	}
+	return 0;
+}
 
 static int drm_fence_error(spyre_device *dev, uint32_t handle, uint64_t point)
 {
@@ -335,12 +366,15 @@ int spy_drm_open(spyre_device *dev, const char *path)
 		close(fd);
 		return -ENODEV;
 	}
-	drmFreeVersion(v);
 	dev->priv = calloc(1, sizeof(struct drm_priv));
 	if (!dev->priv) {
+		drmFreeVersion(v);
 		close(fd);
 		return spy_err(-ENOMEM, "spyre_device_open: out of memory");
 	}
+	((struct drm_priv *)dev->priv)->has_queue_error =
+		v->version_major > 1 || (v->version_major == 1 && v->version_minor >= 1);
+	drmFreeVersion(v);
 	pthread_mutex_init(&((struct drm_priv *)dev->priv)->lock, NULL);
 	dev->fd = fd;
 	dev->ops = &spy_drm_ops;
@@ -423,5 +457,6 @@ const struct spy_backend_ops spy_drm_ops = {
 	.syncobj_query = drm_syncobj_query,
 	.syncobj_signal = drm_syncobj_signal,
 	.fence_error = drm_fence_error,
+	.queue_error = drm_queue_error,
 	.inject_fault = drm_inject_fault,
 };

@@ -47,6 +47,15 @@ struct spy_fault {
 	uint64_t addr;
 };
 
+/* A queue's first failed job since the record was cleared. */
+struct spy_queue_error {
+	int error;		/* 0: no job failed */
+	uint64_t job;		/* its number on the queue (1: the first) */
+	uint64_t point;		/* the point of its out-sync */
+	uint64_t failed;	/* failed jobs since the record was cleared */
+	struct spy_fault fault;	/* insn -1: no location */
+};
+
 struct spy_backend_ops {
 	const char *name;
 	void (*close)(spyre_device *dev);
@@ -70,11 +79,12 @@ struct spy_backend_ops {
 	/* Error of the job that signalled @point (0 if none), point signalled. */
 	int (*fence_error)(spyre_device *dev, uint32_t handle, uint64_t point);
 	/*
-	 * Optional: where the failed launch that signalled @point stopped on
-	 * the card (-ENOENT when the backend or the card does not say).
+	 * The queue's first failure since the last @clear (the driver's
+	 * DRM_IOCTL_SPYRE_QUEUE_ERROR); -EOPNOTSUPP on a driver without it.
+	 * Unlike fence_error it survives later jobs that succeed.
 	 */
-	int (*fence_fault)(spyre_device *dev, uint32_t handle, uint64_t point,
-			   struct spy_fault *fault);
+	int (*queue_error)(spyre_device *dev, uint32_t queue_id, bool clear,
+			   struct spy_queue_error *out);
 	/* Sim only: faults. */
 	int (*inject_fault)(spyre_device *dev, enum spyre_engine engine, unsigned int kind);
 };

@@ -583,11 +583,42 @@ static const char *engine_name(const struct spyre_stream *s)
 	return s->engine == SPYRE_ENGINE_DMA ? "DMA" : "compute";
 }
 
+/*
+ * The first failure the queues of @s recorded (the driver keeps it until
+ * cleared, so later jobs that succeed cannot hide it): 0 and @err set, or
+ * -EOPNOTSUPP when the backend has no such record.
+ */
+static int queue_failure(struct spyre_stream *s, int *err, uint64_t *point,
+			 struct spy_fault *fault)
+{
+	spyre_device *dev = s->dev;
+	struct spy_queue_error qe;
+	int e, ret;
+
+	*err = 0;
+	if (!dev->ops->queue_error)
+		return -EOPNOTSUPP;
+	for (e = 0; e < 2; e++) {
+		if (!s->has_queue[e])
+			continue;
+		ret = dev->ops->queue_error(dev, s->queue[e], false, &qe);
+		if (ret)
+			return ret;
+		/* Both engines failed: the earlier operation is the first. */
+		if (qe.error && (!*err || qe.point < *point)) {
+			*err = qe.error;
+			*point = qe.point;
+			*fault = qe.fault;
+		}
+	}
+	return 0;
+}
+
 void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto)
 {
 	spyre_device *dev = s->dev;
-	struct spy_fault fault;
-	uint64_t from, p;
+	struct spy_fault fault = { .core = -1, .insn = -1 };
+	uint64_t from, p = 0;
 	int ret = 0;
 
 	pthread_mutex_lock(&dev->lock);
@@ -595,14 +626,16 @@ void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto)
 	if (upto > from)
 		s->checked_point = upto;
 	pthread_mutex_unlock(&dev->lock);
-	for (p = from + 1; p <= upto && !ret; p++)
-		ret = dev->ops->fence_error(dev, s->timeline, p);
+	if (upto <= from)
+		return;
+	if (queue_failure(s, &ret, &p, &fault) == -EOPNOTSUPP) {
+		/* An older driver: ask the timeline point by point (lossy). */
+		for (p = from + 1; p <= upto && !ret; p++)
+			ret = dev->ops->fence_error(dev, s->timeline, p);
+		p--;
+	}
 	if (!ret)
 		return;
-	p--;
-	fault.insn = -1;
-	if (!dev->ops->fence_fault || dev->ops->fence_fault(dev, s->timeline, p, &fault))
-		fault = (struct spy_fault){ .core = -1, .insn = -1 };
 	pthread_mutex_lock(&dev->lock);
 	if (!s->error) {
 		s->error = ret;
@@ -614,7 +647,6 @@ void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto)
 	pthread_mutex_unlock(&dev->lock);
 }
 
-/* The stream's sticky error as a return value with its message. */
 static int sticky_error(struct spyre_stream *s, const char *call)
 {
 	int err;
@@ -727,6 +759,14 @@ int spyre_stream_clear_error(spyre_stream *s)
 	ret = completed_point(s, &done);
 	if (ret)
 		return spy_dev_err(s->dev, ret, "spyre_stream_clear_error", "querying the timeline");
+	if (s->dev->ops->queue_error) {
+		struct spy_queue_error qe;
+		int e;
+
+		for (e = 0; e < 2; e++)
+			if (s->has_queue[e])
+				s->dev->ops->queue_error(s->dev, s->queue[e], true, &qe);
+	}
 	pthread_mutex_lock(&s->dev->lock);
 	if (done > s->checked_point)
 		s->checked_point = done;

@@ -43,6 +43,7 @@ extern "C" {
 #define DRM_SPYRE_QUEUE_CREATE		0x04
 #define DRM_SPYRE_QUEUE_DESTROY		0x05
 #define DRM_SPYRE_SUBMIT		0x06
+#define DRM_SPYRE_QUEUE_ERROR		0x07
 
 #define DRM_IOCTL_SPYRE_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_GET_PARAM, struct drm_spyre_get_param)
@@ -58,6 +59,8 @@ extern "C" {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_QUEUE_DESTROY, struct drm_spyre_queue_destroy)
 #define DRM_IOCTL_SPYRE_SUBMIT \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_SUBMIT, struct drm_spyre_submit)
+#define DRM_IOCTL_SPYRE_QUEUE_ERROR \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_QUEUE_ERROR, struct drm_spyre_queue_error)
 
 /**
  * enum drm_spyre_param - what DRM_IOCTL_SPYRE_GET_PARAM can report
@@ -244,6 +247,49 @@ struct drm_spyre_queue_create {
 	__u32 priority;
 	__u32 flags;
 	__u32 queue_id;
+};
+
+#define DRM_SPYRE_QUEUE_ERROR_CLEAR	0x1 /* forget the record once read */
+
+#define DRM_SPYRE_FAULT_LOCATED		0x1 /* @fault_insn and @fault_core are valid */
+#define DRM_SPYRE_FAULT_ADDR_SCRATCHPAD	0x2 /* @fault_addr: offset in the core's scratchpad */
+#define DRM_SPYRE_FAULT_ADDR_DEVICE	0x4 /* @fault_addr: device memory address */
+
+/**
+ * struct drm_spyre_queue_error - argument of DRM_IOCTL_SPYRE_QUEUE_ERROR
+ * @queue_id: in, ID from DRM_IOCTL_SPYRE_QUEUE_CREATE (-ENOENT if unknown)
+ * @flags: in, 0 or DRM_SPYRE_QUEUE_ERROR_CLEAR (other bits: -EINVAL)
+ * @error: out, the negative errno of the queue's first failed job since the
+ *	record was last cleared (the error its fence carries); 0 if none failed
+ * @fault_flags: out, DRM_SPYRE_FAULT_* saying which fault fields are valid
+ * @job: out, the failed job's number on the queue (1 for the queue's first
+ *	successful DRM_IOCTL_SPYRE_SUBMIT)
+ * @point: out, the point of the failed job's first out-sync (0 when it had
+ *	none or that out-sync was a binary syncobj)
+ * @failed: out, jobs of the queue that failed since the record was cleared
+ * @fault_insn: out, index of the instruction a failed launch stopped at
+ * @fault_core: out, the core that executed it
+ * @fault_addr: out, the address the failing access started at
+ *
+ * The record of the queue's first failure is kept until a call with
+ * DRM_SPYRE_QUEUE_ERROR_CLEAR, so a failure is never lost to later jobs
+ * that succeed (a timeline syncobj folds signalled points together, so the
+ * error of an old point cannot be read back from it). It is written
+ * before the failed job's fence signals: a caller that saw the fence
+ * signal finds the record. Where the card reports it (interface 1.6), the
+ * record says where a failed launch stopped.
+ */
+struct drm_spyre_queue_error {
+	__u32 queue_id;
+	__u32 flags;
+	__s32 error;
+	__u32 fault_flags;
+	__u64 job;
+	__u64 point;
+	__u64 failed;
+	__u32 fault_insn;
+	__u32 fault_core;
+	__u64 fault_addr;
 };
 
 /**

@@ -327,11 +327,11 @@ struct spyre_error_info {
 	char call[32];		/* the call that submitted it, e.g. "spyre_launch_async" */
 	/*
 	 * Where on the card a failed launch stopped, when the backend reports
-	 * it (-1 / 0 otherwise; neither backend reports them yet).
+	 * it (card interface 1.6, both backends; -1 / 0 otherwise).
 	 */
 	int32_t core;
 	int64_t insn;		/* instruction index in the program */
-	uint64_t addr;		/* faulting device address */
+	uint64_t addr;		/* failing access: scratchpad offset or device address */
 };
 
 /*

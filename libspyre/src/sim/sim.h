@@ -51,7 +51,6 @@ struct sim_point {
 struct sim_err_point {
 	uint64_t point;
 	int error;
-	struct spy_fault fault;
 };
 
 struct sim_syncobj {
@@ -87,6 +86,8 @@ struct sim_queue {
 	bool banned;
 	bool dead;			/* destroyed: drained, then freed */
 	struct sim_job *head, *tail;	/* submitted, not yet on the ring */
+	uint64_t jobs;			/* submitted so far */
+	struct spy_queue_error failure;	/* first failed job (QUEUE_ERROR) */
 };
 
 struct sim_job {
@@ -103,6 +104,8 @@ struct sim_job {
 	unsigned int nbos;
 	uint64_t seqno;
 	struct spyre_hw_completion record;
+	uint64_t queue_seq;		/* its number on its queue */
+	uint64_t out_point;		/* point of its first out-sync */
 };
 
 struct sim_range {

@@ -507,27 +507,26 @@ static int sim_syncobj_signal(spyre_device *dev, uint32_t handle, uint64_t point
 	return ret;
 }
 
-static int sim_fence_fault(spyre_device *dev, uint32_t handle, uint64_t point,
-			   struct spy_fault *fault)
+static int sim_queue_error(spyre_device *dev, uint32_t queue_id, bool clear,
+			   struct spy_queue_error *out)
 {
 	struct sim *sim = S(dev);
-	struct sim_syncobj *so;
-	unsigned int i;
+	struct sim_queue *q;
+	int ret = 0;
 
-	fault->insn = -1;
 	pthread_mutex_lock(&sim->lock);
-	so = sim_syncobj_lookup(sim, handle);
-	if (so) {
-		sim_syncobj_collect(so);
-		for (i = 0; i < so->nerrs; i++)
-			if (so->errs[i].point == point)
-				*fault = so->errs[i].fault;
-		for (i = 0; i < so->npts; i++)
-			if (so->pts[i].point == point && so->pts[i].fence->signaled)
-				*fault = so->pts[i].fence->fault;
+	if (!queue_id || queue_id > SIM_MAX_QUEUES || !(q = sim->queues[queue_id - 1]) ||
+	    q->dead) {
+		ret = -ENOENT;
+	} else {
+		*out = q->failure;
+		if (!out->error)
+			out->fault = (struct spy_fault){ .core = -1, .insn = -1 };
+		if (clear)
+			memset(&q->failure, 0, sizeof(q->failure));
 	}
 	pthread_mutex_unlock(&sim->lock);
-	return fault->insn < 0 ? -ENOENT : 0;
+	return ret;
 }
 
 static int sim_fence_error(spyre_device *dev, uint32_t handle, uint64_t point)
@@ -721,6 +720,6 @@ const struct spy_backend_ops spy_sim_ops = {
 	.syncobj_query = sim_syncobj_query,
 	.syncobj_signal = sim_syncobj_signal,
 	.fence_error = sim_fence_error,
-	.fence_fault = sim_fence_fault,
+	.queue_error = sim_queue_error,
 	.inject_fault = sim_inject_fault,
 };

@@ -97,6 +97,27 @@ static bool deps_signaled(const struct sim_job *job)
 }
 
 /* The error of a failed in-fence (the first), or 0. */
+/*
+ * As the driver's spyre_queue_note_failure(): the queue keeps its first
+ * failed job until userspace clears the record, written before the job's
+ * fence signals.
+ */
+static void note_failure(struct sim_job *job, int err)
+{
+	struct spy_queue_error *f;
+
+	if (!err || !job->queue)
+		return;
+	f = &job->queue->failure;
+	f->failed++;
+	if (f->error)
+		return;
+	f->error = err;
+	f->job = job->queue_seq;
+	f->point = job->out_point;
+	f->fault = job->done->fault;
+}
+
 static int deps_error(const struct sim_job *job)
 {
 	unsigned int i;
@@ -121,6 +142,7 @@ static void fail_on_input(struct sim *sim, struct sim_job *job, int err)
 		if (job->deps[i]->dev_end > t)
 			t = job->deps[i]->dev_end;
 	job->done->dev_end = t;
+	note_failure(job, err);
 	sim_fence_signal(sim, job->done, err);
 	sim_job_free(sim, job);
 }
@@ -201,6 +223,7 @@ static void sim_job_complete(struct sim *sim, struct sim_ring *r, struct sim_job
 	r->inflight_head = job->next;
 	if (!r->inflight_head)
 		r->inflight_tail = NULL;
+	note_failure(job, error);
 	sim_fence_signal(sim, job->done, error);
 	sim_job_free(sim, job);
 }
@@ -373,6 +396,7 @@ void sim_device_lost(struct sim *sim)
 			struct sim_job *job = q->head;
 
 			q->head = job->next;
+			note_failure(job, -ENODEV);
 			sim_fence_signal(sim, job->done, -ENODEV);
 			sim_job_free(sim, job);
 		}

@@ -13,8 +13,10 @@ struct sim_fence *sim_fence_new(void)
 {
 	struct sim_fence *f = calloc(1, sizeof(*f));
 
-	if (f)
+	if (f) {
 		f->refs = 1;
+		f->fault = (struct spy_fault){ .core = -1, .insn = -1 };	/* no location */
+	}
 	return f;
 }
 
@@ -71,8 +73,7 @@ void sim_syncobj_collect(struct sim_syncobj *so)
 		struct sim_point *p = &so->pts[n];
 
 		if (p->fence->error) {
-			so->errs[so->errs_next] = (struct sim_err_point){ p->point, p->fence->error,
-									p->fence->fault };
+			so->errs[so->errs_next] = (struct sim_err_point){ p->point, p->fence->error };
 			so->errs_next = (so->errs_next + 1) % 64;
 			if (so->nerrs < 64)
 				so->nerrs++;

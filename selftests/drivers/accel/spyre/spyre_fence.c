@@ -402,4 +402,106 @@ TEST_F(fence, dependent_of_failed_job_completes)
 	EXPECT_EQ(-EFAULT, st);
 }
 
+static int queue_error(int fd, uint32_t queue, uint32_t flags, struct drm_spyre_queue_error *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->queue_id = queue;
+	e->flags = flags;
+	return sp_ioctl(fd, DRM_IOCTL_SPYRE_QUEUE_ERROR, e);
+}
+
+/*
+ * A queue keeps its first failure until it is cleared, although later jobs
+ * succeed and the timeline folds the failed point into them; the record
+ * names the job, its out-sync point and where on the card the launch
+ * stopped (interface 1.6).
+ */
+TEST_F(fence, queue_error_keeps_first_failure)
+{
+	struct drm_spyre_bo_range arg = { .handle = self->dev, .size = 4096 };
+	struct drm_spyre_sync tl = { 0 };
+	struct drm_spyre_queue_error e;
+	uint8_t good[256], bad[256];
+	size_t glen = sp_prog_load_at(good, 0, 128);
+	size_t blen = sp_prog_sp_overrun(bad, (2u << 20) - 64, 128);
+	uint32_t gbo, bbo, p;
+
+	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, good, glen, SP_PAGE, &gbo));
+	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, bad, blen, SP_PAGE, &bbo));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &tl.handle, false));
+	ASSERT_EQ(0, queue_error(self->d.fd, self->cq, 0, &e));
+	EXPECT_EQ(0, e.error);
+	EXPECT_EQ(0, e.failed);
+	for (p = 1; p <= 5; p++) {
+		struct drm_spyre_cmd c = p == 2 ? sp_cmd_launch(bbo, 0, blen, 0, 0, 0, &arg, 1) :
+						  sp_cmd_launch(gbo, 0, glen, 0, 0, 0, &arg, 1);
+
+		tl.point = 10 * p;
+		ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, &c, 1, NULL, 0, &tl, 1));
+	}
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, tl.handle, 50, SP_WAIT_NS));
+
+	ASSERT_EQ(0, queue_error(self->d.fd, self->cq, 0, &e));
+	EXPECT_EQ(-EFAULT, e.error);
+	EXPECT_EQ(2, e.job);
+	EXPECT_EQ(20, e.point);
+	EXPECT_EQ(1, e.failed);
+	EXPECT_EQ(DRM_SPYRE_FAULT_LOCATED | DRM_SPYRE_FAULT_ADDR_SCRATCHPAD, e.fault_flags);
+	EXPECT_EQ(1, e.fault_insn);
+	EXPECT_LT(e.fault_core, 32);
+	EXPECT_EQ((2u << 20) - 64, e.fault_addr);
+	/* reading does not clear; CLEAR returns the record once more */
+	ASSERT_EQ(0, queue_error(self->d.fd, self->cq, DRM_SPYRE_QUEUE_ERROR_CLEAR, &e));
+	EXPECT_EQ(-EFAULT, e.error);
+	EXPECT_EQ(2, e.job);
+	ASSERT_EQ(0, queue_error(self->d.fd, self->cq, 0, &e));
+	EXPECT_EQ(0, e.error);
+	EXPECT_EQ(0, e.job);
+	EXPECT_EQ(0, e.failed);
+	/* other queues saw no failure */
+	ASSERT_EQ(0, queue_error(self->d.fd, self->dq, 0, &e));
+	EXPECT_EQ(0, e.error);
+}
+
+/* A failure without a card location (a job whose input failed). */
+TEST_F(fence, queue_error_of_a_dependent_job)
+{
+	struct drm_spyre_bo_range arg = { .handle = self->dev, .size = 4096 };
+	struct drm_spyre_sync bad = { 0 }, done = { 0 };
+	struct drm_spyre_queue_error e;
+	struct drm_spyre_cmd c;
+	uint8_t prog[256];
+	size_t plen = sp_prog_load_at(prog, 1 << 20, 128);
+	uint32_t pbo;
+
+	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, prog, plen, SP_PAGE, &pbo));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &bad.handle, false));
+	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &done.handle, false));
+	c = sp_cmd_launch(pbo, 0, plen, 0, 0, 0, &arg, 1);
+	ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, &c, 1, NULL, 0, &bad, 1));
+	c = sp_cmd_ts(self->host, 0);
+	ASSERT_EQ(0, sp_submit(self->d.fd, self->dq2, &c, 1, &bad, 1, &done, 1));
+	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, done.handle, 0, SP_WAIT_NS));
+	ASSERT_EQ(0, queue_error(self->d.fd, self->dq2, 0, &e));
+	EXPECT_EQ(-EFAULT, e.error);
+	EXPECT_EQ(1, e.job);
+	EXPECT_EQ(0, e.point);	/* a binary out-sync */
+	EXPECT_EQ(0, e.fault_flags & DRM_SPYRE_FAULT_LOCATED);
+	/* the launch itself is located: a device address past its slot */
+	ASSERT_EQ(0, queue_error(self->d.fd, self->cq, 0, &e));
+	EXPECT_EQ(-EFAULT, e.error);
+	EXPECT_EQ(DRM_SPYRE_FAULT_LOCATED | DRM_SPYRE_FAULT_ADDR_DEVICE, e.fault_flags);
+	EXPECT_EQ(0, e.fault_insn);
+}
+
+TEST_F(fence, queue_error_bad_input)
+{
+	struct drm_spyre_queue_error e;
+
+	EXPECT_EQ(-ENOENT, queue_error(self->d.fd, 0, 0, &e));
+	EXPECT_EQ(-ENOENT, queue_error(self->d.fd, self->cq + 1000, 0, &e));
+	EXPECT_EQ(-EINVAL, queue_error(self->d.fd, self->cq, 0x2, &e));
+	EXPECT_EQ(-EINVAL, queue_error(self->d.fd, self->cq, ~0u, &e));
+}
+
 TEST_HARNESS_MAIN

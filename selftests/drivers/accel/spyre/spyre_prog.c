@@ -107,6 +107,17 @@ size_t sp_prog_load_at(void *buf, uint64_t off, uint32_t len)
 	return sp_prog_size(1);
 }
 
+size_t sp_prog_sp_overrun(void *buf, uint32_t sp_off, uint32_t len)
+{
+	struct spyre_insn ok = mem(SPYRE_I_LOAD, 0, 0, 0, 0, 1, len, len, 0, len);
+	struct spyre_insn bad = mem(SPYRE_I_LOAD, 0, 0, 0, 0, 1, len, len, sp_off, len);
+
+	put_header(buf, 2, 1, 0);
+	put_insn(buf, 0, &ok);
+	put_insn(buf, 1, &bad);
+	return sp_prog_size(2);
+}
+
 size_t sp_prog_store_at(void *buf, uint64_t off, uint32_t len)
 {
 	struct spyre_insn in = mem(SPYRE_I_STORE, 0, 0, 0, off, 1, len, len, 0, len);

@@ -26,6 +26,11 @@ size_t sp_prog_scale(void *buf, uint32_t n, float a, float b);
 /* Loads from slot 0 at @off (@len bytes): out of range fails the job. */
 size_t sp_prog_load_at(void *buf, uint64_t off, uint32_t len);
 /* Stores core 0's scratchpad (from offset 0, @len bytes) to slot 0 at @off. */
+/*
+ * Two LOADs of @len bytes from slot 0: the first into scratchpad offset 0,
+ * the second (instruction 1) into @sp_off, which may run past the end.
+ */
+size_t sp_prog_sp_overrun(void *buf, uint32_t sp_off, uint32_t len);
 size_t sp_prog_store_at(void *buf, uint64_t off, uint32_t len);
 /*
  * Busy program: @ninsns LOADs of 2 Mi one-byte rows each from slot 0 (an
