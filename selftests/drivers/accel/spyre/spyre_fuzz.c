@@ -290,6 +290,17 @@ static void op_queue_destroy(struct fz_thread *t)
 	fz_ioctl(any_fd(t), DRM_IOCTL_SPYRE_QUEUE_DESTROY, &d);
 }
 
+/* Reads (and sometimes clears) a queue's failure record while jobs fail. */
+static void op_queue_error(struct fz_thread *t)
+{
+	struct drm_spyre_queue_error e = {
+		.queue_id = pick(t, t->queues, FZ_QUEUES),
+		.flags = chance(t, 90) ? below(t, 2) : (uint32_t)edgy(t),
+	};
+
+	fz_ioctl(any_fd(t), DRM_IOCTL_SPYRE_QUEUE_ERROR, &e);
+}
+
 /* An offset or size: small and likely in bounds when @careful. */
 static uint64_t span(struct fz_thread *t, bool careful, uint64_t max)
 {
@@ -691,9 +702,9 @@ static void run_ops(struct fz_thread *t, int n)
 {
 	static void (*const ops[])(struct fz_thread *t) = {
 		op_param, op_bo_create, op_bo_create, op_bo_info, op_bo_wait, op_gem_close,
-		op_queue_create, op_queue_destroy, op_submit, op_submit, op_submit, op_submit,
-		op_syncobj, op_syncobj, op_syncobj, op_prime, op_prime, op_mmap, op_mmap,
-		op_raw,
+		op_queue_create, op_queue_destroy, op_queue_error, op_submit, op_submit,
+		op_submit, op_submit, op_syncobj, op_syncobj, op_syncobj, op_prime, op_prime,
+		op_mmap, op_mmap, op_raw,
 	};
 	int i;
 
