@@ -238,6 +238,7 @@ static const struct drm_ioctl_desc spyre_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_DESTROY, spyre_queue_destroy_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SPYRE_SUBMIT, spyre_submit_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_ERROR, spyre_queue_error_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_BO_USERPTR, spyre_bo_userptr_ioctl, 0),
 };
 
 static const struct file_operations spyre_fops = {
@@ -262,7 +263,7 @@ static const struct drm_driver spyre_drm_driver = {
 	.desc = SPYRE_DRIVER_DESC,
 	.date = "20261204",
 	.major = 1,
-	.minor = 1,	/* 1: DRM_IOCTL_SPYRE_QUEUE_ERROR */
+	.minor = 2,	/* 1: DRM_IOCTL_SPYRE_QUEUE_ERROR, 2: DRM_IOCTL_SPYRE_BO_USERPTR */
 };
 
 /* --- sysfs: memory totals on the PCI device ------------------------------ */

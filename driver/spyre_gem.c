@@ -30,7 +30,7 @@
 #include "spyre_gem.h"
 #include "spyre_job.h"
 
-static void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
+void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
 {
 	bo->owner_pid = task_tgid_nr(current);
 	mutex_lock(&sdev->bo_lock);
@@ -39,7 +39,7 @@ static void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
 	atomic_inc(&sdev->bo_count);
 }
 
-static void spyre_bo_untrack(struct spyre_device *sdev, struct spyre_bo *bo)
+void spyre_bo_untrack(struct spyre_device *sdev, struct spyre_bo *bo)
 {
 	if (list_empty(&bo->link))
 		return;
@@ -75,7 +75,7 @@ u64 spyre_max_host_bo_size(void)
  * RLIMIT_MEMLOCK, shared with io_uring, RDMA and the rest. CAP_IPC_LOCK
  * lifts the limit (and the charge), as for mlock().
  */
-static int spyre_pin_charge(struct spyre_bo *bo, u64 size)
+int spyre_pin_charge(struct spyre_bo *bo, u64 size)
 {
 	unsigned long pages = size >> PAGE_SHIFT, limit, cur, new;
 	struct user_struct *user = current_user();
@@ -94,7 +94,7 @@ static int spyre_pin_charge(struct spyre_bo *bo, u64 size)
 	return 0;
 }
 
-static void spyre_pin_uncharge(struct spyre_bo *bo)
+void spyre_pin_uncharge(struct spyre_bo *bo)
 {
 	if (!bo->pin_user)
 		return;
@@ -285,8 +285,7 @@ struct drm_gem_object *spyre_gem_create_object(struct drm_device *drm, size_t si
 }
 
 /* Writes the card's scatter list of a host BO's DMA-mapped segments. */
-static int spyre_host_bo_build_sg(struct spyre_device *sdev, struct spyre_bo *bo,
-				  struct sg_table *sgt)
+int spyre_host_bo_build_sg(struct spyre_device *sdev, struct spyre_bo *bo, struct sg_table *sgt)
 {
 	struct scatterlist *sg;
 	u64 total = 0;
@@ -500,7 +499,9 @@ int spyre_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	args->placement = bo->placement;
 	args->bo_flags = 0;
 	args->mmap_offset = 0;
-	if (bo->placement == DRM_SPYRE_PLACEMENT_HOST) {
+	if (bo->user_pages) {
+		args->bo_flags |= DRM_SPYRE_BO_USER_MEMORY;	/* the caller's own memory */
+	} else if (bo->placement == DRM_SPYRE_PLACEMENT_HOST) {
 		args->bo_flags |= DRM_SPYRE_BO_MAPPABLE;
 		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
 	}

@@ -31,6 +31,8 @@ struct user_struct;
  *	to (reference), NULL if not charged (CAP_IPC_LOCK, imports)
  * @pinned_pages: pages charged to @pin_user
  * @sfile: device BOs: the file whose quota the BO counts in (reference)
+ * @user_pages: user-pointer BOs: the caller's pages, pinned (else NULL)
+ * @user_npages: entries of @user_pages that are pinned
  */
 struct spyre_bo {
 	struct drm_gem_shmem_object shmem;
@@ -45,6 +47,8 @@ struct spyre_bo {
 	struct user_struct *pin_user;
 	unsigned long pinned_pages;
 	struct spyre_file *sfile;
+	struct page **user_pages;
+	unsigned long user_npages;
 };
 
 static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)
@@ -62,6 +66,12 @@ int spyre_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 int spyre_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_bo_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 u64 spyre_mem_free(struct spyre_device *sdev);
+void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo);
+void spyre_bo_untrack(struct spyre_device *sdev, struct spyre_bo *bo);
+int spyre_pin_charge(struct spyre_bo *bo, u64 size);
+void spyre_pin_uncharge(struct spyre_bo *bo);
+int spyre_host_bo_build_sg(struct spyre_device *sdev, struct spyre_bo *bo, struct sg_table *sgt);
+int spyre_bo_userptr_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 u64 spyre_max_host_bo_size(void);
 
 #endif /* SPYRE_GEM_H */

@@ -44,6 +44,7 @@ extern "C" {
 #define DRM_SPYRE_QUEUE_DESTROY		0x05
 #define DRM_SPYRE_SUBMIT		0x06
 #define DRM_SPYRE_QUEUE_ERROR		0x07
+#define DRM_SPYRE_BO_USERPTR		0x08
 
 #define DRM_IOCTL_SPYRE_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_GET_PARAM, struct drm_spyre_get_param)
@@ -61,6 +62,8 @@ extern "C" {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_SUBMIT, struct drm_spyre_submit)
 #define DRM_IOCTL_SPYRE_QUEUE_ERROR \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_QUEUE_ERROR, struct drm_spyre_queue_error)
+#define DRM_IOCTL_SPYRE_BO_USERPTR \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_BO_USERPTR, struct drm_spyre_bo_userptr)
 
 /**
  * enum drm_spyre_param - what DRM_IOCTL_SPYRE_GET_PARAM can report
@@ -166,9 +169,39 @@ struct drm_spyre_bo_create {
 	__u32 pad;
 };
 
+/**
+ * struct drm_spyre_bo_userptr - argument of DRM_IOCTL_SPYRE_BO_USERPTR
+ * @user_ptr: in, start of the caller's memory, page-aligned
+ * @size: in, bytes, a non-zero multiple of the page size (else -EINVAL);
+ *	more than DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE fails with -E2BIG
+ * @flags: in, must be zero
+ * @handle: out, GEM handle of the new host BO
+ * @pad: must be zero
+ * @pad2: must be zero
+ *
+ * Makes a host BO of memory the process already has (driver 1.2), like
+ * cudaHostRegister: DMA commands use it as any host BO. The pages are
+ * pinned until the BO is freed and count in the caller's locked memory
+ * (RLIMIT_MEMLOCK, as for DRM_IOCTL_SPYRE_BO_CREATE: -ENOMEM beyond it).
+ * The range must be writable memory that can be pinned long-term
+ * (anonymous memory, not a DAX or read-only mapping), else -EFAULT. The
+ * driver offers no mmap of such a BO (the process has the memory), and it
+ * cannot be exported through PRIME (-EOPNOTSUPP). Unmapping the range
+ * while the BO exists does not free the pages the card may still use.
+ */
+struct drm_spyre_bo_userptr {
+	__u64 user_ptr;
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+	__u32 pad2;
+};
+
 /* drm_spyre_bo_info.bo_flags */
 #define DRM_SPYRE_BO_MAPPABLE		0x1 /* mmap_offset is valid */
 #define DRM_SPYRE_BO_IMPORTED		0x2 /* came in through PRIME */
+#define DRM_SPYRE_BO_USER_MEMORY	0x4 /* the caller's memory (DRM_IOCTL_SPYRE_BO_USERPTR) */
 
 /**
  * struct drm_spyre_bo_info - argument of DRM_IOCTL_SPYRE_BO_INFO

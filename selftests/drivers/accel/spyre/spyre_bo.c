@@ -2,7 +2,8 @@
 /*
  * Spyre accel selftests: buffer objects. BO_CREATE/BO_INFO/BO_WAIT and
  * their bad inputs, both placements, mmap, data through the card, PRIME,
- * lifetime against running jobs and device-memory exhaustion.
+ * lifetime against running jobs and device-memory exhaustion; BOs over the
+ * caller's own memory (BO_USERPTR).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -630,6 +631,168 @@ TEST(device_bos_count_in_file_quota)
 	ASSERT_EQ(0, sp_write_file(QUOTA_PARAM, "0"));
 	EXPECT_EQ(0, sp_bo_create(d.fd, 3 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &a));
 	sp_dev_close(&f);
+	sp_dev_close(&d);
+}
+
+static int userptr(int fd, void *ptr, uint64_t size, uint32_t *handle)
+{
+	struct drm_spyre_bo_userptr u = { .user_ptr = (uintptr_t)ptr, .size = size };
+	int ret = sp_ioctl(fd, DRM_IOCTL_SPYRE_BO_USERPTR, &u);
+
+	if (!ret)
+		*handle = u.handle;
+	return ret;
+}
+
+static void *anon(size_t size, int prot)
+{
+	void *p = mmap(NULL, size, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * A BO over the caller's memory is a host BO the card copies to and from:
+ * the data is the memory itself (written after registration too), nothing
+ * outside the copied range changes, and the driver offers no mapping.
+ */
+TEST_F_TIMEOUT(bo_data, userptr_round_trip, 60)
+{
+	const uint64_t size = 4 * SP_MiB, off = 4099, len = 3 * SP_MiB + 5;
+	struct drm_spyre_bo_info info = { 0 };
+	struct drm_spyre_cmd cmd[2];
+	uint32_t src, dst, dev;
+	uint8_t *s, *d;
+	int round;
+
+	s = anon(size, PROT_READ | PROT_WRITE);
+	d = anon(size, PROT_READ | PROT_WRITE);
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, d);
+	memset(d, 0xaa, size);
+	ASSERT_EQ(0, userptr(self->d.fd, s, size, &src));
+	ASSERT_EQ(0, userptr(self->d.fd, d, size, &dst));
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, size, DRM_SPYRE_PLACEMENT_DEVICE, &dev));
+	ASSERT_EQ(0, sp_bo_info(self->d.fd, src, &info));
+	EXPECT_EQ(size, info.size);
+	EXPECT_EQ(DRM_SPYRE_PLACEMENT_HOST, info.placement);
+	EXPECT_EQ(DRM_SPYRE_BO_USER_MEMORY, info.bo_flags);
+	EXPECT_EQ(0, info.mmap_offset);
+	for (round = 1; round <= 2; round++) {
+		sp_pattern(s, size, round);	/* written while registered */
+		cmd[0] = sp_cmd_copy(src, off, dev, 0, len);
+		cmd[1] = sp_cmd_copy(dev, 0, dst, off, len);
+		ASSERT_EQ(0, sp_run(self->d.fd, self->q, cmd, 2));
+		EXPECT_EQ(0, memcmp(s + off, d + off, len));
+		EXPECT_EQ(0xaa, d[off - 1]);
+		EXPECT_EQ(0xaa, d[off + len]);
+	}
+	sp_bo_close(self->d.fd, src);
+	sp_bo_close(self->d.fd, dst);
+	sp_bo_close(self->d.fd, dev);
+	/* the memory is the process's again, untouched by the close */
+	EXPECT_EQ(-1, sp_pattern_check(s, size, 2));
+	munmap(s, size);
+	munmap(d, size);
+}
+
+TEST_F(bo_data, userptr_bad_input)
+{
+	struct drm_spyre_bo_userptr u = { 0 };
+	uint8_t *rw = anon(4 * SP_PAGE, PROT_READ | PROT_WRITE);
+	uint8_t *ro = anon(SP_PAGE, PROT_READ);
+	uint8_t *gone = anon(SP_PAGE, PROT_READ | PROT_WRITE);
+	uint64_t max = self->d.p[DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE];
+	uint32_t h;
+	int buf = -1;
+
+	ASSERT_NE(NULL, rw);
+	ASSERT_NE(NULL, ro);
+	ASSERT_NE(NULL, gone);
+	munmap(gone, SP_PAGE);
+	EXPECT_EQ(-EINVAL, userptr(self->d.fd, rw + 1, SP_PAGE, &h));
+	EXPECT_EQ(-EINVAL, userptr(self->d.fd, rw, 0, &h));
+	EXPECT_EQ(-EINVAL, userptr(self->d.fd, rw, SP_PAGE + 1, &h));
+	EXPECT_EQ(-EINVAL, userptr(self->d.fd, (void *)(uintptr_t)-SP_PAGE, 2 * SP_PAGE, &h));
+	EXPECT_EQ(-E2BIG, userptr(self->d.fd, rw, max + SP_PAGE, &h));
+	EXPECT_EQ(-EFAULT, userptr(self->d.fd, gone, SP_PAGE, &h));
+	EXPECT_EQ(-EFAULT, userptr(self->d.fd, ro, SP_PAGE, &h));
+	/* part of the range mapped is no better: rw's last page becomes a hole */
+	munmap(rw + 3 * SP_PAGE, SP_PAGE);
+	EXPECT_EQ(-EFAULT, userptr(self->d.fd, rw + 2 * SP_PAGE, 2 * SP_PAGE, &h));
+	u.user_ptr = (uintptr_t)rw;
+	u.size = SP_PAGE;
+	u.flags = 1;
+	EXPECT_EQ(-EINVAL, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_BO_USERPTR, &u));
+	u.flags = 0;
+	u.pad = 1;
+	EXPECT_EQ(-EINVAL, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_BO_USERPTR, &u));
+	u.pad = 0;
+	u.pad2 = 1;
+	EXPECT_EQ(-EINVAL, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_BO_USERPTR, &u));
+	/* someone else's pages are not passed on through PRIME */
+	ASSERT_EQ(0, userptr(self->d.fd, rw, SP_PAGE, &h));
+	EXPECT_EQ(-EOPNOTSUPP, sp_prime_export(self->d.fd, h, &buf));
+	EXPECT_EQ(0, sp_bo_close(self->d.fd, h));
+	munmap(rw, 3 * SP_PAGE);
+	munmap(ro, SP_PAGE);
+}
+
+/*
+ * The process unmaps its memory while the BO lives: the pages stay pinned,
+ * so the card writes into them, not into memory the kernel gave to
+ * someone else (KASAN and the page allocator would notice in check-debug).
+ */
+TEST_F(bo_data, userptr_outlives_munmap)
+{
+	const uint64_t size = SP_MiB;
+	uint32_t h, dev;
+	struct drm_spyre_cmd cmd[2];
+	uint8_t *p = anon(size, PROT_READ | PROT_WRITE);
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, userptr(self->d.fd, p, size, &h));
+	munmap(p, size);
+	ASSERT_EQ(0, sp_bo_create(self->d.fd, size, DRM_SPYRE_PLACEMENT_DEVICE, &dev));
+	cmd[0] = sp_cmd_fill(dev, 0, size, 0x5a5a5a5a);
+	cmd[1] = sp_cmd_copy(dev, 0, h, 0, size);
+	EXPECT_EQ(0, sp_run(self->d.fd, self->q, cmd, 2));
+	EXPECT_EQ(0, sp_bo_close(self->d.fd, h));
+	sp_bo_close(self->d.fd, dev);
+}
+
+/* User-pointer BOs pin memory: they count in RLIMIT_MEMLOCK like host BOs. */
+TEST(userptr_bos_count_in_memlock)
+{
+	struct sp_dev d;
+	int status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to switch to an unprivileged user");
+	SP_OPEN_OR_SKIP(&d, 0);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct rlimit lim = { 1 * SP_MiB, 1 * SP_MiB };
+		uint8_t *p = anon(2 * SP_MiB, PROT_READ | PROT_WRITE);
+		uint32_t a, b;
+
+		if (!p || setrlimit(RLIMIT_MEMLOCK, &lim) || setgid(65534) || setuid(65534))
+			_exit(10);
+		if (userptr(d.fd, p, 512 * 1024, &a))
+			_exit(11);
+		if (userptr(d.fd, p + SP_MiB, 768 * 1024, &b) != -ENOMEM)
+			_exit(12);
+		if (sp_bo_close(d.fd, a))
+			_exit(13);
+		if (userptr(d.fd, p + SP_MiB, 768 * 1024, &b))
+			_exit(14);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 	sp_dev_close(&d);
 }
 
