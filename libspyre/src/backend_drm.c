@@ -235,7 +235,22 @@ struct drm_priv {
 	pthread_mutex_t lock;
 	uint32_t scratch;
 	bool has_queue_error;	/* driver 1.1: DRM_IOCTL_SPYRE_QUEUE_ERROR */
+	bool has_userptr;	/* driver 1.2: DRM_IOCTL_SPYRE_BO_USERPTR */
 };
+
+static int drm_bo_userptr(spyre_device *dev, void *ptr, uint64_t size, uint32_t *handle)
+{
+	struct drm_spyre_bo_userptr u = { .user_ptr = (uintptr_t)ptr, .size = size };
+	struct drm_priv *priv = dev->priv;
+	int ret;
+
+	if (!priv->has_userptr)
+		return -EOPNOTSUPP;
+	ret = xioctl(dev, DRM_IOCTL_SPYRE_BO_USERPTR, &u);
+	if (!ret)
+		*handle = u.handle;
+	return ret;
+}
 
 static int drm_queue_error(spyre_device *dev, uint32_t queue_id, bool clear,
 			   struct spy_queue_error *out)
@@ -374,6 +389,8 @@ int spy_drm_open(spyre_device *dev, const char *path)
 	}
 	((struct drm_priv *)dev->priv)->has_queue_error =
 		v->version_major > 1 || (v->version_major == 1 && v->version_minor >= 1);
+	((struct drm_priv *)dev->priv)->has_userptr =
+		v->version_major > 1 || (v->version_major == 1 && v->version_minor >= 2);
 	drmFreeVersion(v);
 	pthread_mutex_init(&((struct drm_priv *)dev->priv)->lock, NULL);
 	dev->fd = fd;
@@ -444,6 +461,7 @@ const struct spy_backend_ops spy_drm_ops = {
 	.close = drm_close,
 	.get_param = drm_get_param,
 	.bo_create = drm_bo_create,
+	.bo_userptr = drm_bo_userptr,
 	.bo_info = drm_bo_info,
 	.bo_map = drm_bo_map,
 	.bo_unmap = drm_bo_unmap,

@@ -50,6 +50,51 @@ int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_
 	return 0;
 }
 
+int spyre_host_register(spyre_device *dev, void *ptr, uint64_t size, spyre_bo **out)
+{
+	spyre_bo *bo;
+	uint32_t handle;
+	int ret;
+
+	if (!dev || !ptr || !out)
+		return spy_err(-EINVAL, "spyre_host_register: device, ptr or out is NULL");
+	if ((uintptr_t)ptr % SPY_PAGE || !size || size % SPY_PAGE)
+		return spy_err(-EINVAL, "spyre_host_register: %s: %p + %llu is not whole 4 KiB "
+			       "pages", dev->name, ptr, (unsigned long long)size);
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return spy_err(-ENOMEM, "spyre_host_register: out of memory");
+	ret = dev->ops->bo_userptr ? dev->ops->bo_userptr(dev, ptr, size, &handle) : -EOPNOTSUPP;
+	if (ret) {
+		free(bo);
+		if (ret == -EOPNOTSUPP)
+			return spy_err(ret, "spyre_host_register: %s: the driver cannot register "
+				       "user memory (needs spyre driver 1.2)", dev->name);
+		if (ret == -EFAULT)
+			return spy_err(ret, "spyre_host_register: %s: %p + %llu is not writable "
+				       "memory that can be pinned", dev->name, ptr,
+				       (unsigned long long)size);
+		return spy_dev_err(dev, ret, "spyre_host_register", "%llu bytes at %p",
+				   (unsigned long long)size, ptr);
+	}
+	bo->dev = dev;
+	bo->handle = handle;
+	bo->mem = SPYRE_MEM_HOST;
+	bo->size = size;
+	bo->map = ptr;
+	bo->user = true;
+	ret = spy_va_add(bo);
+	if (ret) {
+		dev->ops->bo_close(dev, handle);
+		free(bo);
+		return spy_err(ret, "spyre_host_register: %s: no device address range left",
+			       dev->name);
+	}
+	spy_dev_get(dev);
+	*out = bo;
+	return 0;
+}
+
 int spyre_bo_destroy(spyre_bo *bo)
 {
 	spyre_device *dev;
@@ -71,7 +116,7 @@ int spyre_bo_destroy(spyre_bo *bo)
 		pthread_mutex_unlock(&dev->lock);
 	}
 	spy_va_remove(bo);
-	if (bo->map)
+	if (bo->map && !bo->user)	/* registered memory stays the caller's */
 		dev->ops->bo_unmap(dev, bo->handle, bo->map, bo->size);
 	ret = dev->ops->bo_close(dev, bo->handle);
 	spy_dev_put(dev);
@@ -106,7 +151,7 @@ int spyre_bo_unmap(spyre_bo *bo)
 
 	if (!bo)
 		return spy_err(-EINVAL, "spyre_bo_unmap: BO is NULL");
-	if (!bo->map)
+	if (!bo->map || bo->user)	/* registered memory is always mapped */
 		return 0;
 	ret = bo->dev->ops->bo_unmap(bo->dev, bo->handle, bo->map, bo->size);
 	bo->map = NULL;

@@ -61,6 +61,8 @@ struct spy_backend_ops {
 	void (*close)(spyre_device *dev);
 	int (*get_param)(spyre_device *dev, uint32_t param, uint64_t *value);
 	int (*bo_create)(spyre_device *dev, uint64_t size, uint32_t placement, uint32_t *handle);
+	/* A host BO over the caller's memory; -EOPNOTSUPP on an older driver. */
+	int (*bo_userptr)(spyre_device *dev, void *ptr, uint64_t size, uint32_t *handle);
 	int (*bo_info)(spyre_device *dev, struct drm_spyre_bo_info *info);
 	int (*bo_map)(spyre_device *dev, uint32_t handle, uint64_t size, void **ptr);
 	int (*bo_unmap)(spyre_device *dev, uint32_t handle, void *ptr, uint64_t size);
@@ -141,6 +143,7 @@ struct spyre_bo {
 	enum spyre_mem mem;
 	uint64_t size;
 	void *map;
+	bool user;			/* the caller's memory (spyre_host_register) */
 	uint64_t addr;			/* device address of byte 0 */
 };
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Copies of every direction and size, fills, and refused copies. */
+#include <sys/mman.h>
+
 #include "harness.h"
 
 /* H2D, D2D, D2H of @size bytes at odd offsets; the bytes must survive. */
@@ -114,4 +116,87 @@ TEST(copy_refused)
 	spyre_bo_destroy(h1);
 	spyre_bo_destroy(h2);
 	spyre_bo_destroy(d);
+}
+
+static void *anon_pages(size_t size, int prot)
+{
+	void *p = mmap(NULL, size, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Registered memory (cudaHostRegister) is a host BO over the caller's own
+ * pages: copies read what the caller wrote, also after registering, write
+ * into it, touch nothing else, and the memory is the caller's again after
+ * the BO is destroyed.
+ */
+TEST(host_register_round_trip)
+{
+	const uint64_t size = 1 << 20, off = 4097, len = (1 << 20) - 8200;
+	spyre_bo *src, *dst, *dev_bo;
+	struct spyre_buf bs, bd, bdev;
+	uint8_t *sm = anon_pages(size, PROT_READ | PROT_WRITE);
+	uint8_t *dm = anon_pages(size, PROT_READ | PROT_WRITE);
+	spyre_stream *s;
+	void *p;
+	unsigned int round;
+
+	CHECK(sm && dm, "mmap failed");
+	if (!sm || !dm)
+		return;
+	memset(dm, 0xee, size);
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s));
+	OK(spyre_host_register(dev, sm, size, &src));
+	OK(spyre_host_register(dev, dm, size, &dst));
+	OK(spyre_bo_create(dev, size, SPYRE_MEM_DEVICE, &dev_bo));
+	CHECK(spyre_bo_mem(src) == SPYRE_MEM_HOST && spyre_bo_size(src) == size, "kind/size");
+	OK(spyre_bo_map(src, &p));
+	CHECK(p == sm, "map gives %p, registered %p", p, (void *)sm);
+	OK(spyre_bo_unmap(src));	/* a no-op: the memory stays mapped */
+	for (round = 1; round <= 2; round++) {
+		fill_pat(sm, size, round, 0);
+		bs = buf_of(src, off, len);
+		bdev = buf_of(dev_bo, 0, len);
+		bd = buf_of(dst, off, len);
+		OK(spyre_memcpy_async(s, &bdev, &bs, len));
+		OK(spyre_memcpy_async(s, &bd, &bdev, len));
+		OK(spyre_stream_synchronize(s));
+		CHECK(diff_pat(dm + off, len, round, off) < 0, "round %u: byte %lld differs", round,
+		      (long long)diff_pat(dm + off, len, round, off));
+		CHECK(dm[off - 1] == 0xee && dm[off + len] == 0xee, "bytes around the range changed");
+	}
+	OK(spyre_bo_destroy(src));
+	OK(spyre_bo_destroy(dst));
+	OK(spyre_bo_destroy(dev_bo));
+	OK(spyre_stream_destroy(s));
+	/* still the caller's, still mapped, still holding the data */
+	CHECK(diff_pat(sm, size, 2, 0) < 0, "the source changed");
+	CHECK(diff_pat(dm + off, len, 2, off) < 0, "the destination changed after destroy");
+	munmap(sm, size);
+	munmap(dm, size);
+}
+
+TEST(host_register_bad_input)
+{
+	uint8_t *rw = anon_pages(2 * 4096, PROT_READ | PROT_WRITE);
+	uint8_t *gone = anon_pages(4096, PROT_READ | PROT_WRITE);
+	uint8_t *ro = anon_pages(4096, PROT_READ);
+	spyre_bo *bo;
+
+	CHECK(rw && gone && ro, "mmap failed");
+	if (!rw || !gone || !ro)
+		return;
+	munmap(gone, 4096);
+	FAILS_WITH(spyre_host_register(NULL, rw, 4096, &bo), -EINVAL, "NULL");
+	FAILS_WITH(spyre_host_register(dev, NULL, 4096, &bo), -EINVAL, "NULL");
+	FAILS_WITH(spyre_host_register(dev, rw + 8, 4096, &bo), -EINVAL, "4 KiB pages");
+	FAILS_WITH(spyre_host_register(dev, rw, 100, &bo), -EINVAL, "4 KiB pages");
+	FAILS_WITH(spyre_host_register(dev, rw, 0, &bo), -EINVAL, "4 KiB pages");
+	FAILS_WITH(spyre_host_register(dev, gone, 4096, &bo), -EFAULT, "can be pinned");
+	/* the kernel refuses a read-only mapping; the sim cannot tell */
+	if (!strcmp(test_backend, "drm"))
+		FAILS_WITH(spyre_host_register(dev, ro, 4096, &bo), -EFAULT, "can be pinned");
+	munmap(rw, 2 * 4096);
+	munmap(ro, 4096);
 }

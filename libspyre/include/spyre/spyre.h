@@ -128,6 +128,15 @@ int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_
  * to the kernel), this waits until it was (except on the host-work thread).
  */
 int spyre_bo_destroy(spyre_bo *bo);
+/*
+ * A host BO over @size bytes of the caller's memory at @ptr (whole 4 KiB
+ * pages, writable), like cudaHostRegister: copies use it as any host BO
+ * with no staging, spyre_bo_map gives @ptr back. The pages stay pinned
+ * (in RLIMIT_MEMLOCK on the drm backend) until spyre_bo_destroy, which
+ * leaves the memory to the caller. -EFAULT for memory that cannot be
+ * pinned, -EOPNOTSUPP on a driver older than 1.2.
+ */
+int spyre_host_register(spyre_device *dev, void *ptr, uint64_t size, spyre_bo **out);
 /* Map a host BO into the process (idempotent); device BOs: -EINVAL. */
 int spyre_bo_map(spyre_bo *bo, void **ptr);
 int spyre_bo_unmap(spyre_bo *bo);

@@ -39,6 +39,7 @@ struct sim_bo {
 	uint32_t placement;
 	uint64_t dev_addr;		/* device placement */
 	uint8_t *host;			/* host placement: the pages */
+	bool user;			/* @host is the caller's (BO_USERPTR) */
 	struct spyre_hw_sg *sg;		/* host placement: scatter list */
 	uint32_t sg_count;
 };

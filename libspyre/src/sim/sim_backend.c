@@ -150,11 +150,76 @@ static int sim_get_param(spyre_device *dev, uint32_t param, uint64_t *v)
 	return ret;
 }
 
+/* The card's scatter list of a host BO's memory, in 64 KiB segments. */
+static int sim_bo_build_sg(struct sim_bo *bo)
+{
+	uint32_t i;
+
+	bo->sg_count = (bo->size + SIM_SG_SEG - 1) / SIM_SG_SEG;
+	bo->sg = calloc(bo->sg_count, sizeof(*bo->sg));
+	if (!bo->sg)
+		return -ENOMEM;
+	for (i = 0; i < bo->sg_count; i++) {
+		uint64_t off = (uint64_t)i * SIM_SG_SEG;
+
+		bo->sg[i].addr = spyre_cpu_to_le64((uintptr_t)bo->host + off);
+		bo->sg[i].len = spyre_cpu_to_le64(bo->size - off < SIM_SG_SEG ? bo->size - off
+										: SIM_SG_SEG);
+	}
+	return 0;
+}
+
+/* Gives @bo a handle (and device memory for the device placement). */
+static int sim_bo_insert(struct sim *sim, struct sim_bo *bo, uint32_t *handle)
+{
+	struct sim_bo **tab;
+	uint32_t i;
+	int ret = 0;
+
+	pthread_mutex_lock(&sim->lock);
+	if (sim->lost) {
+		ret = -ENODEV;
+		goto out;
+	}
+	/* Freed ranges were given back with MADV_DONTNEED: they read as zero. */
+	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
+		ret = sim_mem_alloc(sim, bo->size, &bo->dev_addr);
+		if (ret)
+			goto out;
+	}
+	for (i = 0; i < sim->nbos && sim->bos[i]; i++)
+		;
+	if (i == sim->nbos) {
+		tab = realloc(sim->bos, (sim->nbos * 2 + 16) * sizeof(*tab));
+		if (!tab) {
+			if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE)
+				sim_mem_free(sim, bo->dev_addr, bo->size);
+			ret = -ENOMEM;
+			goto out;
+		}
+		memset(tab + sim->nbos, 0, (sim->nbos + 16) * sizeof(*tab));
+		sim->bos = tab;
+		sim->nbos = sim->nbos * 2 + 16;
+	}
+	sim->bos[i] = bo;
+	*handle = i + 1;
+out:
+	pthread_mutex_unlock(&sim->lock);
+	return ret;
+}
+
+static void sim_bo_discard(struct sim_bo *bo)
+{
+	if (!bo->user)
+		free(bo->host);
+	free(bo->sg);
+	free(bo);
+}
+
 static int sim_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, uint32_t *handle)
 {
 	struct sim *sim = S(dev);
-	struct sim_bo *bo, **tab;
-	uint32_t i;
+	struct sim_bo *bo;
 	int ret = 0;
 
 	if (!size || placement > DRM_SPYRE_PLACEMENT_HOST)
@@ -171,59 +236,50 @@ static int sim_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, u
 	bo->size = size;
 	bo->placement = placement;
 	if (placement == DRM_SPYRE_PLACEMENT_HOST) {
-		bo->sg_count = (size + SIM_SG_SEG - 1) / SIM_SG_SEG;
 		bo->host = aligned_alloc(SPY_PAGE, size);
-		bo->sg = calloc(bo->sg_count, sizeof(*bo->sg));
-		if (!bo->host || !bo->sg) {
-			free(bo->host);
-			free(bo->sg);
-			free(bo);
+		if (!bo->host || sim_bo_build_sg(bo)) {
+			sim_bo_discard(bo);
 			return -ENOMEM;
 		}
 		memset(bo->host, 0, size);
-		for (i = 0; i < bo->sg_count; i++) {
-			uint64_t off = (uint64_t)i * SIM_SG_SEG;
+	}
+	ret = sim_bo_insert(sim, bo, handle);
+	if (ret)
+		sim_bo_discard(bo);
+	return ret;
+}
 
-			bo->sg[i].addr = spyre_cpu_to_le64((uintptr_t)bo->host + off);
-			bo->sg[i].len = spyre_cpu_to_le64(size - off < SIM_SG_SEG ? size - off
-										  : SIM_SG_SEG);
-		}
-	}
-	pthread_mutex_lock(&sim->lock);
-	if (sim->lost) {
-		ret = -ENODEV;
-		goto fail;
-	}
-	if (placement == DRM_SPYRE_PLACEMENT_DEVICE) {
-		/* Freed ranges were given back with MADV_DONTNEED: they read as zero. */
-		ret = sim_mem_alloc(sim, size, &bo->dev_addr);
-		if (ret)
-			goto fail;
-	}
-	for (i = 0; i < sim->nbos && sim->bos[i]; i++)
-		;
-	if (i == sim->nbos) {
-		tab = realloc(sim->bos, (sim->nbos * 2 + 16) * sizeof(*tab));
-		if (!tab) {
-			ret = -ENOMEM;
-			goto fail_mem;
-		}
-		memset(tab + sim->nbos, 0, (sim->nbos + 16) * sizeof(*tab));
-		sim->bos = tab;
-		sim->nbos = sim->nbos * 2 + 16;
-	}
-	sim->bos[i] = bo;
-	*handle = i + 1;
-	pthread_mutex_unlock(&sim->lock);
-	return 0;
-fail_mem:
-	if (placement == DRM_SPYRE_PLACEMENT_DEVICE)
-		sim_mem_free(sim, bo->dev_addr, size);
-fail:
-	pthread_mutex_unlock(&sim->lock);
-	free(bo->host);
-	free(bo->sg);
-	free(bo);
+/*
+ * As the driver's BO_USERPTR: page-aligned, mapped memory of the caller
+ * (msync() finds holes; a read-only mapping is not detected here).
+ */
+static int sim_bo_userptr(spyre_device *dev, void *ptr, uint64_t size, uint32_t *handle)
+{
+	struct sim *sim = S(dev);
+	uintptr_t p = (uintptr_t)ptr;
+	struct sim_bo *bo;
+	int ret;
+
+	if (!size || p % SPY_PAGE || size % SPY_PAGE || p + size < p)
+		return -EINVAL;
+	if (size > SIM_MAX_HOST_BO)
+		return -E2BIG;
+	if (msync(ptr, size, MS_ASYNC))
+		return -EFAULT;
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	bo->refs = 1;
+	bo->open = true;
+	bo->size = size;
+	bo->placement = DRM_SPYRE_PLACEMENT_HOST;
+	bo->host = ptr;
+	bo->user = true;
+	ret = sim_bo_build_sg(bo);
+	if (!ret)
+		ret = sim_bo_insert(sim, bo, handle);
+	if (ret)
+		sim_bo_discard(bo);
 	return ret;
 }
 
@@ -244,7 +300,7 @@ static int sim_bo_info(spyre_device *dev, struct drm_spyre_bo_info *info)
 	if (!ret) {
 		info->size = bo->size;
 		info->placement = bo->placement;
-		info->bo_flags =
+		info->bo_flags = bo->user ? DRM_SPYRE_BO_USER_MEMORY :
 			bo->placement == DRM_SPYRE_PLACEMENT_HOST ? DRM_SPYRE_BO_MAPPABLE : 0;
 		info->mmap_offset = 0;
 	}
@@ -707,6 +763,7 @@ const struct spy_backend_ops spy_sim_ops = {
 	.close = sim_close,
 	.get_param = sim_get_param,
 	.bo_create = sim_bo_create,
+	.bo_userptr = sim_bo_userptr,
 	.bo_info = sim_bo_info,
 	.bo_map = sim_bo_map,
 	.bo_unmap = sim_bo_unmap,

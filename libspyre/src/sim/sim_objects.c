@@ -51,7 +51,8 @@ void sim_bo_put(struct sim *sim, struct sim_bo *bo)
 	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
 		sim_mem_free(sim, bo->dev_addr, bo->size);
 	} else {
-		free(bo->host);
+		if (!bo->user)
+			free(bo->host);
 		free(bo->sg);
 	}
 	free(bo);
