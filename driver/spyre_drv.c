@@ -80,7 +80,19 @@ MODULE_PARM_DESC(max_host_bo_mb,
 u32 spyre_max_cmds(void)
 {
 	return min_t(u32, SPYRE_MAX_SUBMIT_CMDS,
-		     ((1U << spyre_ring_order) - 1) / SPYRE_MAX_DESCS_PER_CMD);
+		     ((1U << spyre_ring_order) - 1) / SPYRE_BUDGET_DESCS_PER_CMD);
+}
+
+/* Descriptors one SUBMIT's commands may take: what MAX_CMDS promises. */
+u32 spyre_max_job_descs(void)
+{
+	return spyre_max_cmds() * SPYRE_BUDGET_DESCS_PER_CMD;
+}
+
+/* Argument slots of one launch: 64 from card interface 1.7, 16 before. */
+u32 spyre_max_args(const struct spyre_device *sdev)
+{
+	return sdev->hw_version >= SPYRE_HW_VERSION(1, 7) ? SPYRE_MAX_ARGS : SPYRE_MAX_ARGS_V1_6;
 }
 
 static int spyre_get_param_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
@@ -142,7 +154,7 @@ static int spyre_get_param_ioctl(struct drm_device *drm, void *data, struct drm_
 		args->value = SPYRE_MAX_SYNCS;
 		break;
 	case DRM_SPYRE_PARAM_MAX_ARGS:
-		args->value = SPYRE_MAX_ARGS;
+		args->value = spyre_max_args(sdev);
 		break;
 	case DRM_SPYRE_PARAM_MAX_QUEUES:
 		args->value = SPYRE_MAX_QUEUES;

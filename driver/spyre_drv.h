@@ -24,6 +24,13 @@
 #define SPYRE_MAX_RINGS		16
 /* Descriptors one command can need: a launch with SPYRE_MAX_ARGS slots. */
 #define SPYRE_MAX_DESCS_PER_CMD	(1 + DIV_ROUND_UP(SPYRE_MAX_ARGS, SPYRE_ARGS_PER_DESC))
+/*
+ * Descriptors per command the ring is budgeted for (DRM_SPYRE_PARAM_MAX_CMDS):
+ * a launch of 16 slots. A launch with more slots (interface 1.7) uses the
+ * budget of several commands.
+ */
+#define SPYRE_BUDGET_DESCS_PER_CMD \
+	(1 + DIV_ROUND_UP(SPYRE_MAX_ARGS_V1_6, SPYRE_ARGS_PER_DESC))
 /* Engines of enum drm_spyre_engine, for per-engine statistics. */
 #define SPYRE_NUM_ENGINES	(DRM_SPYRE_ENGINE_DMA + 1)
 
@@ -56,5 +63,7 @@ struct spyre_file {
 
 void spyre_file_put(struct spyre_file *sfile);
 u32 spyre_max_cmds(void);
+u32 spyre_max_job_descs(void);
+u32 spyre_max_args(const struct spyre_device *sdev);
 
 #endif /* SPYRE_DRV_H */

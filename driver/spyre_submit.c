@@ -42,12 +42,14 @@
  * @job: the job being built
  * @handles: GEM handle -> index + 1 in job->bos, so each BO is taken once
  * @max_bos: room in job->bos
+ * @max_descs: room in job->descs for the commands (the FENCE has its own)
  */
 struct spyre_submit {
 	struct drm_file *file;
 	struct spyre_job *job;
 	struct xarray handles;
 	u32 max_bos;
+	u32 max_descs;
 };
 
 static struct spyre_bo *spyre_submit_bo(struct spyre_submit *s, u32 handle, int *err)
@@ -177,7 +179,10 @@ static int spyre_cmd_launch(struct spyre_submit *s, const struct drm_spyre_cmd_l
 
 	if (job->queue->engine != DRM_SPYRE_ENGINE_COMPUTE)
 		return -EINVAL;
-	if (c->nargs > SPYRE_MAX_ARGS)
+	if (c->nargs > spyre_max_args(job->ring->sdev))
+		return -E2BIG;
+	/* Large launches may not take more of the ring than MAX_CMDS allows. */
+	if (job->ndescs + 1 + DIV_ROUND_UP(c->nargs, SPYRE_ARGS_PER_DESC) > s->max_descs)
 		return -E2BIG;
 	if (c->nargs &&
 	    (c->args_stride < SPYRE_RANGE_SIZE_V1 || c->args_stride > SPYRE_MAX_STRIDE))
@@ -277,8 +282,10 @@ static int spyre_parse_cmds(struct spyre_submit *s, const struct drm_spyre_submi
 	/* Room in front for the SEM_WAITs of dependencies on other rings. */
 	if (args->in_sync_count)
 		lead = spyre_sem_lead_slots(job->ring->sdev);
-	job->descs_alloc = kvmalloc_array((size_t)args->cmd_count * SPYRE_MAX_DESCS_PER_CMD +
-					  1 + lead, SPYRE_DESC_SIZE, GFP_KERNEL);
+	s->max_descs = min_t(u64, (u64)args->cmd_count * SPYRE_MAX_DESCS_PER_CMD,
+			     spyre_max_job_descs());
+	job->descs_alloc = kvmalloc_array((size_t)s->max_descs + 1 + lead, SPYRE_DESC_SIZE,
+					  GFP_KERNEL);
 	if (job->descs_alloc)
 		job->descs = job->descs_alloc + (size_t)lead * SPYRE_DESC_SIZE;
 	/* A copy names two BOs, a launch up to two plus its arguments. */
@@ -293,6 +300,9 @@ static int spyre_parse_cmds(struct spyre_submit *s, const struct drm_spyre_submi
 		ret = copy_struct_from_user(&cmd, sizeof(cmd), ucmd, args->cmd_stride);
 		if (ret)
 			return ret;
+		/* Every command takes a descriptor; launches check their own. */
+		if (job->ndescs >= s->max_descs)
+			return -E2BIG;
 		ret = spyre_parse_cmd(s, &cmd);
 		if (ret)
 			return ret;

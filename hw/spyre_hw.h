@@ -46,10 +46,11 @@
  * 1.4: VEC sin, cos and erf, same-type VEC COPY moves bits;
  * 1.5: LAUNCH F_SCRUB (zero every scratchpad before the program);
  * 1.6: completion records say where a failed LAUNCH stopped (fault_insn,
- *      fault_core, fault_space, fault_addr).
+ *      fault_core, fault_space, fault_addr);
+ * 1.7: a LAUNCH binds up to 64 argument slots (16 before).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		6
+#define SPYRE_HW_VERSION_MINOR		7
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \
@@ -256,7 +257,8 @@ struct spyre_hw_launch {
 	__le64 rsvd2[3];
 };
 
-#define SPYRE_MAX_ARGS			16
+#define SPYRE_MAX_ARGS			64 /* interface 1.7 */
+#define SPYRE_MAX_ARGS_V1_6		16 /* cards before 1.7 */
 #define SPYRE_ARGS_PER_DESC		3
 
 /**

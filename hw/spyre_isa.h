@@ -139,7 +139,8 @@ enum spyre_isa_vfunc {
 
 /**
  * struct spyre_insn_mem - SPYRE_I_LOAD / SPYRE_I_STORE operands
- * @slot: argument slot (0..15) or SPYRE_ISA_SLOT_WS
+ * @slot: argument slot (0..SPYRE_MAX_ARGS - 1; 0..15 before interface 1.7)
+ *	or SPYRE_ISA_SLOT_WS
  * @rsvd: zero
  * @core_div: 0: the offset of a core is rank * core_stride; otherwise the
  *            rank is split into (rank % core_div, rank / core_div)

@@ -189,6 +189,22 @@ void *kern_touch(uint64_t offset, size_t *size)
 	return finish(&p, 1, 0, size);
 }
 
+void *kern_collect(unsigned int nslots, uint32_t bytes, size_t *size)
+{
+	struct prog p = { 0 };
+	struct spyre_insn *i;
+	unsigned int k;
+
+	/* core 0: slot k's bytes -> scratchpad k * bytes -> slot 0 at k * bytes */
+	for (k = 1; k < nslots; k++) {
+		i = emit(&p, SPYRE_I_LOAD, 1, 0, 1);
+		mem(i, (uint8_t)k, 0, 0, bytes, k * bytes);
+		i = emit(&p, SPYRE_I_STORE, 1, 1, 0);
+		mem(i, 0, (uint64_t)k * bytes, 0, bytes, k * bytes);
+	}
+	return finish(&p, (uint16_t)nslots, 0, size);
+}
+
 void *kern_read_rep(uint64_t bytes_per_core, unsigned int reps, size_t *size)
 {
 	struct prog p = { 0 };

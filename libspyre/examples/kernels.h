@@ -31,6 +31,11 @@ void *kern_scale_via_ws_f32(uint64_t n, float alpha, float beta, size_t *size);
 /* Reads 128 bytes at @offset of slot 0 and writes them to slot 0: a bounds test. */
 void *kern_touch(uint64_t offset, size_t *size);
 /*
+ * Gathers @bytes from each of slots 1..@nslots-1 into slot 0 at offset
+ * k * @bytes (slot 0 holds @nslots * @bytes): a program over many slots.
+ */
+void *kern_collect(unsigned int nslots, uint32_t bytes, size_t *size);
+/*
  * Memory-bound: each of the 32 cores loads its @bytes_per_core share of
  * argument 0 (32 * @bytes_per_core bytes) into its scratchpad, @reps times.
  */

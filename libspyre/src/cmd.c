@@ -88,7 +88,7 @@ int spy_cmd_launch(const char *call, struct drm_spyre_cmd *c, struct drm_spyre_b
 	if (nargs && !args)
 		return spy_err(-EINVAL, "%s: %s: %u arguments but args is NULL", call, dev->name,
 			       nargs);
-	if (nargs > dev->max_args || nargs > 16)
+	if (nargs > dev->max_args || nargs > SPY_MAX_ARGS)
 		return spy_err(-E2BIG, "%s: %s: %u arguments, the device takes at most %llu", call,
 			       dev->name, nargs, (unsigned long long)dev->max_args);
 	if (nargs < prog->num_args)

@@ -35,6 +35,9 @@ __attribute__((format(printf, 4, 5))) int spy_dev_err(struct spyre_device *dev, 
  */
 extern _Thread_local int spy_in_backend;
 
+/* Argument slots a launch may bind on the newest card (interface 1.7). */
+#define SPY_MAX_ARGS 64
+
 /* ---- backends ---- */
 #define SPY_FAULT_SPACE_SP	1	/* addr: offset in the core's scratchpad */
 #define SPY_FAULT_SPACE_DEV	2	/* addr: device memory address */

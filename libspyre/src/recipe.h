@@ -18,7 +18,7 @@ struct rstep {
 	struct spyre_operand dst, src;	/* copies */
 	uint64_t size;
 	const spyre_program *prog;	/* compute */
-	struct spyre_operand args[16];
+	struct spyre_operand args[SPY_MAX_ARGS];
 	unsigned int nargs;
 	struct spyre_operand ws;
 	spyre_recipe_host_fn fn;	/* host */

@@ -239,7 +239,7 @@ int spyre_recipe_compute(spyre_recipe *r, unsigned int stream, const spyre_progr
 
 	if (!r || !prog)
 		return spy_err(-EINVAL, "%s: recipe or program is NULL", call);
-	if (nargs > 16 || nargs > r->dev->max_args)
+	if (nargs > SPY_MAX_ARGS || nargs > r->dev->max_args)
 		return spy_err(-E2BIG, "%s: %s: %u arguments, at most %llu", call, r->dev->name,
 			       nargs, (unsigned long long)r->dev->max_args);
 	if (nargs < prog->num_args)

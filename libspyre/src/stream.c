@@ -976,7 +976,7 @@ int spyre_memset32_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t 
 int spyre_launch_async(spyre_stream *s, const spyre_program *prog, const struct spyre_buf *args,
 		       unsigned int nargs, const struct spyre_buf *workspace)
 {
-	struct drm_spyre_bo_range ranges[16];
+	struct drm_spyre_bo_range ranges[SPY_MAX_ARGS];
 	struct drm_spyre_cmd c;
 	int ret;
 

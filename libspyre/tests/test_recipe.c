@@ -278,3 +278,81 @@ TEST(recipe_launch_allocates_nothing)
 	spyre_bo_destroy(x);
 	spyre_bo_destroy(y);
 }
+
+/*
+ * A step binds 64 argument slots (card interface 1.7): the program gathers
+ * 63 ranges, each bound at launch to its own place, into slot 0; a step or
+ * a launch of 65 is refused.
+ */
+TEST(recipe_step_binds_64_slots)
+{
+	enum { SLOTS = 64, PIECE = 256 };
+	struct spyre_device_props props;
+	struct spyre_operand cargs[SLOTS + 1];
+	struct spyre_buf args[SLOTS + 1];
+	spyre_bo *src, *dst, *hin, *hout;
+	uint8_t *in, *out;
+	spyre_program *p;
+	spyre_recipe *r;
+	spyre_stream *s;
+	void *img;
+	size_t sz;
+	int64_t bad = -1;
+	unsigned int k;
+
+	OK(spyre_device_get_props(dev, &props));
+	CHECK(props.max_args == SLOTS, "max_args %u", props.max_args);
+	img = kern_collect(SLOTS, PIECE, &sz);
+	OK(spyre_program_load(dev, img, sz, &p));
+	free(img);
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &s));
+	OK(host_bo(dev, SLOTS * PIECE * 2, &hin, (void **)&in));
+	OK(host_bo(dev, SLOTS * PIECE, &hout, (void **)&out));
+	OK(spyre_bo_create(dev, SLOTS * PIECE * 2, SPYRE_MEM_DEVICE, &src));
+	OK(spyre_bo_create(dev, SLOTS * PIECE, SPYRE_MEM_DEVICE, &dst));
+	fill_pat(in, SLOTS * PIECE * 2, 7, 0);
+	memset(out, 0, SLOTS * PIECE);
+	{
+		struct spyre_buf a = spyre_bo_buf(src), b = spyre_bo_buf(hin);
+
+		OK(spyre_memcpy_async(s, &a, &b, SLOTS * PIECE * 2));
+	}
+	for (k = 0; k < SLOTS; k++)
+		cargs[k] = spyre_op_arg(k);
+	cargs[SLOTS] = spyre_op_arg(0);
+	OK(spyre_recipe_create(dev, 1, SLOTS, 0, &r));
+	FAILS_WITH(spyre_recipe_compute(r, 0, p, cargs, SLOTS + 1, spyre_op_ws(0, 0)), -E2BIG,
+		   "at most 64");
+	OK(spyre_recipe_compute(r, 0, p, cargs, SLOTS, spyre_op_ws(0, 0)));
+	OK(spyre_recipe_finalize(r));
+	/* slot k (k >= 1) is bound to the odd piece 2k - 1 of src, in reverse */
+	args[0] = spyre_bo_buf(dst);
+	for (k = 1; k < SLOTS; k++)
+		args[k] = buf_of(src, (uint64_t)(2 * (SLOTS - k) - 1) * PIECE, PIECE);
+	args[SLOTS] = args[1];
+	OK(spyre_recipe_launch(r, &s, args, SLOTS));
+	{
+		struct spyre_buf a = spyre_bo_buf(hout), b = spyre_bo_buf(dst);
+
+		OK(spyre_memcpy_async(s, &a, &b, SLOTS * PIECE));
+	}
+	OK(spyre_stream_synchronize(s));
+	for (k = 1; k < SLOTS && bad < 0; k++) {
+		uint64_t from = (uint64_t)(2 * (SLOTS - k) - 1) * PIECE;
+
+		if (memcmp(out + k * PIECE, in + from, PIECE))
+			bad = k;
+	}
+	CHECK(bad < 0, "slot %lld's piece differs", (long long)bad);
+	/* a direct launch takes the same 64, not 65 */
+	FAILS_WITH(spyre_launch_async(s, p, args, SLOTS + 1, NULL), -E2BIG, "at most 64");
+	OK(spyre_launch_async(s, p, args, SLOTS, NULL));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_recipe_destroy(r));
+	OK(spyre_stream_destroy(s));
+	OK(spyre_program_destroy(p));
+	spyre_bo_destroy(src);
+	spyre_bo_destroy(dst);
+	spyre_bo_destroy(hin);
+	spyre_bo_destroy(hout);
+}

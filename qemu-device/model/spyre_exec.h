@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spyre_hw.h"
 #include "spyre_isa.h"
 #include "spyre_model.h"
 
@@ -17,8 +18,8 @@
 struct card_bind {
 	uint8_t *devmem;
 	uint32_t nslots;
-	uint64_t slot_addr[16];
-	uint64_t slot_len[16];
+	uint64_t slot_addr[SPYRE_MAX_ARGS];
+	uint64_t slot_len[SPYRE_MAX_ARGS];
 	uint64_t ws_addr;
 	uint64_t ws_len;
 };

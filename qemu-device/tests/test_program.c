@@ -676,3 +676,35 @@ TEST(prog_launch_waits_for_args_doorbell)
 	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_ERR_INVALID);
 	tc_free(t);
 }
+
+/*
+ * Interface 1.7: a LAUNCH binds 64 argument slots (22 ARGS descriptors);
+ * a program reads its last slot and writes its first. 65 slots are refused.
+ */
+TEST(prog_launch_binds_64_slots)
+{
+	enum { NSLOTS = SPYRE_MAX_ARGS, BYTES = 256 };
+	struct tcard *t = tc_new(NULL);
+	uint64_t slots[2 * (NSLOTS + 1)], len;
+	struct spyre_hw_completion r;
+	struct prog p;
+	unsigned int i;
+
+	for (i = 0; i <= NSLOTS; i++) {
+		slots[2 * i] = 0x200000 + (uint64_t)i * 4096;
+		slots[2 * i + 1] = BYTES;
+		memset(t->dev + slots[2 * i], i, BYTES);
+	}
+	prog_init(&p, NSLOTS, 0);
+	p_load(&p, false, 1, NSLOTS - 1, 0, 1, BYTES, 0, 0, 0)->signal = TOK(1);
+	p_load(&p, true, 1, 0, 0, 1, BYTES, 0, 0, 0)->wait = TOK(1);
+	len = prog_store(t, &p, 0x100000);
+	r = run_launch(t, 0x100000, len, 0, 0, NSLOTS, slots);
+	CHECK_EQ(r.status, SPYRE_CMD_OK);
+	for (i = 0; i < BYTES; i++)
+		CHECK_EQ(t->dev[slots[0] + i], NSLOTS - 1);
+	/* the slot after the last one bound is refused at fetch */
+	r = run_launch(t, 0x100000, len, 0, 0, NSLOTS + 1, slots);
+	CHECK_EQ(r.status, SPYRE_CMD_ERR_INVALID);
+	tc_free(t);
+}

@@ -83,10 +83,13 @@ extern "C" {
  * @DRM_SPYRE_PARAM_NUM_SEMS: cross-ring hardware semaphores
  * @DRM_SPYRE_PARAM_MAX_CMDS: most commands one DRM_IOCTL_SPYRE_SUBMIT takes;
  *	at most 512, less when the rings are small (module parameter
- *	ring_order), so that any submission fits in a ring
+ *	ring_order), so that any submission fits in a ring; a launch of more
+ *	than 16 argument slots takes the ring space of several commands
+ *	(-E2BIG when the submission's launches do not fit)
  * @DRM_SPYRE_PARAM_MAX_SYNCS: most in-syncs (and, separately, out-syncs)
  *	one DRM_IOCTL_SPYRE_SUBMIT takes
- * @DRM_SPYRE_PARAM_MAX_ARGS: most argument slots of one launch
+ * @DRM_SPYRE_PARAM_MAX_ARGS: most argument slots of one launch (64 from card
+ *	interface 1.7, 16 before)
  * @DRM_SPYRE_PARAM_MAX_QUEUES: most queues one open file may hold
  * @DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE: largest host BO in bytes
  * @DRM_SPYRE_PARAM_DEVICE_TIME_NS: current device time in ns, the clock of

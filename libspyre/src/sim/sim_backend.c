@@ -12,6 +12,8 @@
 
 #include "sim.h"
 
+_Static_assert(SPY_MAX_ARGS == SPYRE_MAX_ARGS, "libspyre binds as many slots as the card");
+
 static struct sim *S(spyre_device *dev)
 {
 	return dev->priv;

@@ -223,17 +223,17 @@ TEST_F(submit, timestamp_bad_input)
 /* LAUNCH field checks that need no valid program. */
 TEST_F(submit, launch_bad_input)
 {
-	struct drm_spyre_bo_range args[17];
+	struct drm_spyre_bo_range args[65];
 	uint64_t max_args = self->d.p[DRM_SPYRE_PARAM_MAX_ARGS];
 	struct drm_spyre_cmd c;
 	int i;
 
 	memset(args, 0, sizeof(args));
-	for (i = 0; i < 17; i++) {
+	for (i = 0; i < 65; i++) {
 		args[i].handle = self->dev2;
 		args[i].size = 256;
 	}
-	ASSERT_LE(max_args, 16);
+	ASSERT_LE(max_args, 64);
 	/* compute queues only */
 	c = sp_cmd_launch(self->dev, 0, 4096, 0, 0, 0, args, 1);
 	EXPECT_EQ(-EINVAL, submit1(self, self->dq, c));
@@ -468,22 +468,22 @@ TEST_F(submit, launch_computes)
  */
 TEST_F(submit, launch_max_args_and_stride)
 {
-	struct { struct drm_spyre_bo_range r; uint64_t ext[2]; } wide[16];
+	struct { struct drm_spyre_bo_range r; uint64_t ext[2]; } wide[64];
 	uint32_t max = self->d.p[DRM_SPYRE_PARAM_MAX_ARGS], i, prog;
-	struct drm_spyre_bo_range args[16];
+	struct drm_spyre_bo_range args[65];
 	struct drm_spyre_cmd c;
 	uint8_t pbuf[256];
 	size_t plen;
 
-	ASSERT_LE(max, 16);
+	ASSERT_LE(max, 64);
 	plen = sp_prog_load_at(pbuf, 0, 128);
 	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, pbuf, plen, SP_PAGE, &prog));
 	memset(wide, 0, sizeof(wide));
 	for (i = 0; i < max; i++) {
 		args[i].handle = i & 1 ? self->dev : self->dev2;
 		args[i].pad = 0;
-		args[i].offset = 4096 * i;
-		args[i].size = 4096;
+		args[i].offset = 1024 * i;	/* 64 slots in a 64 KiB BO */
+		args[i].size = 1024;
 		wide[i].r = args[i];
 	}
 	c = sp_cmd_launch(prog, 0, plen, 0, 0, 0, args, max);
@@ -493,6 +493,43 @@ TEST_F(submit, launch_max_args_and_stride)
 	EXPECT_EQ(0, sp_run(self->d.fd, self->cq, &c, 1));
 	wide[max - 1].ext[1] = 1;
 	EXPECT_EQ(-E2BIG, submit1(self, self->cq, c));
+	/* one slot more than the card binds */
+	args[max] = args[0];
+	c = sp_cmd_launch(prog, 0, plen, 0, 0, 0, args, max + 1);
+	EXPECT_EQ(-E2BIG, submit1(self, self->cq, c));
+}
+
+/*
+ * Launches of more than 16 slots (card interface 1.7) take more of the
+ * ring than MAX_CMDS budgets per command: a submission of MAX_CMDS such
+ * launches is refused whole, one that fits the budget runs.
+ */
+TEST_F(submit, wide_launches_count_against_the_ring)
+{
+	uint32_t max = self->d.p[DRM_SPYRE_PARAM_MAX_ARGS];
+	uint32_t ncmds = self->d.p[DRM_SPYRE_PARAM_MAX_CMDS];
+	struct drm_spyre_bo_range args[64];
+	struct drm_spyre_cmd *c;
+	uint32_t i, prog, fit;
+	uint8_t pbuf[256];
+	size_t plen;
+
+	if (max <= 16)
+		SKIP(return, "a card before interface 1.7 binds 16 slots");
+	plen = sp_prog_load_at(pbuf, 0, 128);
+	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, pbuf, plen, SP_PAGE, &prog));
+	for (i = 0; i < max; i++)
+		args[i] = (struct drm_spyre_bo_range){ .handle = self->dev, .offset = 1024 * i,
+						       .size = 1024 };
+	c = calloc(ncmds, sizeof(*c));
+	ASSERT_NE(NULL, c);
+	for (i = 0; i < ncmds; i++)
+		c[i] = sp_cmd_launch(prog, 0, plen, 0, 0, 0, args, max);
+	EXPECT_EQ(-E2BIG, sp_submit(self->d.fd, self->cq, c, ncmds, NULL, 0, NULL, 0));
+	/* the budget: 7 descriptors per command; a 64-slot launch takes 23 */
+	fit = ncmds * 7 / (1 + (max + 2) / 3);
+	EXPECT_EQ(0, sp_run(self->d.fd, self->cq, c, fit));
+	free(c);
 }
 
 /*
