@@ -9,7 +9,9 @@
  * submit time is kept too. spyre_trace_stop waits for the device and writes
  * Chrome trace / Perfetto JSON: one pid per device, one tid per engine
  * (tid 0 host submits, 1 compute, 2.. one per DMA queue, i.e. lane), ph "X"
- * spans, ts/dur in us.
+ * spans, ts/dur in us. A span is named after the submitting thread's
+ * spyre_trace_label (e.g. the framework op that launched it), else the
+ * libspyre call; the call is kept in its args.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +31,7 @@ struct spy_trace_ent {
 	uint32_t queue_id;
 	uint32_t ncmds;
 	const char *what;
+	const char *label;
 };
 
 struct spy_trace {
@@ -41,6 +44,18 @@ struct spy_trace {
 	unsigned long dropped;		/* submissions past TRACE_MAX or too long */
 	uint64_t host0;
 };
+
+static __thread const char *trace_label;
+
+void spyre_trace_label(const char *label)
+{
+	trace_label = label && *label ? label : NULL;
+}
+
+const char *spy_trace_label(void)
+{
+	return trace_label;
+}
 
 int spyre_trace_start(spyre_device *dev, const char *path)
 {
@@ -79,7 +94,7 @@ int spyre_trace_start(spyre_device *dev, const char *path)
 }
 
 int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int engine,
-		     const char *what)
+		     const char *what, const char *label)
 {
 	struct spy_trace *t = __atomic_load_n(&dev->trace, __ATOMIC_ACQUIRE);
 	struct drm_spyre_submit s2;
@@ -118,11 +133,29 @@ int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int 
 		t->ent[slot].queue_id = sub->queue_id;
 		t->ent[slot].ncmds = sub->cmd_count;
 		t->ent[slot].what = what;
+		t->ent[slot].label = label;
 		t->n++;
 	}
 	pthread_mutex_unlock(&t->lock);
 	free(cmds);
 	return ret;
+}
+
+/* A JSON string: labels come from callers, so quotes and controls are escaped. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
 }
 
 static const char *engine_name(int engine)
@@ -176,16 +209,21 @@ static int trace_write(spyre_device *dev, struct spy_trace *t, FILE *f)
 		const struct spy_trace_ent *e = &t->ent[i];
 		uint64_t a = t->ts[2 * i], b = t->ts[2 * i + 1];
 		const char *what = e->what ? e->what : "submit";
+		const char *name = e->label ? e->label : what;
 
-		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%s\",\"pid\":1,\"tid\":0,"
-			"\"ts\":%.3f,\"args\":{\"engine\":\"%s\",\"seq\":%u}}", what,
-			(double)(e->host_ns - t->host0) / 1000.0, engine_name(e->engine), i);
+		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+		json_str(f, name);
+		fprintf(f, ",\"pid\":1,\"tid\":0,\"ts\":%.3f,\"args\":{\"engine\":\"%s\","
+			"\"call\":\"%s\",\"seq\":%u}}", (double)(e->host_ns - t->host0) / 1000.0,
+			engine_name(e->engine), what, i);
 		if (a == UINT64_MAX || b == UINT64_MAX || b < a)
 			continue;	/* the submission failed on the device */
-		fprintf(f, ",\n{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":1,"
-			"\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"cmds\":%u,\"seq\":%u}}",
-			what, engine_name(e->engine), trace_tid(e, lanes, nlanes),
-			(double)(a - dev0) / 1000.0, (double)(b - a) / 1000.0, e->ncmds, i);
+		fprintf(f, ",\n{\"ph\":\"X\",\"name\":");
+		json_str(f, name);
+		fprintf(f, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+			"\"args\":{\"call\":\"%s\",\"cmds\":%u,\"seq\":%u}}",
+			engine_name(e->engine), trace_tid(e, lanes, nlanes),
+			(double)(a - dev0) / 1000.0, (double)(b - a) / 1000.0, what, e->ncmds, i);
 		written++;
 	}
 	fprintf(f, "\n]}\n");

@@ -2,8 +2,8 @@
 /*
  * Device timeline traces: the JSON holds one "X" span per submission on
  * its engine's track, spans of one stream follow each other on the device
- * clock, host submits are instants on tid 0, and tracing leaves the data
- * intact.
+ * clock, host submits are instants on tid 0, spans carry the submitting
+ * thread's label, and tracing leaves the data intact.
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -58,7 +58,9 @@ TEST(trace_copies_on_dma_track)
 	bs = buf_of(src, 0, size);
 	bd = buf_of(dst, 0, size);
 	b1 = buf_of(d1, 0, size);
+	spyre_trace_label("aten::\"up\"");	/* escaped in the JSON */
 	OK(spyre_memcpy_async(s, &b1, &bs, size));
+	spyre_trace_label(NULL);
 	OK(spyre_memcpy_async(s, &bd, &b1, size));
 	OK(spyre_stream_synchronize(s));
 	OK(spyre_trace_stop(dev));
@@ -68,6 +70,10 @@ TEST(trace_copies_on_dma_track)
 	ASSERT(json, "cannot read %s", path);
 	CHECK(strstr(json, "\"traceEvents\":[") != NULL, "no traceEvents array");
 	CHECK(strstr(json, "\"name\":\"dma 0\"") != NULL, "no dma track name");
+	p = strstr(json, "\"ph\":\"X\",\"name\":\"aten::\\\"up\\\"\"");
+	CHECK(p && strstr(p, "\"call\":\"spyre_memcpy_async\""), "no labelled copy span");
+	CHECK(strstr(json, "\"ph\":\"X\",\"name\":\"spyre_memcpy_async\""),
+	      "the unlabelled copy is not named after its call");
 	for (p = strstr(json, "\"ph\":\"X\""); p; p = strstr(p + 1, "\"ph\":\"X\"")) {
 		int tid = -1;
 		double ts = -1, dur = -1;

@@ -354,6 +354,14 @@ int spyre_device_synchronize(spyre_device *dev);
  */
 int spyre_trace_start(spyre_device *dev, const char *path);
 int spyre_trace_stop(spyre_device *dev);
+/*
+ * Name the calling thread's next submissions in traces (e.g. after the
+ * framework op that issues them; NULL or "" goes back to the libspyre call's
+ * name). The label is taken when the work is enqueued and kept as a pointer:
+ * it must stay valid until spyre_trace_stop (a literal or an interned
+ * string). Costs one thread-local store; no effect while nothing traces.
+ */
+void spyre_trace_label(const char *label);
 /* The first sticky error of any live stream of @dev, without waiting. */
 int spyre_device_get_error(spyre_device *dev, struct spyre_error_info *info);
 
