@@ -63,7 +63,9 @@ std::mutex callback_lock;
 int tracing;	/* traces running on any device */
 at::CallbackHandle callback;
 
-void labels_on()
+} // namespace
+
+void trace_labels_on()
 {
 	std::lock_guard<std::mutex> g(callback_lock);
 	if (tracing++ == 0)
@@ -72,14 +74,12 @@ void labels_on()
 				.scopes({at::RecordScope::FUNCTION}));
 }
 
-void labels_off()
+void trace_labels_off()
 {
 	std::lock_guard<std::mutex> g(callback_lock);
 	if (tracing > 0 && --tracing == 0)
 		at::removeCallback(callback);
 }
-
-} // namespace
 
 TraceLabelScope::TraceLabelScope(const char *name)
 {
@@ -95,10 +95,10 @@ void init_trace_bindings(pybind11::module &m)
 {
 	m.def("_trace_start", [](int i, const std::string &path) {
 		SPYRE_CHECK(spyre_trace_start(device_handle(c10::DeviceIndex(i)), path.c_str()));
-		labels_on();
+		trace_labels_on();
 	});
 	m.def("_trace_stop", [](int i) {
-		labels_off();
+		trace_labels_off();
 		SPYRE_CHECK(spyre_trace_stop(device_handle(c10::DeviceIndex(i))));
 	});
 }

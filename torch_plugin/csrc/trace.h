@@ -6,6 +6,12 @@
 
 namespace torch_spyre {
 
+// Name submissions after the aten op that issues them, on every thread,
+// while at least one trace (torch.spyre.trace, a torch.profiler session)
+// runs: calls nest, each on() needs one off().
+void trace_labels_on();
+void trace_labels_off();
+
 // Label the calling thread's submissions until the scope ends (nests).
 // @name must be a literal: libspyre keeps the pointer until the trace stops.
 class TraceLabelScope {
