@@ -8,7 +8,7 @@ import glob
 import os
 
 from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension
+from torch.utils.cpp_extension import BuildExtension, CppExtension, include_paths
 
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(here)
@@ -19,6 +19,13 @@ if not os.path.exists(os.path.join(libdir, "libspyre.so")):
     raise SystemExit(f"torch_spyre: libspyre.so not found in {libdir} (run `make libspyre` first "
                      "or set LIBSPYRE_DIR)")
 
+# Kineto's headers (csrc/profiler.cpp: the card's work in torch.profiler)
+# ship in the torch wheel under include/kineto.
+kineto = [os.path.join(p, "kineto") for p in include_paths()
+          if os.path.exists(os.path.join(p, "kineto", "IActivityProfiler.h"))]
+if not kineto:
+    raise SystemExit("torch_spyre: torch's Kineto headers (include/kineto) are missing")
+
 sources = sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, "csrc", "*.cpp")))
 
 setup(
@@ -26,7 +33,7 @@ setup(
         CppExtension(
             "torch_spyre._C",
             sources,
-            include_dirs=[incdir, hwdir, os.path.join(here, "csrc")],
+            include_dirs=[incdir, hwdir, os.path.join(here, "csrc"), kineto[0]],
             library_dirs=[libdir],
             libraries=["spyre"],
             runtime_library_dirs=[libdir],

@@ -189,6 +189,7 @@ struct spy_op {
 	spyre_host_fn host_fn;
 	bool owned;			/* heap op: freed once issued / run */
 	const char *what;		/* the public call that made it */
+	const char *label;		/* the caller's trace label at enqueue */
 	void (*done)(struct spy_op *op); /* called (under dev lock) after issue/run */
 };
 
@@ -326,6 +327,8 @@ int spy_cmd_launch(const char *call, struct drm_spyre_cmd *c, struct drm_spyre_b
 void spy_cmd_timestamp(struct drm_spyre_cmd *c, spyre_bo *bo, uint64_t offset);
 /* Submit through the trace recorder when one runs (trace.c). */
 int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int engine,
-		     const char *what);
+		     const char *what, const char *label);
+/* The calling thread's spyre_trace_label (NULL when unset). */
+const char *spy_trace_label(void);
 
 #endif /* SPYRE_INTERNAL_H_LIB */

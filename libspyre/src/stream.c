@@ -179,10 +179,10 @@ static int prepare_submit_locked(struct spy_op *op, struct submit_ctx *x)
 	return 0;
 }
 
-static int do_submit(spyre_device *dev, struct submit_ctx *x, const char *what)
+static int do_submit(spyre_device *dev, struct submit_ctx *x, const struct spy_op *op)
 {
 	spy_stat_add(&dev->stat_submits, 1);
-	return spy_trace_submit(dev, &x->sub, x->engine, what);
+	return spy_trace_submit(dev, &x->sub, x->engine, op->what, op->label);
 }
 
 static void submitted_locked(struct spy_op *op, const struct submit_ctx *x)
@@ -198,7 +198,7 @@ static int issue_submit_locked(struct spy_op *op)
 	int ret = prepare_submit_locked(op, &x);
 
 	if (!ret)
-		ret = do_submit(op->s->dev, &x, op->what);
+		ret = do_submit(op->s->dev, &x, op);
 	if (!ret)
 		submitted_locked(op, &x);
 	return ret;
@@ -413,6 +413,7 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 	}
 	op->s = s;
 	op->next = NULL;
+	op->label = spy_trace_label();	/* deferred ops are issued on other threads */
 	op->point = ++s->next_point;
 	s->what[op->point % SPY_OP_NAMES] = op->what;
 	saved_host = s->last_host_point;
@@ -441,7 +442,7 @@ int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op)
 		memcpy(taken, s->wait, nwait * sizeof(taken[0]));
 		s->nwait = 0;
 		pthread_mutex_unlock(&dev->lock);
-		ret = do_submit(dev, &x, op->what);	/* no device-wide lock held */
+		ret = do_submit(dev, &x, op);	/* no device-wide lock held */
 		pthread_mutex_lock(&dev->lock);
 		if (ret) {
 			for (i = 0; i < nwait; i++) {

@@ -9,7 +9,9 @@
  * submit time is kept too. spyre_trace_stop waits for the device and writes
  * Chrome trace / Perfetto JSON: one pid per device, one tid per engine
  * (tid 0 host submits, 1 compute, 2.. one per DMA queue, i.e. lane), ph "X"
- * spans, ts/dur in us.
+ * spans, ts/dur in us. A span is named after the submitting thread's
+ * spyre_trace_label (e.g. the framework op that launched it), else the
+ * libspyre call; the call is kept in its args.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +31,7 @@ struct spy_trace_ent {
 	uint32_t queue_id;
 	uint32_t ncmds;
 	const char *what;
+	const char *label;
 };
 
 struct spy_trace {
@@ -42,22 +45,34 @@ struct spy_trace {
 	uint64_t host0;
 };
 
+static __thread const char *trace_label;
+
+void spyre_trace_label(const char *label)
+{
+	trace_label = label && *label ? label : NULL;
+}
+
+const char *spy_trace_label(void)
+{
+	return trace_label;
+}
+
 int spyre_trace_start(spyre_device *dev, const char *path)
 {
 	struct spy_trace *t;
 	void *map;
 	int ret;
 
-	if (!dev || !path || !*path)
-		return spy_err(-EINVAL, "spyre_trace_start: device or path is NULL or empty");
+	if (!dev || (path && !*path))
+		return spy_err(-EINVAL, "spyre_trace_start: device is NULL or path is empty");
 	if (dev->trace)
 		return spy_err(-EBUSY, "spyre_trace_start: %s: a trace is already running",
 			       dev->name);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return spy_err(-ENOMEM, "spyre_trace_start: out of memory");
-	t->path = strdup(path);
-	ret = t->path ? 0 : -ENOMEM;
+	t->path = path ? strdup(path) : NULL;
+	ret = !path || t->path ? 0 : -ENOMEM;
 	if (!ret)
 		ret = spyre_bo_create(dev, TRACE_BO_SIZE, SPYRE_MEM_HOST, &t->bo);
 	if (!ret)
@@ -79,7 +94,7 @@ int spyre_trace_start(spyre_device *dev, const char *path)
 }
 
 int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int engine,
-		     const char *what)
+		     const char *what, const char *label)
 {
 	struct spy_trace *t = __atomic_load_n(&dev->trace, __ATOMIC_ACQUIRE);
 	struct drm_spyre_submit s2;
@@ -118,6 +133,7 @@ int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int 
 		t->ent[slot].queue_id = sub->queue_id;
 		t->ent[slot].ncmds = sub->cmd_count;
 		t->ent[slot].what = what;
+		t->ent[slot].label = label;
 		t->n++;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -125,9 +141,42 @@ int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int 
 	return ret;
 }
 
+/* A JSON string: labels come from callers, so quotes and controls are escaped. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
 static const char *engine_name(int engine)
 {
 	return engine == SPYRE_ENGINE_COMPUTE ? "compute" : "dma";
+}
+
+/* DMA lanes: one track per DMA queue, in order of first use. */
+static unsigned int trace_lanes(const struct spy_trace *t, uint32_t *lanes)
+{
+	unsigned int i, j, n = 0;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->ent[i].engine == SPYRE_ENGINE_COMPUTE)
+			continue;
+		for (j = 0; j < n && lanes[j] != t->ent[i].queue_id; j++)
+			;
+		if (j == n && n < TRACE_LANES)
+			lanes[n++] = t->ent[i].queue_id;
+	}
+	return n;
 }
 
 static int trace_tid(const struct spy_trace_ent *e, const uint32_t *lanes, unsigned int n)
@@ -158,66 +207,98 @@ static int trace_write(spyre_device *dev, struct spy_trace *t, FILE *f)
 		"\"args\":{\"name\":\"host submit\"}},\n");
 	fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,"
 		"\"args\":{\"name\":\"compute\"}}");
-	/* DMA lanes: one track per DMA queue, in order of first use. */
-	for (i = 0; i < t->n; i++) {
-		unsigned int j;
-
-		if (t->ent[i].engine == SPYRE_ENGINE_COMPUTE)
-			continue;
-		for (j = 0; j < nlanes && lanes[j] != t->ent[i].queue_id; j++)
-			;
-		if (j == nlanes && nlanes < TRACE_LANES) {
-			lanes[nlanes++] = t->ent[i].queue_id;
-			fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
-				"\"tid\":%u,\"args\":{\"name\":\"dma %u\"}}", 1 + nlanes, j);
-		}
-	}
+	nlanes = trace_lanes(t, lanes);
+	for (i = 0; i < nlanes; i++)
+		fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
+			"\"tid\":%u,\"args\":{\"name\":\"dma %u\"}}", 2 + i, i);
 	for (i = 0; i < t->n; i++) {
 		const struct spy_trace_ent *e = &t->ent[i];
 		uint64_t a = t->ts[2 * i], b = t->ts[2 * i + 1];
 		const char *what = e->what ? e->what : "submit";
+		const char *name = e->label ? e->label : what;
 
-		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%s\",\"pid\":1,\"tid\":0,"
-			"\"ts\":%.3f,\"args\":{\"engine\":\"%s\",\"seq\":%u}}", what,
-			(double)(e->host_ns - t->host0) / 1000.0, engine_name(e->engine), i);
+		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+		json_str(f, name);
+		fprintf(f, ",\"pid\":1,\"tid\":0,\"ts\":%.3f,\"args\":{\"engine\":\"%s\","
+			"\"call\":\"%s\",\"seq\":%u}}", (double)(e->host_ns - t->host0) / 1000.0,
+			engine_name(e->engine), what, i);
 		if (a == UINT64_MAX || b == UINT64_MAX || b < a)
 			continue;	/* the submission failed on the device */
-		fprintf(f, ",\n{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":1,"
-			"\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"cmds\":%u,\"seq\":%u}}",
-			what, engine_name(e->engine), trace_tid(e, lanes, nlanes),
-			(double)(a - dev0) / 1000.0, (double)(b - a) / 1000.0, e->ncmds, i);
+		fprintf(f, ",\n{\"ph\":\"X\",\"name\":");
+		json_str(f, name);
+		fprintf(f, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+			"\"args\":{\"call\":\"%s\",\"cmds\":%u,\"seq\":%u}}",
+			engine_name(e->engine), trace_tid(e, lanes, nlanes),
+			(double)(a - dev0) / 1000.0, (double)(b - a) / 1000.0, what, e->ncmds, i);
 		written++;
 	}
 	fprintf(f, "\n]}\n");
 	return written;
 }
 
-int spyre_trace_stop(spyre_device *dev)
+/* The recorded spans with device stamps, for spyre_trace_stop_spans. */
+static int trace_spans(struct spy_trace *t, struct spyre_trace_span **out, unsigned int *n)
+{
+	struct spyre_trace_span *v = calloc(t->n ? t->n : 1, sizeof(*v));
+	unsigned int i, k = 0, nlanes;
+	uint32_t lanes[TRACE_LANES];
+
+	if (!v)
+		return -ENOMEM;
+	nlanes = trace_lanes(t, lanes);
+	for (i = 0; i < t->n; i++) {
+		const struct spy_trace_ent *e = &t->ent[i];
+		uint64_t a = t->ts[2 * i], b = t->ts[2 * i + 1];
+
+		if (a == UINT64_MAX || b == UINT64_MAX || b < a)
+			continue;
+		v[k].call = e->what ? e->what : "submit";
+		v[k].name = e->label ? e->label : v[k].call;
+		v[k].engine = e->engine;
+		v[k].track = (uint32_t)trace_tid(e, lanes, nlanes);
+		v[k].cmds = e->ncmds;
+		v[k].host_ns = e->host_ns;
+		v[k].start_ns = a;
+		v[k].end_ns = b;
+		k++;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+static int trace_finish(spyre_device *dev, const char *call, struct spyre_trace_span **spans,
+			unsigned int *nspans)
 {
 	struct spy_trace *t;
 	FILE *f;
 	int ret;
 
 	if (!dev)
-		return spy_err(-EINVAL, "spyre_trace_stop: device is NULL");
+		return spy_err(-EINVAL, "%s: device is NULL", call);
 	t = __atomic_load_n(&dev->trace, __ATOMIC_ACQUIRE);
 	if (!t)
-		return spy_err(-EINVAL, "spyre_trace_stop: %s: no trace is running", dev->name);
+		return spy_err(-EINVAL, "%s: %s: no trace is running", call, dev->name);
 	/* Errors of the traced work stay with its streams; the stamps are read anyway. */
 	spyre_device_synchronize(dev);
 	__atomic_store_n(&dev->trace, NULL, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&t->lock);	/* a submit still inside spy_trace_submit */
 	pthread_mutex_unlock(&t->lock);
 	ret = 0;
-	f = fopen(t->path, "w");
-	if (!f) {
-		ret = spy_err(-errno, "spyre_trace_stop: %s: cannot write %s", dev->name,
-			      t->path);
-	} else {
+	if (spans && trace_spans(t, spans, nspans))
+		ret = spy_err(-ENOMEM, "%s: %s: out of memory", call, dev->name);
+	f = t->path ? fopen(t->path, "w") : NULL;
+	if (t->path && !f) {
+		ret = spy_err(-errno, "%s: %s: cannot write %s", call, dev->name, t->path);
+	} else if (f) {
 		trace_write(dev, t, f);
 		if (fclose(f))
-			ret = spy_err(-EIO, "spyre_trace_stop: %s: writing %s failed", dev->name,
-				      t->path);
+			ret = spy_err(-EIO, "%s: %s: writing %s failed", call, dev->name, t->path);
+	}
+	if (ret && spans && *spans) {
+		free(*spans);
+		*spans = NULL;
+		*nspans = 0;
 	}
 	spyre_bo_unmap(t->bo);
 	spyre_bo_destroy(t->bo);
@@ -225,4 +306,18 @@ int spyre_trace_stop(spyre_device *dev)
 	free(t->path);
 	free(t);
 	return ret;
+}
+
+int spyre_trace_stop(spyre_device *dev)
+{
+	return trace_finish(dev, "spyre_trace_stop", NULL, NULL);
+}
+
+int spyre_trace_stop_spans(spyre_device *dev, struct spyre_trace_span **spans, unsigned int *n)
+{
+	if (!spans || !n)
+		return spy_err(-EINVAL, "spyre_trace_stop_spans: spans or n is NULL");
+	*spans = NULL;
+	*n = 0;
+	return trace_finish(dev, "spyre_trace_stop_spans", spans, n);
 }

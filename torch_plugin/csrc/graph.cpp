@@ -3,6 +3,7 @@
 
 #include "device.h"
 #include "op_tensor.h"
+#include "trace.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
@@ -90,6 +91,7 @@ public:
 			dout.push_back(describe(outs.back()));
 		}
 		spyre_stream *s = launch_stream(outs.empty() ? ins.at(0) : outs[0]);
+		TraceLabelScope label("compiled graph");
 		check_op(spyre_compiled_run(c_, s, din.data(), unsigned(din.size()), dout.data(),
 					    unsigned(dout.size())),
 			 "compiled graph");

@@ -2,10 +2,15 @@
 """A small GPT-2 (transformers, random weights, nothing downloaded) on the
 Spyre card: eager, then compiled, each checked against the CPU, with a
 summary of what the card did. Part of `make demo`; runs on the sim card too
-(SPYRE_BACKEND=sim).
+(SPYRE_BACKEND=sim). With --trace DIR it also records the device timeline
+of one eager forward (a span per aten op) and of one compiled forward (one
+recipe launch) as DIR/gpt2-eager.json and DIR/gpt2-compiled.json
+(torch.spyre.trace; scripts/trace-plot draws them).
 
-    build/venv/bin/python torch_plugin/examples/gpt_demo.py
+    build/venv/bin/python torch_plugin/examples/gpt_demo.py [--trace DIR]
 """
+import argparse
+import os
 import sys
 import time
 import warnings
@@ -47,6 +52,11 @@ def submits(fn):
 
 
 def main():
+    ap = argparse.ArgumentParser(description="GPT-2 on the Spyre card, eager and compiled")
+    ap.add_argument("--trace", metavar="DIR", help="write device timeline traces into DIR")
+    args = ap.parse_args()
+    if args.trace:
+        os.makedirs(args.trace, exist_ok=True)
     torch.spyre.set_fallback_mode("error")  # nothing may run on the CPU unnoticed
     props = torch.spyre.get_device_properties()
     phase(f"device: {props.name}, backend {props.backend}")
@@ -83,6 +93,15 @@ def main():
         (cgot, n_comp), = [submits(lambda: compiled(d_ids, use_cache=False).logits)]
         _, t_comp = device_us(lambda: compiled(d_ids, use_cache=False))
         err_comp = (cgot.cpu() - want).abs().max().item()
+        traces = []
+        if args.trace:
+            phase("device timeline traces of one eager and one compiled forward")
+            for name, model in (("eager", dev), ("compiled", compiled)):
+                path = os.path.join(args.trace, f"gpt2-{name}.json")
+                torch.spyre.synchronize()  # only this forward's work in the trace
+                with torch.spyre.trace(path):
+                    model(d_ids, use_cache=False)
+                traces.append(path)
 
     st = spyre_compiler.stats()
     ok = (err_eager < 1e-4 and err_comp < 1e-4 and torch.equal(gen_cpu, gen_dev)
@@ -106,6 +125,8 @@ def main():
     print("   (device time: between two timing events; on the VM's card it includes")
     print("   the time the card waited for the emulated host to submit)")
     print(f"   device ops run         {sum(torch.spyre.op_counts().values())}")
+    for path in traces:
+        print(f"   device timeline        {path}")
     phase("done: " + ("spyre agrees with the CPU" if ok else "MISMATCH"))
     return 0 if ok else 1
 

@@ -50,3 +50,24 @@ def test_trace_errors(tmp_path):
     with pytest.raises(RuntimeError, match="cannot write"):
         with torch.spyre.trace(str(tmp_path / "no" / "such" / "dir.json")):
             torch.ones(4, device="spyre").cpu()
+
+
+def test_trace_names_spans_after_the_aten_op(tmp_path):
+    """Each submission is named after the innermost aten op that issued it
+    (the libspyre call stays in args), also inside a user's record_function;
+    after the trace, a new trace names ops again (the callback comes back)."""
+    a = torch.randn(32, 32)
+    for run in range(2):
+        path = str(tmp_path / f"t{run}.json")
+        with torch.spyre.trace(path):
+            x = a.to("spyre")
+            with torch.autograd.profiler.record_function("user block"):
+                y = torch.mm(x, x).relu()
+            out = y.cpu()
+        torch.testing.assert_close(out, (a @ a).relu(), rtol=1e-2, atol=1e-2)
+        _, names, spans = _spans(path)
+        compute = [s["name"] for s in spans if names[s["tid"]] == "compute"]
+        assert compute == ["aten::mm", "aten::relu"], compute
+        copies = [s["name"] for s in spans if s["args"]["call"] == "spyre_memcpy_async"]
+        assert copies[0] == copies[-1] == "aten::_copy_from", copies
+        assert all(s["args"]["call"].startswith("spyre_") for s in spans), spans

@@ -360,9 +360,36 @@ int spyre_device_synchronize(spyre_device *dev);
  * Chrome trace / Perfetto JSON (ph "X" spans, tid 1 compute, tid 2 DMA,
  * tid 0 host submits as instants; ts/dur in us). SPYRE_TRACE=path.json
  * traces from device open to close. -EBUSY if a trace already runs.
+ * @path NULL keeps the trace in memory only, for spyre_trace_stop_spans.
  */
 int spyre_trace_start(spyre_device *dev, const char *path);
 int spyre_trace_stop(spyre_device *dev);
+
+/* One submission of a trace, as spyre_trace_stop_spans returns it. */
+struct spyre_trace_span {
+	const char *name;	/* its spyre_trace_label, else the libspyre call */
+	const char *call;	/* the libspyre call that submitted it */
+	int engine;		/* SPYRE_ENGINE_COMPUTE or SPYRE_ENGINE_DMA */
+	uint32_t track;		/* the JSON's tid: 1 compute, 2.. one per DMA queue */
+	uint32_t cmds;		/* commands in the submission */
+	uint64_t host_ns;	/* host submit time, CLOCK_MONOTONIC */
+	uint64_t start_ns;	/* modelled device clock when the engine started it */
+	uint64_t end_ns;	/* ... and when its last command was done */
+};
+/*
+ * Stop the trace like spyre_trace_stop (writing its file if it has one) and
+ * return its spans in submission order: *spans is malloc'd (free() it),
+ * *n its length. Names point at the labels given and at literals.
+ */
+int spyre_trace_stop_spans(spyre_device *dev, struct spyre_trace_span **spans, unsigned int *n);
+/*
+ * Name the calling thread's next submissions in traces (e.g. after the
+ * framework op that issues them; NULL or "" goes back to the libspyre call's
+ * name). The label is taken when the work is enqueued and kept as a pointer:
+ * it must stay valid until spyre_trace_stop (a literal or an interned
+ * string). Costs one thread-local store; no effect while nothing traces.
+ */
+void spyre_trace_label(const char *label);
 /* The first sticky error of any live stream of @dev, without waiting. */
 int spyre_device_get_error(spyre_device *dev, struct spyre_error_info *info);
 
