@@ -5,11 +5,17 @@ it on sys.path, so ../torch_spyre cannot shadow the installed package)."""
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
 
 assert hasattr(torch, "spyre"), "torch_spyre was not autoloaded by `import torch`"
+
+# compiled tests write the on-disk compile cache here, not into ~/.cache,
+# and never load what an earlier run left (test_compile_cache.py sets its own)
+_CACHE = tempfile.TemporaryDirectory(prefix="spyre-compile-cache-")
+os.environ["SPYRE_COMPILE_CACHE"] = _CACHE.name
 
 
 @pytest.fixture(autouse=True)

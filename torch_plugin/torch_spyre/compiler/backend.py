@@ -15,10 +15,15 @@ A part's recipe depends only on the part's ATen code and its inputs' dtypes
 and shapes (parameters are inputs, bound at launch), so identical parts
 share one recipe: blocks compiled one by one, or a recompile that yields a
 part seen before, skip the library's compile (``stats()["recipe_cache_hits"]``).
+The same key (with the library, card and plugin versions) names the part's
+entry in the on-disk compile cache (``disk_cache``), so a second process
+loads the recipe instead of lowering and compiling it
+(``stats()["disk_cache_hits"]``).
 """
 import collections
 import operator
 import threading
+import warnings
 
 import torch
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
@@ -26,11 +31,12 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
 from .. import _C
-from . import lower
+from . import disk_cache, lower
 
 _lock = threading.Lock()
 _ZERO = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0,
-         "recipe_cache_hits": 0, "recipe_cache_misses": 0}
+         "recipe_cache_hits": 0, "recipe_cache_misses": 0, "disk_cache_hits": 0,
+         "disk_cache_misses": 0, "disk_cache_writes": 0, "disk_cache_errors": 0}
 _stats = dict(_ZERO)
 # (device, part code, input dtypes/shapes) -> compiled recipe, LRU
 _RECIPES_KEPT = 64
@@ -40,8 +46,10 @@ _recipes = collections.OrderedDict()
 def stats():
     """What the backend did in this process: graphs compiled, recipes in
     them, graph breaks (op and reason), nodes left to eager execution, and
-    how many recipes came from the in-process recipe cache (hits) or were
-    compiled by the op library (misses)."""
+    how many recipes came from the in-process recipe cache (hits) or not
+    (misses), and of those misses how many the on-disk compile cache served
+    (disk hits: loaded, not compiled), how many it did not (disk misses),
+    entries written and entries found corrupt or unreadable (errors)."""
     with _lock:
         return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
 
@@ -106,12 +114,64 @@ def _build(sub, inputs):
             _recipes.move_to_end(key)
             _stats["recipe_cache_hits"] += 1
             return RecipeModule(*hit)
-    mod = _compile_part(sub, metas, index)
+    mod = _from_disk(sub, metas, index)
     with _lock:
         _stats["recipe_cache_misses"] += 1
         _recipes[key] = (mod.compiled, mod.single)
         while len(_recipes) > _RECIPES_KEPT:
             _recipes.popitem(last=False)
+    return mod
+
+
+def _count(name):
+    with _lock:
+        _stats[name] += 1
+
+
+def _from_disk(sub, metas, index):
+    """The part's recipe from the on-disk cache, else compiled (and written
+    there); a refusal is cached as well, so a second process does not try
+    the node again."""
+    if disk_cache.directory() is None:
+        return _compile_part(sub, metas, index)
+    k = disk_cache.key(index, sub.code, metas)
+    entry = disk_cache.load(k)
+    if entry == "corrupt":
+        _count("disk_cache_errors")
+    elif entry is not None:
+        header, blob = entry
+        nodes = {n.name: n for n in sub.graph.nodes}
+        if "refused" in header and header["refused"] in nodes:
+            _count("disk_cache_hits")
+            raise _Refused(nodes[header["refused"]], header["reason"])
+        if "inputs" in header:
+            try:
+                sig = [[(getattr(torch, d), s) for d, s in header[io]]
+                       for io in ("inputs", "outputs")]
+                mod = RecipeModule(_C._compiled_load(index, blob, *sig), header["single"])
+                _count("disk_cache_hits")
+                return mod
+            except (RuntimeError, AttributeError, TypeError) as e:
+                warnings.warn(f"spyre compile cache: entry {k} does not load "
+                              f"({str(e).splitlines()[0]}); compiling again")
+                _count("disk_cache_errors")
+    _count("disk_cache_misses")
+    try:
+        mod = _compile_part(sub, metas, index)
+    except _Refused as e:
+        if disk_cache.store(k, {"refused": e.node.name, "reason": e.reason}):
+            _count("disk_cache_writes")
+        raise
+    try:
+        blob = mod.compiled.serialize()
+    except NotImplementedError:
+        return mod  # a constant tensor inside: nothing to keep
+    ins, outs = mod.compiled.signature()
+    header = {"single": mod.single,
+              "inputs": [[str(d).replace("torch.", ""), list(s)] for d, s in ins],
+              "outputs": [[str(d).replace("torch.", ""), list(s)] for d, s in outs]}
+    if disk_cache.store(k, header, blob):
+        _count("disk_cache_writes")
     return mod
 
 

@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: MIT
+"""The on-disk compile cache of backend="spyre": a second process loads the
+recipes instead of compiling them (counted by the backend's stats and the op
+library's programs_built, not by timing), a new shape or dtype misses, two
+processes writing at once leave a valid cache, a corrupt entry is compiled
+again with a warning."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import torch_spyre.compiler as spyre_compiler
+from torch_spyre import _C
+from torch_spyre.compiler import disk_cache
+
+D = "spyre"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# One process: compile the HF GPT-2 test model, run it once, report.
+GPT2 = """
+import json, sys, torch
+from test_models_eager import hf_model, on_card
+torch.spyre.set_fallback_mode("error")
+ref, dev = on_card(hf_model("gpt2"))
+ids = torch.randint(0, 128, (1, 6), generator=torch.Generator().manual_seed(4)).to("spyre")
+built = torch.spyre._C._ops_counters(0)["programs_built"]
+with torch.no_grad():
+    logits = torch.compile(dev, backend="spyre")(ids, use_cache=False).logits.cpu()
+torch.save(logits, sys.argv[1])
+st = torch.spyre.compile_stats()
+st["programs_built"] = torch.spyre._C._ops_counters(0)["programs_built"] - built
+print("STATS", json.dumps(st))
+"""
+
+
+def gpt2_process(cache, out):
+    env = dict(os.environ, SPYRE_COMPILE_CACHE=str(cache))
+    return subprocess.Popen([sys.executable, "-c", GPT2, str(out)], env=env, cwd=HERE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finish(p):
+    out, _ = p.communicate(timeout=300)
+    assert p.returncode == 0, out
+    line = [s for s in out.splitlines() if s.startswith("STATS ")]
+    assert line, out
+    return json.loads(line[-1][6:])
+
+
+def entries(cache):
+    return sorted(glob.glob(os.path.join(str(cache), "*", "*.spyrecc")))
+
+
+def test_second_process_loads_the_recipe_and_two_writers_leave_a_valid_cache(tmp_path,
+                                                                           monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SPYRE_COMPILE_CACHE", str(cache))
+    # two processes compile the same model into the empty cache at once
+    a, b = (gpt2_process(cache, tmp_path / f"{n}.pt") for n in "ab")
+    sa, sb = finish(a), finish(b)
+    for st in (sa, sb):
+        assert st["recipes"] == 1 and st["graph_breaks"] == [], st
+        # each either compiled (and wrote) or loaded what the other wrote
+        assert st["disk_cache_hits"] + st["disk_cache_misses"] == 1, st
+        assert st["disk_cache_errors"] == 0, st
+    assert sa["disk_cache_writes"] + sb["disk_cache_writes"] >= 1
+    files = entries(cache)
+    assert len(files) == 1, files
+    assert not glob.glob(os.path.join(str(cache), "*", ".tmp-*")), "a temporary file was left"
+    k = os.path.basename(files[0])[:-len(".spyrecc")]
+    header, blob = disk_cache.load(k)
+    assert header["outputs"][-1] == ["float32", [1, 6, 128]] and blob[:4] == b"SPYC"
+
+    # a third process: the recipe comes from the disk, no program is generated
+    sc = finish(gpt2_process(cache, tmp_path / "c.pt"))
+    assert sc["disk_cache_hits"] == 1 and sc["disk_cache_misses"] == 0, sc
+    assert sc["disk_cache_writes"] == 0 and sc["programs_built"] == 0, sc
+    compiled = [s for s in (sa, sb) if s["disk_cache_misses"]]
+    assert compiled and all(s["programs_built"] > 0 for s in compiled), (sa, sb)
+    want = torch.load(tmp_path / "a.pt")
+    for n in "bc":
+        assert torch.equal(torch.load(tmp_path / f"{n}.pt"), want)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPYRE_COMPILE_CACHE", str(tmp_path / "cache"))
+    torch._dynamo.reset()
+    spyre_compiler.reset_stats()
+    torch.spyre.set_fallback_mode("error")
+    yield tmp_path / "cache"
+    torch._dynamo.reset()
+    spyre_compiler.reset_stats()
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 8))
+
+
+def compiled_run(model, x):
+    """A fresh compile (Dynamo and the in-process recipe cache emptied, as
+    in a new process) of @model on @x; its result and the stats."""
+    torch._dynamo.reset()
+    spyre_compiler.reset_stats()
+    built = _C._ops_counters(0)["programs_built"]
+    with torch.no_grad():
+        y = torch.compile(model, backend="spyre")(x).cpu()
+    st = spyre_compiler.stats()
+    st["programs_built"] = _C._ops_counters(0)["programs_built"] - built
+    return y, st
+
+
+def test_a_new_shape_or_dtype_misses(cache):
+    m = mlp().to(D)
+    x = torch.randn(4, 16)
+    y1, st = compiled_run(m, x.to(D))
+    assert st["disk_cache_misses"] == 1 and st["disk_cache_writes"] == 1, st
+    y2, st = compiled_run(m, x.to(D))
+    assert st["disk_cache_hits"] == 1 and st["disk_cache_misses"] == 0, st
+    assert st["programs_built"] == 0, st
+    assert torch.equal(y1, y2)
+    torch.testing.assert_close(y2, mlp()(x), rtol=1e-4, atol=1e-4)
+    _, st = compiled_run(m, torch.randn(5, 16).to(D))
+    assert st["disk_cache_hits"] == 0 and st["disk_cache_misses"] == 1, st
+    assert st["programs_built"] > 0, st
+    y3, st = compiled_run(mlp().half().to(D), x.half().to(D))
+    assert st["disk_cache_hits"] == 0 and st["disk_cache_misses"] == 1, st
+    torch.testing.assert_close(y3.float(), mlp()(x), rtol=2e-2, atol=2e-2)
+    assert len(entries(cache)) == 3
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage"])
+def test_a_corrupt_entry_is_compiled_again_with_a_warning(cache, damage):
+    m = mlp().to(D)
+    x = torch.randn(4, 16).to(D)
+    y1, _ = compiled_run(m, x)
+    (path,) = entries(cache)
+    data = open(path, "rb").read()
+    if damage == "flip":
+        data = data[:-5] + bytes([data[-5] ^ 0x40]) + data[-4:]
+    elif damage == "truncate":
+        data = data[:len(data) // 2]
+    elif damage == "empty":
+        data = b""
+    else:
+        data = b"SPYRECC1" + os.urandom(200)
+    open(path, "wb").write(data)
+    with pytest.warns(UserWarning, match="spyre compile cache: .*compiling again"):
+        y2, st = compiled_run(m, x)
+    assert st["disk_cache_errors"] == 1 and st["disk_cache_misses"] == 1, st
+    assert st["disk_cache_writes"] == 1 and st["programs_built"] > 0, st
+    assert torch.equal(y1, y2)
+    y3, st = compiled_run(m, x)  # rewritten: a hit again
+    assert st["disk_cache_hits"] == 1 and st["programs_built"] == 0, st
+    assert torch.equal(y1, y3)
+
+
+def test_a_blob_the_library_refuses_is_compiled_again(cache):
+    # a well-formed entry whose blob names another op library version: the
+    # key would differ in real life; here the library's own check answers
+    m = mlp().to(D)
+    x = torch.randn(4, 16).to(D)
+    y1, _ = compiled_run(m, x)
+    (path,) = entries(cache)
+    k = os.path.basename(path)[:-len(".spyrecc")]
+    header, blob = disk_cache.load(k)
+    stale = bytearray(blob)
+    stale[8] ^= 0x7f  # SPYRE_OPS_VERSION field (checksum now fails too)
+    disk_cache.store(k, header, bytes(stale))
+    with pytest.warns(UserWarning, match="does not load .*spyre_compiled_deserialize"):
+        y2, st = compiled_run(m, x)
+    assert st["disk_cache_errors"] == 1 and st["disk_cache_writes"] == 1, st
+    assert torch.equal(y1, y2)
+
+
+def test_a_refusal_is_cached_too(cache):
+    def f(x):
+        return (torch.softmax(x, -1)[:, ::2] * 2).sin()
+
+    x = torch.randn(3, 10)
+    for attempt in range(2):
+        got, st = compiled_run(f, x.to(D))
+        torch.testing.assert_close(got, f(x), rtol=1e-4, atol=1e-5)
+        assert any("slice with a step" in r for r in st["graph_breaks"]), st
+        assert st["recipes"] == 2, st
+    # the second time every part, the refused one included, came from the disk
+    assert st["disk_cache_misses"] == 0 and st["disk_cache_hits"] >= 3, st
+
+
+def test_the_cache_can_be_turned_off(cache, monkeypatch):
+    monkeypatch.setenv("SPYRE_COMPILE_CACHE", "off")
+    m = mlp().to(D)
+    x = torch.randn(4, 16).to(D)
+    for _ in range(2):
+        _, st = compiled_run(m, x)
+        assert st["disk_cache_misses"] == 0 and st["disk_cache_hits"] == 0, st
+        assert st["programs_built"] > 0
+    assert not os.path.exists(cache)
+
+
+def test_default_location_and_key_ingredients(monkeypatch, tmp_path):
+    monkeypatch.delenv("SPYRE_COMPILE_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert disk_cache.directory() == str(tmp_path / "torch_spyre" / "compile")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert disk_cache.directory() == os.path.expanduser("~/.cache/torch_spyre/compile")
+    meta = torch.empty(2, 3, device="meta")
+    k = disk_cache.key(0, "code", [meta])
+    assert k == disk_cache.key(0, "code", [meta])
+    assert k != disk_cache.key(0, "code2", [meta])
+    assert k != disk_cache.key(0, "code", [torch.empty(3, 2, device="meta")])
+    assert k != disk_cache.key(0, "code", [meta.half()])
+    ident = disk_cache._build_identity()
+    assert _C._OPS_VERSION in ident
+    monkeypatch.setattr(disk_cache, "_identity", ident + ["another build"])
+    assert k != disk_cache.key(0, "code", [meta])
