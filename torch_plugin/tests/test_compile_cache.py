@@ -56,6 +56,15 @@ def entries(cache):
     return sorted(glob.glob(os.path.join(str(cache), "*", "*.spyrecc")))
 
 
+def key_of(path):
+    return os.path.basename(path)[:-len(".spyrecc")]
+
+
+def part_entries(cache):
+    """The entries holding a recipe (not the graph entries pointing at them)."""
+    return [p for p in entries(cache) if "inputs" in disk_cache.load(key_of(p))[0]]
+
+
 def test_second_process_loads_the_recipe_and_two_writers_leave_a_valid_cache(tmp_path,
                                                                            monkeypatch):
     cache = tmp_path / "cache"
@@ -69,16 +78,18 @@ def test_second_process_loads_the_recipe_and_two_writers_leave_a_valid_cache(tmp
         assert st["disk_cache_hits"] + st["disk_cache_misses"] == 1, st
         assert st["disk_cache_errors"] == 0, st
     assert sa["disk_cache_writes"] + sb["disk_cache_writes"] >= 1
-    files = entries(cache)
-    assert len(files) == 1, files
+    # one recipe entry and the graph entry naming it
+    assert len(entries(cache)) == 2, entries(cache)
     assert not glob.glob(os.path.join(str(cache), "*", ".tmp-*")), "a temporary file was left"
-    k = os.path.basename(files[0])[:-len(".spyrecc")]
-    header, blob = disk_cache.load(k)
+    (part,) = part_entries(cache)
+    header, blob = disk_cache.load(key_of(part))
     assert header["outputs"][-1] == ["float32", [1, 6, 128]] and blob[:4] == b"SPYC"
 
     # a third process: the recipe comes from the disk, no program is generated
     sc = finish(gpt2_process(cache, tmp_path / "c.pt"))
+    # (the whole graph: no partitioning either)
     assert sc["disk_cache_hits"] == 1 and sc["disk_cache_misses"] == 0, sc
+    assert sc["disk_cache_graph_hits"] == 1, sc
     assert sc["disk_cache_writes"] == 0 and sc["programs_built"] == 0, sc
     compiled = [s for s in (sa, sb) if s["disk_cache_misses"]]
     assert compiled and all(s["programs_built"] > 0 for s in compiled), (sa, sb)
@@ -120,9 +131,10 @@ def test_a_new_shape_or_dtype_misses(cache):
     m = mlp().to(D)
     x = torch.randn(4, 16)
     y1, st = compiled_run(m, x.to(D))
-    assert st["disk_cache_misses"] == 1 and st["disk_cache_writes"] == 1, st
+    assert st["disk_cache_misses"] == 1 and st["disk_cache_writes"] == 2, st
     y2, st = compiled_run(m, x.to(D))
     assert st["disk_cache_hits"] == 1 and st["disk_cache_misses"] == 0, st
+    assert st["disk_cache_graph_hits"] == 1, st
     assert st["programs_built"] == 0, st
     assert torch.equal(y1, y2)
     torch.testing.assert_close(y2, mlp()(x), rtol=1e-4, atol=1e-4)
@@ -132,7 +144,7 @@ def test_a_new_shape_or_dtype_misses(cache):
     y3, st = compiled_run(mlp().half().to(D), x.half().to(D))
     assert st["disk_cache_hits"] == 0 and st["disk_cache_misses"] == 1, st
     torch.testing.assert_close(y3.float(), mlp()(x), rtol=2e-2, atol=2e-2)
-    assert len(entries(cache)) == 3
+    assert len(part_entries(cache)) == 3 and len(entries(cache)) == 6
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage"])
@@ -140,7 +152,7 @@ def test_a_corrupt_entry_is_compiled_again_with_a_warning(cache, damage):
     m = mlp().to(D)
     x = torch.randn(4, 16).to(D)
     y1, _ = compiled_run(m, x)
-    (path,) = entries(cache)
+    (path,) = part_entries(cache)
     data = open(path, "rb").read()
     if damage == "flip":
         data = data[:-5] + bytes([data[-5] ^ 0x40]) + data[-4:]
@@ -153,12 +165,31 @@ def test_a_corrupt_entry_is_compiled_again_with_a_warning(cache, damage):
     open(path, "wb").write(data)
     with pytest.warns(UserWarning, match="spyre compile cache: .*compiling again"):
         y2, st = compiled_run(m, x)
+    # reported once (the graph entry's path leaves the part to the part's)
     assert st["disk_cache_errors"] == 1 and st["disk_cache_misses"] == 1, st
-    assert st["disk_cache_writes"] == 1 and st["programs_built"] > 0, st
+    assert st["disk_cache_writes"] == 2 and st["programs_built"] > 0, st
     assert torch.equal(y1, y2)
     y3, st = compiled_run(m, x)  # rewritten: a hit again
-    assert st["disk_cache_hits"] == 1 and st["programs_built"] == 0, st
+    assert st["disk_cache_graph_hits"] == 1 and st["programs_built"] == 0, st
     assert torch.equal(y1, y3)
+
+
+def test_a_corrupt_graph_entry_falls_back_to_the_part_entry(cache):
+    m = mlp().to(D)
+    x = torch.randn(4, 16).to(D)
+    y1, _ = compiled_run(m, x)
+    (part,) = part_entries(cache)
+    (graph,) = [p for p in entries(cache) if p != part]
+    data = open(graph, "rb").read()
+    open(graph, "wb").write(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.warns(UserWarning, match="checksum mismatch"):
+        y2, st = compiled_run(m, x)
+    # partitioned again, the recipe loaded from its entry, the graph entry rewritten
+    assert st["disk_cache_errors"] == 1 and st["disk_cache_hits"] == 1, st
+    assert st["disk_cache_graph_hits"] == 0 and st["disk_cache_writes"] == 1, st
+    assert st["programs_built"] == 0 and torch.equal(y1, y2)
+    _, st = compiled_run(m, x)
+    assert st["disk_cache_graph_hits"] == 1, st
 
 
 def test_a_blob_the_library_refuses_is_compiled_again(cache):
@@ -167,15 +198,15 @@ def test_a_blob_the_library_refuses_is_compiled_again(cache):
     m = mlp().to(D)
     x = torch.randn(4, 16).to(D)
     y1, _ = compiled_run(m, x)
-    (path,) = entries(cache)
-    k = os.path.basename(path)[:-len(".spyrecc")]
+    (path,) = part_entries(cache)
+    k = key_of(path)
     header, blob = disk_cache.load(k)
     stale = bytearray(blob)
     stale[8] ^= 0x7f  # SPYRE_OPS_VERSION field (checksum now fails too)
     disk_cache.store(k, header, bytes(stale))
     with pytest.warns(UserWarning, match="does not load .*spyre_compiled_deserialize"):
         y2, st = compiled_run(m, x)
-    assert st["disk_cache_errors"] == 1 and st["disk_cache_writes"] == 1, st
+    assert st["disk_cache_errors"] == 1 and st["disk_cache_writes"] == 2, st
     assert torch.equal(y1, y2)
 
 
@@ -190,7 +221,8 @@ def test_a_refusal_is_cached_too(cache):
         assert any("slice with a step" in r for r in st["graph_breaks"]), st
         assert st["recipes"] == 2, st
     # the second time every part, the refused one included, came from the disk
-    assert st["disk_cache_misses"] == 0 and st["disk_cache_hits"] >= 3, st
+    assert st["disk_cache_misses"] == 0 and st["disk_cache_hits"] == 3, st
+    assert st["disk_cache_graph_hits"] == 0, st  # eager nodes: no graph entry
 
 
 def test_the_cache_can_be_turned_off(cache, monkeypatch):

@@ -36,7 +36,8 @@ from . import disk_cache, lower
 _lock = threading.Lock()
 _ZERO = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0,
          "recipe_cache_hits": 0, "recipe_cache_misses": 0, "disk_cache_hits": 0,
-         "disk_cache_misses": 0, "disk_cache_writes": 0, "disk_cache_errors": 0}
+         "disk_cache_misses": 0, "disk_cache_writes": 0, "disk_cache_errors": 0,
+         "disk_cache_graph_hits": 0}
 _stats = dict(_ZERO)
 # (device, part code, input dtypes/shapes) -> compiled recipe, LRU
 _RECIPES_KEPT = 64
@@ -49,7 +50,9 @@ def stats():
     how many recipes came from the in-process recipe cache (hits) or not
     (misses), and of those misses how many the on-disk compile cache served
     (disk hits: loaded, not compiled), how many it did not (disk misses),
-    entries written and entries found corrupt or unreadable (errors)."""
+    entries written and entries found corrupt or unreadable (errors); graph
+    hits are the disk hits that served a whole graph (one recipe) without
+    partitioning it."""
     with _lock:
         return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
 
@@ -90,9 +93,10 @@ def _meta(node):
 class RecipeModule(torch.nn.Module):
     """One compiled part: calling it launches its recipe."""
 
-    def __init__(self, compiled, single):
+    def __init__(self, compiled, single, disk_key=None):
         super().__init__()
         self.compiled, self.single = compiled, single
+        self.disk_key = disk_key  # its entry in the on-disk cache, if any
 
     def forward(self, *args):
         outs = self.compiled.run(list(args))
@@ -117,7 +121,7 @@ def _build(sub, inputs):
     mod = _from_disk(sub, metas, index)
     with _lock:
         _stats["recipe_cache_misses"] += 1
-        _recipes[key] = (mod.compiled, mod.single)
+        _recipes[key] = (mod.compiled, mod.single, mod.disk_key)
         while len(_recipes) > _RECIPES_KEPT:
             _recipes.popitem(last=False)
     return mod
@@ -148,7 +152,7 @@ def _from_disk(sub, metas, index):
             try:
                 sig = [[(getattr(torch, d), s) for d, s in header[io]]
                        for io in ("inputs", "outputs")]
-                mod = RecipeModule(_C._compiled_load(index, blob, *sig), header["single"])
+                mod = RecipeModule(_C._compiled_load(index, blob, *sig), header["single"], k)
                 _count("disk_cache_hits")
                 return mod
             except (RuntimeError, AttributeError, TypeError) as e:
@@ -172,7 +176,112 @@ def _from_disk(sub, metas, index):
               "outputs": [[str(d).replace("torch.", ""), list(s)] for d, s in outs]}
     if disk_cache.store(k, header, blob):
         _count("disk_cache_writes")
+        mod.disk_key = k
     return mod
+
+
+class WholeGraph(torch.nn.Module):
+    """A graph that is one recipe, loaded from the on-disk cache without
+    partitioning it again: the recipe's arguments are picked from the
+    graph's inputs and its outputs put in the graph's order."""
+
+    def __init__(self, compiled, args, outs, as_list):
+        super().__init__()
+        self.compiled, self.args, self.outs, self.as_list = compiled, args, outs, as_list
+
+    def forward(self, *inputs):
+        r = self.compiled.run([inputs[i] for i in self.args])
+        out = [r[j] for j in self.outs]
+        return out if self.as_list else tuple(out)
+
+
+def _graph_key(gm):
+    """(device index, on-disk key) of the whole ATen graph @gm, or None when
+    the cache is off or an input is not a spyre tensor of static shape."""
+    if disk_cache.directory() is None:
+        return None
+    metas = []
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            v = n.meta.get("val")
+            if (not isinstance(v, torch.Tensor) or v.device.type != "spyre" or
+                    not all(type(d) is int for d in v.shape)):
+                return None
+            metas.append(v)
+    if not metas:
+        return None
+    index = metas[0].device.index or 0
+    return index, disk_cache.key(index, "graph\n" + gm.code, metas)
+
+
+def _whole_from_disk(gkey):
+    """The graph from its on-disk entry (one recipe), or None."""
+    index, k = gkey
+    entry = disk_cache.load(k)
+    if entry == "corrupt":
+        _count("disk_cache_errors")
+    if not isinstance(entry, tuple) or "part" not in entry[0]:
+        return None
+    header = entry[0]
+    with _lock:
+        # the recipe may be in this process already (another model of the
+        # same structure): share it, as the part-level path does
+        for rk, hit in _recipes.items():
+            if rk[0] == index and hit[2] == header["part"]:
+                _recipes.move_to_end(rk)
+                _stats["recipe_cache_hits"] += 1
+                _stats["graphs"] += 1
+                _stats["recipes"] += 1
+                _stats["disk_cache_graph_hits"] += 1
+                return WholeGraph(hit[0], header["args"], header["outs"], header["as_list"])
+    # a part entry that is missing, corrupt or refused is left to the
+    # part-level path below, which reports it once and compiles again
+    part = disk_cache.load(header["part"], warn=False)
+    if not isinstance(part, tuple) or "inputs" not in part[0]:
+        return None
+    try:
+        sig = [[(getattr(torch, d), s) for d, s in part[0][io]] for io in ("inputs", "outputs")]
+        compiled = _C._compiled_load(index, part[1], *sig)
+    except (RuntimeError, AttributeError, TypeError):
+        return None
+    with _lock:
+        _recipes[(index, "disk", header["part"])] = (compiled, part[0]["single"], header["part"])
+        while len(_recipes) > _RECIPES_KEPT:
+            _recipes.popitem(last=False)
+        _stats["recipe_cache_misses"] += 1
+        _stats["graphs"] += 1
+        _stats["recipes"] += 1
+        _stats["disk_cache_hits"] += 1
+        _stats["disk_cache_graph_hits"] += 1
+    return WholeGraph(compiled, header["args"], header["outs"], header["as_list"])
+
+
+def _store_whole(gkey, split):
+    """Writes the graph entry of @split when it is one recipe fed by the
+    graph's inputs, all outputs its own (the common, fully lowered case)."""
+    calls = [n for n in split.graph.nodes if n.op == "call_module"]
+    if len(calls) != 1 or calls[0].kwargs:
+        return
+    call = calls[0]
+    mod = getattr(split, call.target)
+    pos = {n: i for i, n in enumerate(n for n in split.graph.nodes if n.op == "placeholder")}
+    res = next(n for n in split.graph.nodes if n.op == "output").args[0]
+    if (not getattr(mod, "disk_key", None) or not isinstance(res, (tuple, list)) or
+            not all(a in pos for a in call.args)):
+        return
+    outs = []
+    for r in res:
+        if r is call and mod.single:
+            outs.append(0)
+        elif (isinstance(r, torch.fx.Node) and r.target is operator.getitem and
+              r.args[0] is call and not mod.single):
+            outs.append(r.args[1])
+        else:
+            return
+    header = {"part": mod.disk_key, "args": [pos[a] for a in call.args], "outs": outs,
+              "as_list": isinstance(res, list)}
+    if disk_cache.store(gkey[1], header):
+        _count("disk_cache_writes")
 
 
 def _compile_part(sub, metas, index):
@@ -213,7 +322,13 @@ def _compile_part(sub, metas, index):
 
 
 def compile_graph(gm, example_inputs=None):
-    """The ATen graph @gm as recipes and eager remainders (a GraphModule)."""
+    """The ATen graph @gm as recipes and eager remainders (a GraphModule),
+    or, from the on-disk cache, as the one recipe it lowered to before."""
+    gkey = _graph_key(gm)
+    if gkey is not None:
+        whole = _whole_from_disk(gkey)
+        if whole is not None:
+            return whole
     refused = {}
     for _ in range(len(gm.graph.nodes) + 1):
         split = torch.fx.GraphModule(gm, gm.graph.__deepcopy__())
@@ -239,6 +354,8 @@ def compile_graph(gm, example_inputs=None):
         _stats["eager_nodes"] += len(eager)
         _stats["graph_breaks"].extend(breaks)
     split.recompile()
+    if gkey is not None and recipes == 1 and not eager:
+        _store_whole(gkey, split)
     return split
 
 

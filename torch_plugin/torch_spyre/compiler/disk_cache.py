@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: MIT
 """The on-disk compile cache: a compiled part's recipe, kept across processes.
 
-An entry is the op library's serialised compiled graph
+A part entry is the op library's serialised compiled graph
 (``spyre_compiled_serialize``: program images, recipe steps, workspace plan,
 argument bindings; no weights, those are arguments bound at launch) or a
-refusal (the node the library would not lower and why). Its name is a
+refusal (the node the library would not lower and why); a graph entry
+says that a whole ATen graph lowered to one part (which entry, which graph
+inputs feed it, which of its outputs the graph returns), so a second
+process skips partitioning too. An entry's name is a
 SHA-256 over everything the recipe depends on: the part's ATen code, its
 inputs' dtypes, shapes and layouts, the device's card interface version
 and core count, the op library version (``SPYRE_OPS_VERSION``), the
@@ -89,9 +92,9 @@ def _path(d, k):
     return os.path.join(d, k[:2], k + ".spyrecc")
 
 
-def load(k):
+def load(k, warn=True):
     """The entry @k as (header dict, blob bytes), or None when there is none.
-    A corrupt entry warns and returns "corrupt"."""
+    A corrupt entry warns (when @warn) and returns "corrupt"."""
     d = directory()
     if d is None:
         return None
@@ -101,7 +104,9 @@ def load(k):
     except FileNotFoundError:
         return None
     except OSError as e:
-        warnings.warn(f"spyre compile cache: cannot read {_path(d, k)}: {e}; compiling")
+        if warn:
+            warnings.warn(f"spyre compile cache: cannot read {_path(d, k)}: {e}; "
+                          "compiling again")
         return "corrupt"
     try:
         if data[:8] != _MAGIC or len(data) < 44:
@@ -115,7 +120,8 @@ def load(k):
             raise ValueError("the entry belongs to another key")
         return header, payload[4 + hlen:]
     except (ValueError, UnicodeDecodeError) as e:
-        warnings.warn(f"spyre compile cache: {_path(d, k)}: {e}; compiling again")
+        if warn:
+            warnings.warn(f"spyre compile cache: {_path(d, k)}: {e}; compiling again")
         return "corrupt"
 
 
