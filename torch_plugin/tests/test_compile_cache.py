@@ -225,6 +225,41 @@ def test_a_refusal_is_cached_too(cache):
     assert st["disk_cache_graph_hits"] == 0, st  # eager nodes: no graph entry
 
 
+def test_a_graph_of_several_outputs_maps_them_back(cache):
+    # the graph entry picks the recipe's arguments among the graph's inputs
+    # and puts its outputs back in the graph's order
+    def f(x, ids):
+        pos = torch.arange(ids.shape[1], device=ids.device) + 2
+        keep = (ids != 0).cumsum(-1) * 3 - pos
+        return keep, x[pos[None, :] - 2] * 2, (ids > 5).float()
+
+    x = torch.randn(8, 4)
+    ids = torch.tensor([[0, 7, 3, 9], [4, 0, 0, 6]])
+    want = f(x, ids)
+    for hit in (False, True):
+        torch._dynamo.reset()
+        spyre_compiler.reset_stats()
+        with torch.no_grad():
+            got = torch.compile(f, backend="spyre")(x.to(D), ids.to(D))
+        st = spyre_compiler.stats()
+        assert st["disk_cache_graph_hits"] == int(hit) and st["recipes"] == 1, st
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            torch.testing.assert_close(g.cpu(), w)
+
+
+def test_an_unwritable_cache_only_warns(cache, monkeypatch, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("SPYRE_COMPILE_CACHE", str(blocker))
+    m = mlp().to(D)
+    x = torch.randn(4, 16)
+    with pytest.warns(UserWarning, match="cannot write"):
+        y, st = compiled_run(m, x.to(D))
+    assert st["disk_cache_writes"] == 0 and st["disk_cache_misses"] == 1, st
+    torch.testing.assert_close(y, mlp()(x), rtol=1e-4, atol=1e-4)
+
+
 def test_the_cache_can_be_turned_off(cache, monkeypatch):
     monkeypatch.setenv("SPYRE_COMPILE_CACHE", "off")
     m = mlp().to(D)

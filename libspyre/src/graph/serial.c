@@ -318,7 +318,7 @@ static int read_step(struct rbuf *r, spyre_compiled *c, struct cstep *st)
 static int load(spyre_ops *ops, struct rbuf *r, spyre_compiled *c, const char *call)
 {
 	uint32_t ver, hw, nc;
-	unsigned int i;
+	unsigned int i, nprogs;
 	int ret;
 
 	if (get32(r) != SER_MAGIC || get32(r) != SER_FORMAT)
@@ -335,23 +335,24 @@ static int load(spyre_ops *ops, struct rbuf *r, spyre_compiled *c, const char *c
 	c->ninputs = get32(r);
 	c->noutputs = get32(r);
 	c->nprogs = 0;
-	i = get32(r);
+	nprogs = get32(r);
 	c->ws_size = get64(r);
 	c->stats.nodes = get32(r);
 	c->stats.kernels = get32(r);
 	c->stats.submits = get32(r);
 	c->stats.workspace_bytes = get64(r);
 	c->stats.intermediate_bytes = get64(r);
-	if (r->bad || c->ninputs + c->noutputs > 64 || !c->noutputs || i > 4096)
+	if (r->bad || c->ninputs + c->noutputs > 64 || !c->noutputs || nprogs > 4096)
 		goto bad;
+	c->stats.programs = nprogs;
 	c->io = calloc(c->ninputs + c->noutputs + 1, sizeof(*c->io));
-	c->progs = calloc(i + 1, sizeof(*c->progs));
-	c->steps = calloc(i + 1, sizeof(*c->steps));
+	c->progs = calloc(nprogs + 1, sizeof(*c->progs));
+	c->steps = calloc(nprogs + 1, sizeof(*c->steps));
 	if (!c->io || !c->progs || !c->steps)
 		return spy_err(-ENOMEM, "%s: out of memory", call);
 	if (read_io(r, c))
 		goto bad;
-	for (c->stats.programs = i; c->nprogs < c->stats.programs;) {
+	while (c->nprogs < nprogs) {
 		uint64_t size = get64(r);
 		const void *img = size <= SER_MAX_IMAGE ? take(r, (size_t)size) : NULL;
 

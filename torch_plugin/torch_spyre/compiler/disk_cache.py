@@ -101,7 +101,7 @@ def load(k, warn=True):
     try:
         with open(_path(d, k), "rb") as f:
             data = f.read()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as e:
         if warn:
@@ -136,14 +136,16 @@ def store(k, header, blob=b""):
     path = _path(d, k)
     tmp = None
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        # private: what is loaded from here runs on the card
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
         return True
     except OSError as e:
-        warnings.warn(f"spyre compile cache: cannot write {path}: {e}")
+        # one warning per directory and reason, not one per entry
+        warnings.warn(f"spyre compile cache: cannot write into {d}: {e.strerror}")
         if tmp is not None:
             try:
                 os.unlink(tmp)
