@@ -137,6 +137,7 @@ def store(k, header, blob=b""):
     tmp = None
     try:
         # private: what is loaded from here runs on the card
+        os.makedirs(d, mode=0o700, exist_ok=True)
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
         with os.fdopen(fd, "wb") as f:
