@@ -98,6 +98,28 @@ def test_second_process_loads_the_recipe_and_two_writers_leave_a_valid_cache(tmp
         assert torch.equal(torch.load(tmp_path / f"{n}.pt"), want)
 
 
+def test_gpt2_second_process_skips_compilation(tmp_path, monkeypatch):
+    # the check the VM runs (one extra interpreter): this process compiles
+    # and writes, a second one loads the whole graph and computes the same
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SPYRE_COMPILE_CACHE", str(cache))
+    from test_models_eager import hf_model, on_card
+    torch._dynamo.reset()
+    spyre_compiler.reset_stats()
+    torch.spyre.set_fallback_mode("error")
+    _, dev = on_card(hf_model("gpt2"))
+    ids = torch.randint(0, 128, (1, 6), generator=torch.Generator().manual_seed(4)).to(D)
+    with torch.no_grad():
+        want = torch.compile(dev, backend="spyre")(ids, use_cache=False).logits.cpu()
+    st = torch.spyre.compile_stats()
+    assert st["disk_cache_misses"] == 1 and st["disk_cache_writes"] == 2, st
+    torch._dynamo.reset()
+    st = finish(gpt2_process(cache, tmp_path / "b.pt"))
+    assert st["disk_cache_graph_hits"] == 1 and st["disk_cache_misses"] == 0, st
+    assert st["programs_built"] == 0 and st["recipes"] == 1, st
+    assert torch.equal(torch.load(tmp_path / "b.pt"), want)
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SPYRE_COMPILE_CACHE", str(tmp_path / "cache"))
