@@ -19,6 +19,9 @@
 # costs tens of seconds, the rest of test_compile.py runs in plugin-sim.
 # Device timelines (torch.spyre.trace) and torch.profiler's device events
 # run here too: their times come from the card's TIMESTAMP commands.
+# One test does start a second interpreter on purpose: GPT-2 compiled here,
+# then loaded from the on-disk compile cache by another process, which
+# generates no program (test_compile_cache.py, the rest in plugin-sim).
 # Ends with
 # "N passed, N failed[, N skipped]".
 #
@@ -38,7 +41,7 @@ if [ "${1:-}" = --guest ]; then
 		-k "not autoload and not no_card and not from_environment and not race_is_visible and not pre_norm and (not test_compile or gpt2)" "$@" \
 		test_device.py test_copy.py test_ops.py test_streams.py test_allocator.py \
 		test_fallback.py test_errors.py test_models.py test_models_eager.py test_compile.py \
-		test_trace.py test_profiler.py 2>&1
+		test_trace.py test_profiler.py test_compile_cache.py 2>&1
 	echo "# plugin-vm: pytest exit $?"
 	exit 0
 fi

@@ -8,7 +8,9 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace py = pybind11;
@@ -99,6 +101,18 @@ public:
 		return outs;
 	}
 
+	// The recipe as bytes for the on-disk compile cache (NotImplementedError
+	// when it holds a constant tensor).
+	py::bytes serialize() const
+	{
+		void *buf = nullptr;
+		size_t len = 0;
+		check_op(spyre_compiled_serialize(c_, &buf, &len), "spyre_compiled_serialize");
+		py::bytes b(static_cast<const char *>(buf), len);
+		free(buf);
+		return b;
+	}
+
 	py::dict stats() const
 	{
 		spyre_compiled_stats st{};
@@ -111,6 +125,17 @@ public:
 		d["workspace_bytes"] = st.workspace_bytes;
 		d["intermediate_bytes"] = st.intermediate_bytes;
 		return d;
+	}
+
+	// (dtype, shape) of the inputs and of the outputs
+	py::tuple signature() const
+	{
+		py::list in, out;
+		for (const auto &i : inputs_)
+			in.append(py::make_tuple(i.dtype, i.shape));
+		for (const auto &o : outputs_)
+			out.append(py::make_tuple(o.dtype, o.shape));
+		return py::make_tuple(in, out);
 	}
 
 private:
@@ -196,6 +221,33 @@ private:
 	std::vector<at::Tensor> constants_;
 };
 
+// A compiled graph from spyre_compiled_serialize's bytes, with the signature
+// recorded next to them (libspyre checks it again at every run).
+std::unique_ptr<Compiled> load_compiled(int index, const py::bytes &blob,
+					std::vector<ValueInfo> inputs,
+					std::vector<ValueInfo> outputs)
+{
+	auto di = c10::DeviceIndex(index);
+	check_device_index(di);
+	std::string_view v(blob);
+	spyre_compiled *c;
+	check_op(spyre_compiled_deserialize(ops_context(di), v.data(), v.size(), &c),
+		 "spyre_compiled_deserialize");
+	return std::make_unique<Compiled>(c, di, std::move(inputs), std::move(outputs),
+					  std::vector<at::Tensor>{});
+}
+
+// (dtype, shape) pairs as Python passes a signature
+using Signature = std::vector<std::pair<at::ScalarType, std::vector<int64_t>>>;
+
+std::vector<ValueInfo> value_infos(const Signature &l)
+{
+	std::vector<ValueInfo> r;
+	for (const auto &p : l)
+		r.push_back({ p.first, p.second });
+	return r;
+}
+
 // Wraps a spyre_graph_* call that yields one value.
 template <typename Fn> int make(const char *what, Fn fn)
 {
@@ -238,10 +290,27 @@ void init_graph_bindings(py::module &m)
 	m.attr("_GRAPH_REDUCE") = reduce;
 	m.attr("_GRAPH_NO_FUSION") = int(SPYRE_COMPILE_NO_FUSION);
 	m.attr("_GRAPH_OP_BY_OP") = int(SPYRE_COMPILE_OP_BY_OP);
+	m.attr("_OPS_VERSION") = int(SPYRE_OPS_VERSION);
 
 	py::class_<Compiled>(m, "_Compiled")
 		.def("run", &Compiled::run)
+		.def("serialize", &Compiled::serialize)
+		.def("signature", &Compiled::signature)
 		.def("stats", &Compiled::stats);
+	m.def("_compiled_load", [](int index, const py::bytes &blob, const Signature &ins,
+				   const Signature &outs) {
+		return load_compiled(index, blob, value_infos(ins), value_infos(outs));
+	});
+	m.def("_ops_counters", [](int index) {
+		auto di = c10::DeviceIndex(index);
+		check_device_index(di);
+		spyre_ops_stats st{};
+		check_op(spyre_ops_get_stats(ops_context(di), &st), "spyre_ops_get_stats");
+		py::dict d;
+		d["programs_built"] = st.programs_built;
+		d["graphs_loaded"] = st.graphs_loaded;
+		return d;
+	});
 
 	py::class_<Graph>(m, "_Graph")
 		.def(py::init<int>())

@@ -5,11 +5,24 @@ it on sys.path, so ../torch_spyre cannot shadow the installed package)."""
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
 
 assert hasattr(torch, "spyre"), "torch_spyre was not autoloaded by `import torch`"
+
+# compiled tests write the on-disk compile cache here, not into ~/.cache,
+# and never load what an earlier run left; each test gets its own below
+_CACHE = tempfile.TemporaryDirectory(prefix="spyre-compile-cache-")
+os.environ["SPYRE_COMPILE_CACHE"] = _CACHE.name
+
+
+@pytest.fixture(autouse=True)
+def _own_compile_cache(tmp_path, monkeypatch):
+    """An empty on-disk compile cache per test: what one test compiled is
+    never loaded by another (the recipe cache stats stay per test)."""
+    monkeypatch.setenv("SPYRE_COMPILE_CACHE", str(tmp_path / "spyre-compile-cache"))
 
 
 @pytest.fixture(autouse=True)

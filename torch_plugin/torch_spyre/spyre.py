@@ -18,7 +18,7 @@ __all__ = [
     "memory_reserved", "max_memory_reserved", "memory_stats", "reset_peak_memory_stats",
     "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "fallback_counts",
     "reset_fallback_counts", "set_fallback_mode", "get_fallback_mode", "op_counts", "counters",
-    "device_time_ns", "get_rng_state", "set_rng_state",
+    "device_time_ns", "get_rng_state", "set_rng_state", "compile_stats",
 ]
 
 _DeviceProperties = namedtuple(
@@ -128,6 +128,15 @@ def trace(path: str, dev: Any = None):
 def counters(dev: Any = None) -> dict:
     """Submissions, ioctls and allocator cache hits of the device (tests, benchmarks)."""
     return _C._device_counters(_checked(dev))
+
+
+def compile_stats() -> dict:
+    """What ``torch.compile(backend="spyre")`` did in this process: graphs,
+    recipes, graph breaks with reasons, in-process recipe cache hits and the
+    on-disk compile cache's hits, misses, writes and errors (see
+    ``torch_spyre.compiler.stats``)."""
+    from .compiler import stats
+    return stats()
 
 
 # ---- random numbers --------------------------------------------------------

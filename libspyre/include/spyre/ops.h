@@ -95,6 +95,7 @@ struct spyre_ops_stats {
 	uint64_t entries, capacity;
 	uint64_t programs_built;		/* card programs generated so far */
 	uint64_t launches;			/* eager recipe launches */
+	uint64_t graphs_loaded;			/* spyre_compiled_deserialize calls */
 };
 int spyre_ops_get_stats(spyre_ops *ops, struct spyre_ops_stats *st);
 
@@ -371,6 +372,24 @@ int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_te
 		       unsigned int ninputs, const struct spyre_tensor *outputs,
 		       unsigned int noutputs);
 int spyre_compiled_destroy(spyre_compiled *c);
+
+/*
+ * A compiled graph as bytes (malloc'd into *@out, the caller frees): its
+ * program images, recipe steps, workspace plan and argument bindings, for
+ * an on-disk compile cache. Weights and other tensors are arguments bound
+ * at launch and are not in the bytes; a graph holding a constant tensor
+ * (spyre_graph_constant) or compiled SPYRE_COMPILE_OP_BY_OP is refused
+ * (-EOPNOTSUPP).
+ */
+int spyre_compiled_serialize(const spyre_compiled *c, void **out, size_t *len);
+/*
+ * The compiled graph back, on the context's device, without lowering or
+ * generating a program: -ESTALE when the bytes were made by another
+ * SPYRE_OPS_VERSION, card interface version or core count, -EBADMSG when
+ * they are truncated, corrupt (checksum) or malformed.
+ */
+int spyre_compiled_deserialize(spyre_ops *ops, const void *buf, size_t len,
+			       spyre_compiled **out);
 
 #ifdef __cplusplus
 }

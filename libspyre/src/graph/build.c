@@ -48,6 +48,9 @@ static int add_progs(spyre_compiled *c, const struct kprogs *kp)
 		if (ret)
 			return ret;
 		c->nprogs++;
+		ret = g_keep_image(c, c->nprogs - 1, kp->img[i], kp->size[i]);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -61,6 +64,11 @@ static int add_step(spyre_graph *g, spyre_compiled *c, const struct lowered *L,
 
 	for (j = 0; j < ln->nslots; j++)
 		ops[j] = operand(g, c, ln->slot_store[j]);
+	if (r == c->recipe) {
+		/* kept for spyre_compiled_serialize */
+		c->steps[i].nops = ln->nslots;
+		memcpy(c->steps[i].ops, ops, ln->nslots * sizeof(ops[0]));
+	}
 	return spyre_recipe_compute(r, 0, c->progs[i], ops, ln->nslots, spyre_op_ws(0, 0));
 }
 
@@ -173,6 +181,10 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 	} else if (!ret && c->nprogs) {
 		ret = spyre_recipe_create(c->ops->dev, 1, L->ninputs + L->noutputs, L->ws,
 					  &c->recipe);
+		c->ws_size = L->ws;
+		c->steps = ret ? NULL : calloc(c->nprogs, sizeof(*c->steps));
+		if (!ret && !c->steps)
+			ret = -ENOMEM;
 		for (i = 0; i < c->nprogs && !ret; i++)
 			ret = add_step(g, c, L, c->recipe, i);
 		if (!ret)
@@ -204,6 +216,11 @@ int spyre_compiled_destroy(spyre_compiled *c)
 	for (i = 0; i < c->nprogs; i++)
 		spyre_program_destroy(c->progs[i]);
 	free(c->progs);
+	for (i = 0; i < c->nimg; i++)
+		free(c->img[i]);
+	free(c->img);
+	free(c->img_size);
+	free(c->steps);
 	if (c->ws)
 		spyre_bo_destroy(c->ws);
 	free(c->prog_node);

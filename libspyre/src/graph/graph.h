@@ -125,7 +125,22 @@ struct spyre_compiled {
 	unsigned int ninputs, noutputs;
 	struct gval *io;		/* shapes/dtypes of inputs then outputs */
 	struct spyre_compiled_stats stats;
+	/* what spyre_compiled_serialize writes (serial.c) */
+	void **img;			/* program images, as loaded */
+	size_t *img_size;
+	unsigned int nimg;
+	struct cstep *steps;		/* the recipe step of each program */
+	uint64_t ws_size;		/* the recipe's workspace */
 };
+
+/* The operands of one recipe step (one program). */
+struct cstep {
+	unsigned int nops;
+	struct spyre_operand ops[16];
+};
+
+/* Keep a copy of @c's program @i image (for serialising). */
+int g_keep_image(spyre_compiled *c, unsigned int i, const void *img, size_t size);
 
 /* Compile @g; @key/@keylen receive the cache key (malloc'd) when non-NULL. */
 int g_compile(spyre_graph *g, spyre_compiled **out, void **key, size_t *keylen);

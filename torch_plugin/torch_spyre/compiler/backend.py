@@ -15,10 +15,15 @@ A part's recipe depends only on the part's ATen code and its inputs' dtypes
 and shapes (parameters are inputs, bound at launch), so identical parts
 share one recipe: blocks compiled one by one, or a recompile that yields a
 part seen before, skip the library's compile (``stats()["recipe_cache_hits"]``).
+The same key (with the library, card and plugin versions) names the part's
+entry in the on-disk compile cache (``disk_cache``), so a second process
+loads the recipe instead of lowering and compiling it
+(``stats()["disk_cache_hits"]``).
 """
 import collections
 import operator
 import threading
+import warnings
 
 import torch
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
@@ -26,11 +31,13 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
 from .. import _C
-from . import lower
+from . import disk_cache, lower
 
 _lock = threading.Lock()
 _ZERO = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0,
-         "recipe_cache_hits": 0, "recipe_cache_misses": 0}
+         "recipe_cache_hits": 0, "recipe_cache_misses": 0, "disk_cache_hits": 0,
+         "disk_cache_misses": 0, "disk_cache_writes": 0, "disk_cache_errors": 0,
+         "disk_cache_graph_hits": 0}
 _stats = dict(_ZERO)
 # (device, part code, input dtypes/shapes) -> compiled recipe, LRU
 _RECIPES_KEPT = 64
@@ -40,8 +47,12 @@ _recipes = collections.OrderedDict()
 def stats():
     """What the backend did in this process: graphs compiled, recipes in
     them, graph breaks (op and reason), nodes left to eager execution, and
-    how many recipes came from the in-process recipe cache (hits) or were
-    compiled by the op library (misses)."""
+    how many recipes came from the in-process recipe cache (hits) or not
+    (misses), and of those misses how many the on-disk compile cache served
+    (disk hits: loaded, not compiled), how many it did not (disk misses),
+    entries written and entries found corrupt or unreadable (errors); graph
+    hits are the disk hits that served a whole graph (one recipe) without
+    partitioning it."""
     with _lock:
         return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
 
@@ -82,9 +93,10 @@ def _meta(node):
 class RecipeModule(torch.nn.Module):
     """One compiled part: calling it launches its recipe."""
 
-    def __init__(self, compiled, single):
+    def __init__(self, compiled, single, disk_key=None):
         super().__init__()
         self.compiled, self.single = compiled, single
+        self.disk_key = disk_key  # its entry in the on-disk cache, if any
 
     def forward(self, *args):
         outs = self.compiled.run(list(args))
@@ -106,13 +118,170 @@ def _build(sub, inputs):
             _recipes.move_to_end(key)
             _stats["recipe_cache_hits"] += 1
             return RecipeModule(*hit)
-    mod = _compile_part(sub, metas, index)
+    mod = _from_disk(sub, metas, index)
     with _lock:
         _stats["recipe_cache_misses"] += 1
-        _recipes[key] = (mod.compiled, mod.single)
+        _recipes[key] = (mod.compiled, mod.single, mod.disk_key)
         while len(_recipes) > _RECIPES_KEPT:
             _recipes.popitem(last=False)
     return mod
+
+
+def _count(name):
+    with _lock:
+        _stats[name] += 1
+
+
+def _from_disk(sub, metas, index):
+    """The part's recipe from the on-disk cache, else compiled (and written
+    there); a refusal is cached as well, so a second process does not try
+    the node again."""
+    if disk_cache.directory() is None:
+        return _compile_part(sub, metas, index)
+    k = disk_cache.key(index, sub.code, metas)
+    entry = disk_cache.load(k)
+    if entry == "corrupt":
+        _count("disk_cache_errors")
+    elif entry is not None:
+        header, blob = entry
+        nodes = {n.name: n for n in sub.graph.nodes}
+        if "refused" in header and header["refused"] in nodes:
+            _count("disk_cache_hits")
+            raise _Refused(nodes[header["refused"]], header["reason"])
+        if "inputs" in header:
+            try:
+                sig = [[(getattr(torch, d), s) for d, s in header[io]]
+                       for io in ("inputs", "outputs")]
+                mod = RecipeModule(_C._compiled_load(index, blob, *sig), header["single"], k)
+                _count("disk_cache_hits")
+                return mod
+            except (RuntimeError, AttributeError, TypeError) as e:
+                warnings.warn(f"spyre compile cache: entry {k} does not load "
+                              f"({str(e).splitlines()[0]}); compiling again")
+                _count("disk_cache_errors")
+    _count("disk_cache_misses")
+    try:
+        mod = _compile_part(sub, metas, index)
+    except _Refused as e:
+        if disk_cache.store(k, {"refused": e.node.name, "reason": e.reason}):
+            _count("disk_cache_writes")
+        raise
+    try:
+        blob = mod.compiled.serialize()
+    except NotImplementedError:
+        return mod  # a constant tensor inside: nothing to keep
+    ins, outs = mod.compiled.signature()
+    header = {"single": mod.single,
+              "inputs": [[str(d).replace("torch.", ""), list(s)] for d, s in ins],
+              "outputs": [[str(d).replace("torch.", ""), list(s)] for d, s in outs]}
+    if disk_cache.store(k, header, blob):
+        _count("disk_cache_writes")
+        mod.disk_key = k
+    return mod
+
+
+class WholeGraph(torch.nn.Module):
+    """A graph that is one recipe, loaded from the on-disk cache without
+    partitioning it again: the recipe's arguments are picked from the
+    graph's inputs and its outputs put in the graph's order."""
+
+    def __init__(self, compiled, args, outs, as_list):
+        super().__init__()
+        self.compiled, self.args, self.outs, self.as_list = compiled, args, outs, as_list
+
+    def forward(self, *inputs):
+        r = self.compiled.run([inputs[i] for i in self.args])
+        out = [r[j] for j in self.outs]
+        return out if self.as_list else tuple(out)
+
+
+def _graph_key(gm):
+    """(device index, on-disk key) of the whole ATen graph @gm, or None when
+    the cache is off or an input is not a spyre tensor of static shape."""
+    if disk_cache.directory() is None:
+        return None
+    metas = []
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            v = n.meta.get("val")
+            if (not isinstance(v, torch.Tensor) or v.device.type != "spyre" or
+                    not all(type(d) is int for d in v.shape)):
+                return None
+            metas.append(v)
+    if not metas:
+        return None
+    index = metas[0].device.index or 0
+    return index, disk_cache.key(index, "graph\n" + gm.code, metas)
+
+
+def _whole_from_disk(gkey):
+    """The graph from its on-disk entry (one recipe), or None."""
+    index, k = gkey
+    entry = disk_cache.load(k)
+    if entry == "corrupt":
+        _count("disk_cache_errors")
+    if not isinstance(entry, tuple) or "part" not in entry[0]:
+        return None
+    header = entry[0]
+    with _lock:
+        # the recipe may be in this process already (another model of the
+        # same structure): share it, as the part-level path does
+        for rk, hit in _recipes.items():
+            if rk[0] == index and hit[2] == header["part"]:
+                _recipes.move_to_end(rk)
+                _stats["recipe_cache_hits"] += 1
+                _stats["graphs"] += 1
+                _stats["recipes"] += 1
+                _stats["disk_cache_graph_hits"] += 1
+                return WholeGraph(hit[0], header["args"], header["outs"], header["as_list"])
+    # a part entry that is missing, corrupt or refused is left to the
+    # part-level path below, which reports it once and compiles again
+    part = disk_cache.load(header["part"], warn=False)
+    if not isinstance(part, tuple) or "inputs" not in part[0]:
+        return None
+    try:
+        sig = [[(getattr(torch, d), s) for d, s in part[0][io]] for io in ("inputs", "outputs")]
+        compiled = _C._compiled_load(index, part[1], *sig)
+    except (RuntimeError, AttributeError, TypeError):
+        return None
+    with _lock:
+        _recipes[(index, "disk", header["part"])] = (compiled, part[0]["single"], header["part"])
+        while len(_recipes) > _RECIPES_KEPT:
+            _recipes.popitem(last=False)
+        _stats["recipe_cache_misses"] += 1
+        _stats["graphs"] += 1
+        _stats["recipes"] += 1
+        _stats["disk_cache_hits"] += 1
+        _stats["disk_cache_graph_hits"] += 1
+    return WholeGraph(compiled, header["args"], header["outs"], header["as_list"])
+
+
+def _store_whole(gkey, split):
+    """Writes the graph entry of @split when it is one recipe fed by the
+    graph's inputs, all outputs its own (the common, fully lowered case)."""
+    calls = [n for n in split.graph.nodes if n.op == "call_module"]
+    if len(calls) != 1 or calls[0].kwargs:
+        return
+    call = calls[0]
+    mod = getattr(split, call.target)
+    pos = {n: i for i, n in enumerate(n for n in split.graph.nodes if n.op == "placeholder")}
+    res = next(n for n in split.graph.nodes if n.op == "output").args[0]
+    if (not getattr(mod, "disk_key", None) or not isinstance(res, (tuple, list)) or
+            not all(a in pos for a in call.args)):
+        return
+    outs = []
+    for r in res:
+        if r is call and mod.single:
+            outs.append(0)
+        elif (isinstance(r, torch.fx.Node) and r.target is operator.getitem and
+              r.args[0] is call and not mod.single):
+            outs.append(r.args[1])
+        else:
+            return
+    header = {"part": mod.disk_key, "args": [pos[a] for a in call.args], "outs": outs,
+              "as_list": isinstance(res, list)}
+    if disk_cache.store(gkey[1], header):
+        _count("disk_cache_writes")
 
 
 def _compile_part(sub, metas, index):
@@ -153,7 +322,13 @@ def _compile_part(sub, metas, index):
 
 
 def compile_graph(gm, example_inputs=None):
-    """The ATen graph @gm as recipes and eager remainders (a GraphModule)."""
+    """The ATen graph @gm as recipes and eager remainders (a GraphModule),
+    or, from the on-disk cache, as the one recipe it lowered to before."""
+    gkey = _graph_key(gm)
+    if gkey is not None:
+        whole = _whole_from_disk(gkey)
+        if whole is not None:
+            return whole
     refused = {}
     for _ in range(len(gm.graph.nodes) + 1):
         split = torch.fx.GraphModule(gm, gm.graph.__deepcopy__())
@@ -179,6 +354,8 @@ def compile_graph(gm, example_inputs=None):
         _stats["eager_nodes"] += len(eager)
         _stats["graph_breaks"].extend(breaks)
     split.recompile()
+    if gkey is not None and recipes == 1 and not eager:
+        _store_whole(gkey, split)
     return split
 
 
