@@ -222,6 +222,7 @@ TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 90)
 {
 	uint32_t max = self->d.p[DRM_SPYRE_PARAM_MAX_CMDS], n, q, big, i;
 	struct drm_spyre_cmd *cmds = calloc(max, sizeof(*cmds));
+	uint64_t fill = 64 * SP_MiB, bo_size = 256 * SP_MiB;
 	uint64_t t0, t16, t64, per_cmd, timeout_ms, elapsed, target_ns;
 	bool proven = false;
 	int ret, attempt;
@@ -232,20 +233,24 @@ TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 90)
 	ASSERT_NE(NULL, cmds);
 	ASSERT_LE(160, max);
 	ASSERT_EQ(0, sp_queue_create(self->d.fd, variant->engine, DRM_SPYRE_PRIORITY_NORMAL, &q));
-	ASSERT_EQ(0, sp_bo_create(self->d.fd, 64 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &big));
+	/* room to make each command longer on a fast host (fills up to 256 MiB) */
+	if (sp_bo_create(self->d.fd, bo_size, DRM_SPYRE_PLACEMENT_DEVICE, &big)) {
+		bo_size = fill;
+		ASSERT_EQ(0, sp_bo_create(self->d.fd, bo_size, DRM_SPYRE_PLACEMENT_DEVICE, &big));
+	}
 	for (i = 0; i < max; i++)
-		cmds[i] = sp_cmd_fill(big, 0, 64 * SP_MiB, i);
+		cmds[i] = sp_cmd_fill(big, 0, fill, i);
 	/* calibrate: the cost of one command here, now, without fixed costs */
 	cmds[15] = sp_cmd_ts(self->host, 8);
 	t0 = sp_now_ns();
 	ASSERT_EQ(0, sp_run(self->d.fd, q, cmds, 16));
 	t16 = sp_now_ns() - t0;
-	cmds[15] = sp_cmd_fill(big, 0, 64 * SP_MiB, 15);
+	cmds[15] = sp_cmd_fill(big, 0, fill, 15);
 	cmds[63] = sp_cmd_ts(self->host, 8);
 	t0 = sp_now_ns();
 	ASSERT_EQ(0, sp_run(self->d.fd, q, cmds, 64));
 	t64 = sp_now_ns() - t0;
-	cmds[63] = sp_cmd_fill(big, 0, 64 * SP_MiB, 63);
+	cmds[63] = sp_cmd_fill(big, 0, fill, 63);
 	per_cmd = t64 > t16 ? (t64 - t16) / 48 : t64 / 64;
 	/*
 	 * The host's speed varies (it is shared): if the job ran shorter than
@@ -270,7 +275,7 @@ TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 90)
 		ret = sp_run(self->d.fd, q, cmds, n);
 		elapsed = sp_now_ns() - t0;
 		ASSERT_EQ(0, sp_write_file(TIMEOUT_PARAM, TEST_TIMEOUT_MS));
-		cmds[n - 1] = sp_cmd_fill(big, 0, 64 * SP_MiB, n - 1);
+		cmds[n - 1] = sp_cmd_fill(big, 0, fill, n - 1);
 		TH_LOG("%u commands ran %llu ms against a %llu ms timeout", n,
 		       (unsigned long long)elapsed / 1000000, (unsigned long long)timeout_ms);
 		/* any failure here is a progressing job taken for a hang */
@@ -279,6 +284,13 @@ TEST_F_TIMEOUT(recovery, long_job_outlives_short_timeout, 90)
 		ASSERT_NE(0, self->map[0]);
 		proven = elapsed / 1000000 > 3 * timeout_ms && elapsed > 1000000000;
 		per_cmd = elapsed / n;
+		/* MAX_CMDS commands were not enough: make each one longer */
+		if (!proven && n == max && fill < bo_size) {
+			fill *= 2;
+			per_cmd *= 2;
+			for (i = 0; i < max; i++)
+				cmds[i] = sp_cmd_fill(big, 0, fill, i);
+		}
 	}
 	EXPECT_TRUE(proven);
 	free(cmds);
