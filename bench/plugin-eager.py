@@ -8,6 +8,7 @@ figure is also printed as an @bench record for bench/report.
                                                       or the card in the VM)
 """
 import json
+import os
 import statistics
 import time
 import warnings
@@ -28,7 +29,8 @@ def host_time(fn, n=200):
 
 def record(name, value, unit, ratio_of="", how=""):
     print("@bench " + json.dumps({"name": name, "value": round(value, 4), "unit": unit,
-                                  "ratio_of": ratio_of, "how": how}))
+                                  "ratio_of": ratio_of, "how": how,
+                                  "backend": os.environ.get("SPYRE_BACKEND", "drm")}))
 
 
 def device_ms(fn):
