@@ -30,7 +30,7 @@
 #include "spyre_gem.h"
 #include "spyre_job.h"
 
-void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
+static void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
 {
 	bo->owner_pid = task_tgid_nr(current);
 	mutex_lock(&sdev->bo_lock);
@@ -39,7 +39,7 @@ void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
 	atomic_inc(&sdev->bo_count);
 }
 
-void spyre_bo_untrack(struct spyre_device *sdev, struct spyre_bo *bo)
+static void spyre_bo_untrack(struct spyre_device *sdev, struct spyre_bo *bo)
 {
 	if (list_empty(&bo->link))
 		return;
@@ -94,7 +94,7 @@ int spyre_pin_charge(struct spyre_bo *bo, u64 size)
 	return 0;
 }
 
-void spyre_pin_uncharge(struct spyre_bo *bo)
+static void spyre_pin_uncharge(struct spyre_bo *bo)
 {
 	if (!bo->pin_user)
 		return;
@@ -242,10 +242,22 @@ static struct spyre_bo *spyre_dev_bo_create(struct spyre_device *sdev, struct sp
 
 /* --- host BOs ------------------------------------------------------------ */
 
-static void spyre_host_bo_free(struct drm_gem_object *obj)
+/* A host BO of any kind (shmem, import, user pointer) is ready for the card. */
+void spyre_host_bo_publish(struct spyre_device *sdev, struct spyre_bo *bo)
 {
+	atomic64_add(bo->shmem.base.size, &sdev->host_mem_used);
+	spyre_bo_track(sdev, bo);
+}
+
+/*
+ * Undoes what every kind of host BO has in common: its accounting, its
+ * pinned-memory charge and the card's scatter list. The pages are the
+ * caller's to release.
+ */
+void spyre_host_bo_forget(struct spyre_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->shmem.base;
 	struct spyre_device *sdev = to_spyre_device(obj->dev);
-	struct spyre_bo *bo = to_spyre_bo(obj);
 
 	if (!list_empty(&bo->link))
 		atomic64_sub(obj->size, &sdev->host_mem_used);
@@ -254,7 +266,13 @@ static void spyre_host_bo_free(struct drm_gem_object *obj)
 	if (bo->sg)
 		dma_free_coherent(obj->dev->dev, (size_t)bo->sg_count * sizeof(*bo->sg),
 				  bo->sg, bo->sg_dma);
-	drm_gem_shmem_free(&bo->shmem);
+	bo->sg = NULL;
+}
+
+static void spyre_host_bo_free(struct drm_gem_object *obj)
+{
+	spyre_host_bo_forget(to_spyre_bo(obj));
+	drm_gem_shmem_free(to_drm_gem_shmem_obj(obj));
 }
 
 static const struct drm_gem_object_funcs spyre_host_bo_funcs = {
@@ -346,8 +364,7 @@ static struct spyre_bo *spyre_host_bo_create(struct spyre_device *sdev, u64 size
 	ret = drm_gem_create_mmap_offset(&shmem->base);
 	if (ret)
 		goto err;
-	atomic64_add(size, &sdev->host_mem_used);
-	spyre_bo_track(sdev, bo);
+	spyre_host_bo_publish(sdev, bo);
 	return bo;
 
 err:
@@ -386,8 +403,7 @@ struct drm_gem_object *spyre_gem_prime_import_sg_table(struct drm_device *drm,
 	ret = drm_gem_create_mmap_offset(obj);
 	if (ret)
 		goto err;
-	atomic64_add(obj->size, &sdev->host_mem_used);
-	spyre_bo_track(sdev, bo);
+	spyre_host_bo_publish(sdev, bo);
 	return obj;
 
 err:

@@ -66,10 +66,9 @@ int spyre_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 int spyre_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_bo_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 u64 spyre_mem_free(struct spyre_device *sdev);
-void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo);
-void spyre_bo_untrack(struct spyre_device *sdev, struct spyre_bo *bo);
 int spyre_pin_charge(struct spyre_bo *bo, u64 size);
-void spyre_pin_uncharge(struct spyre_bo *bo);
+void spyre_host_bo_publish(struct spyre_device *sdev, struct spyre_bo *bo);
+void spyre_host_bo_forget(struct spyre_bo *bo);
 int spyre_host_bo_build_sg(struct spyre_device *sdev, struct spyre_bo *bo, struct sg_table *sgt);
 int spyre_bo_userptr_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 u64 spyre_max_host_bo_size(void);

@@ -10,6 +10,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "spyre_drv.h"
+#include "spyre_queue.h"
 #include "spyre_sem.h"
 
 struct spyre_queue;
@@ -49,10 +50,7 @@ struct spyre_ring;
  *	record (indexed by enum drm_spyre_engine)
  * @queue_seq: the job's number on its queue (1 for the first)
  * @out_point: the point of its first out-sync (0: none or binary)
- * @fault_flags: DRM_SPYRE_FAULT_* of the fields below (card interface 1.6)
- * @fault_insn: instruction a failed launch stopped at
- * @fault_core: the core that executed it
- * @fault_addr: the address its failing access started at
+ * @fault: where a failed launch stopped (card interface 1.6)
  */
 struct spyre_job {
 	struct drm_sched_job base;
@@ -82,10 +80,7 @@ struct spyre_job {
 	u64 engine_ns[SPYRE_NUM_ENGINES];
 	u64 queue_seq;
 	u64 out_point;
-	u32 fault_flags;
-	u32 fault_insn;
-	u32 fault_core;
-	u64 fault_addr;
+	struct spyre_fault fault;
 };
 
 static inline struct spyre_job *to_spyre_job(struct drm_sched_job *job)

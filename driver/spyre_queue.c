@@ -191,10 +191,7 @@ void spyre_queue_note_failure(struct spyre_job *job, int error)
 		f->error = error;
 		f->job = job->queue_seq;
 		f->point = job->out_point;
-		f->fault_flags = job->fault_flags;
-		f->fault_insn = job->fault_insn;
-		f->fault_core = job->fault_core;
-		f->fault_addr = job->fault_addr;
+		f->fault = job->fault;
 	}
 	spin_unlock_irqrestore(&queue->failure_lock, flags);
 }
@@ -220,13 +217,13 @@ int spyre_queue_error_ioctl(struct drm_device *drm, void *data, struct drm_file 
 	spyre_queue_put(queue);
 
 	args->error = f.error;
-	args->fault_flags = f.fault_flags;
 	args->job = f.job;
 	args->point = f.point;
 	args->failed = f.failed;
-	args->fault_insn = f.fault_insn;
-	args->fault_core = f.fault_core;
-	args->fault_addr = f.fault_addr;
+	args->fault_flags = f.fault.flags;
+	args->fault_insn = f.fault.insn;
+	args->fault_core = f.fault.core;
+	args->fault_addr = f.fault.addr;
 	return 0;
 }
 

@@ -20,25 +20,33 @@ struct spyre_job;
 struct spyre_ring;
 
 /**
+ * struct spyre_fault - where on the card a failed launch stopped
+ * @flags: DRM_SPYRE_FAULT_* saying which fields below are valid
+ * @insn: instruction index in the program
+ * @core: the core that executed it
+ * @addr: the address its failing access started at
+ */
+struct spyre_fault {
+	u32 flags;
+	u32 insn;
+	u32 core;
+	u64 addr;
+};
+
+/**
  * struct spyre_queue_failure - the first failed job of a queue
  * @error: negative errno its fence carries; 0: no job failed
- * @fault_flags: DRM_SPYRE_FAULT_*
  * @job: its number on the queue (spyre_job.queue_seq)
  * @point: the point of its first out-sync
  * @failed: jobs that failed since the record was cleared
- * @fault_insn: instruction a failed launch stopped at
- * @fault_core: the core that executed it
- * @fault_addr: the address its failing access started at
+ * @fault: where the card says the job's launch stopped
  */
 struct spyre_queue_failure {
 	int error;
-	u32 fault_flags;
 	u64 job;
 	u64 point;
 	u64 failed;
-	u32 fault_insn;
-	u32 fault_core;
-	u64 fault_addr;
+	struct spyre_fault fault;
 };
 
 /**

@@ -307,6 +307,19 @@ void spyre_ring_emit(struct spyre_ring *ring, struct spyre_job *job)
 }
 
 /*
+ * Every failed job goes through here, under the ring's lock and before its
+ * hardware fence signals: the ring counts it and the queue records it
+ * (DRM_IOCTL_SPYRE_QUEUE_ERROR) for whoever sees the fence fail.
+ */
+static void spyre_job_set_error_locked(struct spyre_ring *ring, struct spyre_job *job, int err)
+{
+	lockdep_assert_held(&ring->lock);
+	atomic64_inc(&ring->jobs_failed);
+	spyre_queue_note_failure(job, err);
+	dma_fence_set_error(job->hw_fence, err);
+}
+
+/*
  * A job that will not run: its hardware fence signals at once with @error.
  * Returned to the scheduler like the fence of a job that ran, so every
  * job's scheduler fences hold a hardware fence, which keeps what they
@@ -319,11 +332,9 @@ struct dma_fence *spyre_ring_fail_job(struct spyre_ring *ring, struct spyre_job 
 	spin_lock_irqsave(&ring->lock, flags);
 	job->seqno = ring->seqno;
 	spyre_hw_fence_init_locked(ring, job);
-	spyre_queue_note_failure(job, error);
-	dma_fence_set_error(job->hw_fence, error);
+	spyre_job_set_error_locked(ring, job, error);
 	dma_fence_signal_locked(job->hw_fence);
 	spin_unlock_irqrestore(&ring->lock, flags);
-	atomic64_inc(&ring->jobs_failed);
 	return dma_fence_get(job->hw_fence);
 }
 
@@ -338,19 +349,19 @@ static void spyre_job_read_fault(struct spyre_ring *ring, struct spyre_job *job,
 
 	if (ring->sdev->hw_version < SPYRE_HW_VERSION(1, 6) || insn == SPYRE_FAULT_INSN_NONE)
 		return;
-	job->fault_flags = DRM_SPYRE_FAULT_LOCATED;
-	job->fault_insn = insn;
-	job->fault_core = le16_to_cpu(rec->fault_core);
-	job->fault_addr = le64_to_cpu(rec->fault_addr);
+	job->fault.flags = DRM_SPYRE_FAULT_LOCATED;
+	job->fault.insn = insn;
+	job->fault.core = le16_to_cpu(rec->fault_core);
+	job->fault.addr = le64_to_cpu(rec->fault_addr);
 	switch (le16_to_cpu(rec->fault_space)) {
 	case SPYRE_FAULT_SPACE_SCRATCHPAD:
-		job->fault_flags |= DRM_SPYRE_FAULT_ADDR_SCRATCHPAD;
+		job->fault.flags |= DRM_SPYRE_FAULT_ADDR_SCRATCHPAD;
 		break;
 	case SPYRE_FAULT_SPACE_DEVMEM:
-		job->fault_flags |= DRM_SPYRE_FAULT_ADDR_DEVICE;
+		job->fault.flags |= DRM_SPYRE_FAULT_ADDR_DEVICE;
 		break;
 	default:
-		job->fault_addr = 0;
+		job->fault.addr = 0;
 	}
 }
 
@@ -385,9 +396,7 @@ static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job 
 	atomic64_inc(&ring->jobs_done);
 	atomic64_inc(&ring->sdev->completions);
 	if (err) {
-		atomic64_inc(&ring->jobs_failed);
-		spyre_queue_note_failure(job, err);
-		dma_fence_set_error(job->hw_fence, err);
+		spyre_job_set_error_locked(ring, job, err);
 	} else if (sfile) {
 		/*
 		 * Account before the fence signals, so a process that waited
@@ -465,9 +474,7 @@ void spyre_ring_retire_pending(struct spyre_ring *ring, struct spyre_job *guilty
 			job->replay = true;
 			continue;
 		}
-		atomic64_inc(&ring->jobs_failed);
-		spyre_queue_note_failure(job, err);
-		dma_fence_set_error(job->hw_fence, err);
+		spyre_job_set_error_locked(ring, job, err);
 		dma_fence_signal_locked(job->hw_fence);
 	}
 	spin_unlock_irqrestore(&ring->lock, flags);

@@ -29,16 +29,10 @@
 
 static void spyre_userptr_bo_free(struct drm_gem_object *obj)
 {
-	struct spyre_device *sdev = to_spyre_device(obj->dev);
 	struct spyre_bo *bo = to_spyre_bo(obj);
 	struct sg_table *sgt = bo->shmem.sgt;
 
-	if (!list_empty(&bo->link))
-		atomic64_sub(obj->size, &sdev->host_mem_used);
-	spyre_bo_untrack(sdev, bo);
-	if (bo->sg)
-		dma_free_coherent(obj->dev->dev, (size_t)bo->sg_count * sizeof(*bo->sg),
-				  bo->sg, bo->sg_dma);
+	spyre_host_bo_forget(bo);
 	/* Gone already if the card was removed (spyre_gem_release_dma()). */
 	if (sgt) {
 		dma_unmap_sgtable(obj->dev->dev, sgt, DMA_BIDIRECTIONAL, 0);
@@ -48,7 +42,6 @@ static void spyre_userptr_bo_free(struct drm_gem_object *obj)
 	if (bo->user_npages)
 		unpin_user_pages_dirty_lock(bo->user_pages, bo->user_npages, true);
 	kvfree(bo->user_pages);
-	spyre_pin_uncharge(bo);
 	drm_gem_object_release(obj);
 	kfree(bo);
 }
@@ -124,8 +117,6 @@ int spyre_bo_userptr_ioctl(struct drm_device *drm, void *data, struct drm_file *
 		return -EINVAL;
 	if (args->size > spyre_max_host_bo_size())
 		return -E2BIG;
-	if (!access_ok(u64_to_user_ptr(args->user_ptr), args->size))
-		return -EFAULT;
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
 	if (!bo)
@@ -140,8 +131,7 @@ int spyre_bo_userptr_ioctl(struct drm_device *drm, void *data, struct drm_file *
 	if (!ret)
 		ret = spyre_userptr_bo_pin_map(sdev, bo, args->user_ptr);
 	if (!ret) {
-		atomic64_add(args->size, &sdev->host_mem_used);
-		spyre_bo_track(sdev, bo);
+		spyre_host_bo_publish(sdev, bo);
 		ret = drm_gem_handle_create(file, &bo->shmem.base, &args->handle);
 	}
 	/* The handle holds the reference now (or nothing does: freed). */
