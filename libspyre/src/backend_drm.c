@@ -361,7 +361,7 @@ int spy_drm_open(spyre_device *dev, const char *path)
 	const char *base = strrchr(path, '/');
 	drmVersionPtr v;
 	ssize_t n;
-	int fd;
+	int fd, minor;
 
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -387,11 +387,11 @@ int spy_drm_open(spyre_device *dev, const char *path)
 		close(fd);
 		return spy_err(-ENOMEM, "spyre_device_open: out of memory");
 	}
-	((struct drm_priv *)dev->priv)->has_queue_error =
-		v->version_major > 1 || (v->version_major == 1 && v->version_minor >= 1);
-	((struct drm_priv *)dev->priv)->has_userptr =
-		v->version_major > 1 || (v->version_major == 1 && v->version_minor >= 2);
+	/* the driver's 1.x minor says which ioctls it has (2.0 would keep them) */
+	minor = v->version_major > 1 ? INT_MAX : v->version_minor;
 	drmFreeVersion(v);
+	((struct drm_priv *)dev->priv)->has_queue_error = minor >= 1;
+	((struct drm_priv *)dev->priv)->has_userptr = minor >= 2;
 	pthread_mutex_init(&((struct drm_priv *)dev->priv)->lock, NULL);
 	dev->fd = fd;
 	dev->ops = &spy_drm_ops;

@@ -7,9 +7,39 @@
 
 #include "internal.h"
 
+/*
+ * The library's object for backend BO @handle (closed again on failure):
+ * @map is the caller's memory for a registered BO, else NULL.
+ */
+static int bo_adopt(spyre_device *dev, const char *call, uint32_t handle, enum spyre_mem mem,
+		    uint64_t size, void *map, spyre_bo **out)
+{
+	spyre_bo *bo = calloc(1, sizeof(*bo));
+	int ret;
+
+	if (!bo) {
+		dev->ops->bo_close(dev, handle);
+		return spy_err(-ENOMEM, "%s: out of memory", call);
+	}
+	bo->dev = dev;
+	bo->handle = handle;
+	bo->mem = mem;
+	bo->size = size;
+	bo->map = map;
+	bo->user = map != NULL;
+	ret = spy_va_add(bo);
+	if (ret) {
+		dev->ops->bo_close(dev, handle);
+		free(bo);
+		return spy_err(ret, "%s: %s: no device address range left", call, dev->name);
+	}
+	spy_dev_get(dev);
+	*out = bo;
+	return 0;
+}
+
 int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_bo **out)
 {
-	spyre_bo *bo;
 	uint32_t handle;
 	int ret;
 
@@ -24,35 +54,16 @@ int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_
 		return spy_err(-E2BIG, "spyre_bo_create: %s: size %llu too large", dev->name,
 			       (unsigned long long)size);
 	size = (size + SPY_PAGE - 1) & ~(SPY_PAGE - 1);
-	bo = calloc(1, sizeof(*bo));
-	if (!bo)
-		return spy_err(-ENOMEM, "spyre_bo_create: out of memory");
 	ret = dev->ops->bo_create(dev, size, mem == SPYRE_MEM_HOST, &handle);
-	if (ret) {
-		free(bo);
+	if (ret)
 		return spy_dev_err(dev, ret, "spyre_bo_create", "%s BO of %llu bytes",
 				   mem == SPYRE_MEM_HOST ? "host" : "device",
 				   (unsigned long long)size);
-	}
-	bo->dev = dev;
-	bo->handle = handle;
-	bo->mem = mem;
-	bo->size = size;
-	ret = spy_va_add(bo);
-	if (ret) {
-		dev->ops->bo_close(dev, handle);
-		free(bo);
-		return spy_err(ret, "spyre_bo_create: %s: no device address range left",
-			       dev->name);
-	}
-	spy_dev_get(dev);
-	*out = bo;
-	return 0;
+	return bo_adopt(dev, "spyre_bo_create", handle, mem, size, NULL, out);
 }
 
 int spyre_host_register(spyre_device *dev, void *ptr, uint64_t size, spyre_bo **out)
 {
-	spyre_bo *bo;
 	uint32_t handle;
 	int ret;
 
@@ -61,38 +72,17 @@ int spyre_host_register(spyre_device *dev, void *ptr, uint64_t size, spyre_bo **
 	if ((uintptr_t)ptr % SPY_PAGE || !size || size % SPY_PAGE)
 		return spy_err(-EINVAL, "spyre_host_register: %s: %p + %llu is not whole 4 KiB "
 			       "pages", dev->name, ptr, (unsigned long long)size);
-	bo = calloc(1, sizeof(*bo));
-	if (!bo)
-		return spy_err(-ENOMEM, "spyre_host_register: out of memory");
 	ret = dev->ops->bo_userptr ? dev->ops->bo_userptr(dev, ptr, size, &handle) : -EOPNOTSUPP;
-	if (ret) {
-		free(bo);
-		if (ret == -EOPNOTSUPP)
-			return spy_err(ret, "spyre_host_register: %s: the driver cannot register "
-				       "user memory (needs spyre driver 1.2)", dev->name);
-		if (ret == -EFAULT)
-			return spy_err(ret, "spyre_host_register: %s: %p + %llu is not writable "
-				       "memory that can be pinned", dev->name, ptr,
-				       (unsigned long long)size);
+	if (ret == -EOPNOTSUPP)
+		return spy_err(ret, "spyre_host_register: %s: the driver cannot register user "
+			       "memory (needs spyre driver 1.2)", dev->name);
+	if (ret == -EFAULT)
+		return spy_err(ret, "spyre_host_register: %s: %p + %llu is not writable memory "
+			       "that can be pinned", dev->name, ptr, (unsigned long long)size);
+	if (ret)
 		return spy_dev_err(dev, ret, "spyre_host_register", "%llu bytes at %p",
 				   (unsigned long long)size, ptr);
-	}
-	bo->dev = dev;
-	bo->handle = handle;
-	bo->mem = SPYRE_MEM_HOST;
-	bo->size = size;
-	bo->map = ptr;
-	bo->user = true;
-	ret = spy_va_add(bo);
-	if (ret) {
-		dev->ops->bo_close(dev, handle);
-		free(bo);
-		return spy_err(ret, "spyre_host_register: %s: no device address range left",
-			       dev->name);
-	}
-	spy_dev_get(dev);
-	*out = bo;
-	return 0;
+	return bo_adopt(dev, "spyre_host_register", handle, SPYRE_MEM_HOST, size, ptr, out);
 }
 
 int spyre_bo_destroy(spyre_bo *bo)

@@ -648,6 +648,7 @@ void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto)
 	pthread_mutex_unlock(&dev->lock);
 }
 
+/* The stream's sticky error as a return value with its message. */
 static int sticky_error(struct spyre_stream *s, const char *call)
 {
 	int err;

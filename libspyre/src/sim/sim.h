@@ -28,7 +28,6 @@ struct sim_fence {
 	int refs;
 	bool signaled;
 	int error;
-	struct spy_fault fault;	/* where a failed launch stopped; insn -1: none */
 	uint64_t dev_end;	/* virtual clock: device time it signalled at */
 };
 
@@ -106,6 +105,7 @@ struct sim_job {
 	uint64_t seqno;
 	struct spyre_hw_completion record;
 	uint64_t queue_seq;		/* its number on its queue */
+	struct spy_fault fault;		/* where its launch failed; insn -1: none */
 	uint64_t out_point;		/* point of its first out-sync */
 };
 
@@ -154,6 +154,7 @@ void sim_fence_put(struct sim_fence *f);
 void sim_fence_signal(struct sim *sim, struct sim_fence *f, int error);
 struct sim_bo *sim_bo_lookup(struct sim *sim, uint32_t handle);
 void sim_bo_put(struct sim *sim, struct sim_bo *bo);
+void sim_bo_discard(struct sim_bo *bo);
 struct sim_syncobj *sim_syncobj_lookup(struct sim *sim, uint32_t handle);
 int sim_syncobj_add(struct sim *sim, struct sim_syncobj *so, uint64_t point,
 		    struct sim_fence *f);

@@ -210,12 +210,31 @@ out:
 	return ret;
 }
 
-static void sim_bo_discard(struct sim_bo *bo)
+/*
+ * A BO not yet in the table: host placement gets zeroed pages, or the
+ * caller's memory @user (BO_USERPTR), and their scatter list.
+ */
+static struct sim_bo *sim_bo_new(uint64_t size, uint32_t placement, void *user)
 {
-	if (!bo->user)
-		free(bo->host);
-	free(bo->sg);
-	free(bo);
+	struct sim_bo *bo = calloc(1, sizeof(*bo));
+
+	if (!bo)
+		return NULL;
+	bo->refs = 1;
+	bo->open = true;
+	bo->size = size;
+	bo->placement = placement;
+	if (placement != DRM_SPYRE_PLACEMENT_HOST)
+		return bo;
+	bo->user = user != NULL;
+	bo->host = user ? user : aligned_alloc(SPY_PAGE, size);
+	if (!bo->host || sim_bo_build_sg(bo)) {
+		sim_bo_discard(bo);
+		return NULL;
+	}
+	if (!user)
+		memset(bo->host, 0, size);
+	return bo;
 }
 
 static int sim_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, uint32_t *handle)
@@ -230,21 +249,9 @@ static int sim_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, u
 	if (placement == DRM_SPYRE_PLACEMENT_DEVICE ? size > sim->cfg.mem_size
 						    : size > SIM_MAX_HOST_BO)
 		return -E2BIG;
-	bo = calloc(1, sizeof(*bo));
+	bo = sim_bo_new(size, placement, NULL);
 	if (!bo)
 		return -ENOMEM;
-	bo->refs = 1;
-	bo->open = true;
-	bo->size = size;
-	bo->placement = placement;
-	if (placement == DRM_SPYRE_PLACEMENT_HOST) {
-		bo->host = aligned_alloc(SPY_PAGE, size);
-		if (!bo->host || sim_bo_build_sg(bo)) {
-			sim_bo_discard(bo);
-			return -ENOMEM;
-		}
-		memset(bo->host, 0, size);
-	}
 	ret = sim_bo_insert(sim, bo, handle);
 	if (ret)
 		sim_bo_discard(bo);
@@ -268,18 +275,10 @@ static int sim_bo_userptr(spyre_device *dev, void *ptr, uint64_t size, uint32_t 
 		return -E2BIG;
 	if (msync(ptr, size, MS_ASYNC))
 		return -EFAULT;
-	bo = calloc(1, sizeof(*bo));
+	bo = sim_bo_new(size, DRM_SPYRE_PLACEMENT_HOST, ptr);
 	if (!bo)
 		return -ENOMEM;
-	bo->refs = 1;
-	bo->open = true;
-	bo->size = size;
-	bo->placement = DRM_SPYRE_PLACEMENT_HOST;
-	bo->host = ptr;
-	bo->user = true;
-	ret = sim_bo_build_sg(bo);
-	if (!ret)
-		ret = sim_bo_insert(sim, bo, handle);
+	ret = sim_bo_insert(sim, bo, handle);
 	if (ret)
 		sim_bo_discard(bo);
 	return ret;

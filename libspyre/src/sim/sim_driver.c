@@ -115,7 +115,7 @@ static void note_failure(struct sim_job *job, int err)
 	f->error = err;
 	f->job = job->queue_seq;
 	f->point = job->out_point;
-	f->fault = job->done->fault;
+	f->fault = job->fault;
 }
 
 static int deps_error(const struct sim_job *job)
@@ -298,7 +298,7 @@ static bool sim_ring_reap(struct sim *sim)
 
 			if (err && spyre_le32_to_cpu(job->record.fault_insn) !=
 					   SPYRE_FAULT_INSN_NONE) {
-				job->done->fault = (struct spy_fault){
+				job->fault = (struct spy_fault){
 					spyre_le16_to_cpu(job->record.fault_core),
 					spyre_le32_to_cpu(job->record.fault_insn),
 					spyre_le16_to_cpu(job->record.fault_space),

@@ -13,10 +13,8 @@ struct sim_fence *sim_fence_new(void)
 {
 	struct sim_fence *f = calloc(1, sizeof(*f));
 
-	if (f) {
+	if (f)
 		f->refs = 1;
-		f->fault = (struct spy_fault){ .core = -1, .insn = -1 };	/* no location */
-	}
 	return f;
 }
 
@@ -44,18 +42,22 @@ struct sim_bo *sim_bo_lookup(struct sim *sim, uint32_t handle)
 	return sim->bos[handle - 1];
 }
 
+/* Frees @bo's host memory (not the caller's), scatter list and itself. */
+void sim_bo_discard(struct sim_bo *bo)
+{
+	if (!bo->user)
+		free(bo->host);
+	free(bo->sg);
+	free(bo);
+}
+
 void sim_bo_put(struct sim *sim, struct sim_bo *bo)
 {
 	if (--bo->refs)
 		return;
-	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
+	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE)
 		sim_mem_free(sim, bo->dev_addr, bo->size);
-	} else {
-		if (!bo->user)
-			free(bo->host);
-		free(bo->sg);
-	}
-	free(bo);
+	sim_bo_discard(bo);
 }
 
 struct sim_syncobj *sim_syncobj_lookup(struct sim *sim, uint32_t handle)

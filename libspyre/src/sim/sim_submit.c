@@ -342,6 +342,7 @@ int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_
 	job->queue = q;
 	job->ring = q->ring;
 	job->queue_seq = ++q->jobs;
+	job->fault = (struct spy_fault){ .core = -1, .insn = -1 };	/* set if it fails */
 	job->out_point = sub->out_sync_count ? sync_at(sub->out_syncs, sub->sync_stride, 0)->point : 0;
 	if (q->tail)
 		q->tail->next = job;
