@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,27 @@ static int trace_tid(const struct spy_trace_ent *e, const uint32_t *lanes, unsig
 	return 2 + (j < n ? j : n - 1);
 }
 
+/*
+ * Submission @i as a span; false when it has no device stamps (it failed
+ * on the device). Host instants exist for every submission either way.
+ */
+static bool trace_span(const struct spy_trace *t, unsigned int i, const uint32_t *lanes,
+		       unsigned int nlanes, struct spyre_trace_span *sp)
+{
+	const struct spy_trace_ent *e = &t->ent[i];
+	uint64_t a = t->ts[2 * i], b = t->ts[2 * i + 1];
+
+	sp->call = e->what ? e->what : "submit";
+	sp->name = e->label ? e->label : sp->call;
+	sp->engine = e->engine;
+	sp->track = (uint32_t)trace_tid(e, lanes, nlanes);
+	sp->cmds = e->ncmds;
+	sp->host_ns = e->host_ns;
+	sp->start_ns = a;
+	sp->end_ns = b;
+	return a != UINT64_MAX && b != UINT64_MAX && b >= a;
+}
+
 static int trace_write(spyre_device *dev, struct spy_trace *t, FILE *f)
 {
 	uint64_t dev0 = UINT64_MAX;
@@ -212,24 +234,22 @@ static int trace_write(spyre_device *dev, struct spy_trace *t, FILE *f)
 		fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,"
 			"\"tid\":%u,\"args\":{\"name\":\"dma %u\"}}", 2 + i, i);
 	for (i = 0; i < t->n; i++) {
-		const struct spy_trace_ent *e = &t->ent[i];
-		uint64_t a = t->ts[2 * i], b = t->ts[2 * i + 1];
-		const char *what = e->what ? e->what : "submit";
-		const char *name = e->label ? e->label : what;
+		struct spyre_trace_span sp;
+		bool ran = trace_span(t, i, lanes, nlanes, &sp);
 
 		fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":");
-		json_str(f, name);
+		json_str(f, sp.name);
 		fprintf(f, ",\"pid\":1,\"tid\":0,\"ts\":%.3f,\"args\":{\"engine\":\"%s\","
-			"\"call\":\"%s\",\"seq\":%u}}", (double)(e->host_ns - t->host0) / 1000.0,
-			engine_name(e->engine), what, i);
-		if (a == UINT64_MAX || b == UINT64_MAX || b < a)
+			"\"call\":\"%s\",\"seq\":%u}}", (double)(sp.host_ns - t->host0) / 1000.0,
+			engine_name(sp.engine), sp.call, i);
+		if (!ran)
 			continue;	/* the submission failed on the device */
 		fprintf(f, ",\n{\"ph\":\"X\",\"name\":");
-		json_str(f, name);
-		fprintf(f, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+		json_str(f, sp.name);
+		fprintf(f, ",\"cat\":\"%s\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
 			"\"args\":{\"call\":\"%s\",\"cmds\":%u,\"seq\":%u}}",
-			engine_name(e->engine), trace_tid(e, lanes, nlanes),
-			(double)(a - dev0) / 1000.0, (double)(b - a) / 1000.0, what, e->ncmds, i);
+			engine_name(sp.engine), sp.track, (double)(sp.start_ns - dev0) / 1000.0,
+			(double)(sp.end_ns - sp.start_ns) / 1000.0, sp.call, sp.cmds, i);
 		written++;
 	}
 	fprintf(f, "\n]}\n");
@@ -246,22 +266,9 @@ static int trace_spans(struct spy_trace *t, struct spyre_trace_span **out, unsig
 	if (!v)
 		return -ENOMEM;
 	nlanes = trace_lanes(t, lanes);
-	for (i = 0; i < t->n; i++) {
-		const struct spy_trace_ent *e = &t->ent[i];
-		uint64_t a = t->ts[2 * i], b = t->ts[2 * i + 1];
-
-		if (a == UINT64_MAX || b == UINT64_MAX || b < a)
-			continue;
-		v[k].call = e->what ? e->what : "submit";
-		v[k].name = e->label ? e->label : v[k].call;
-		v[k].engine = e->engine;
-		v[k].track = (uint32_t)trace_tid(e, lanes, nlanes);
-		v[k].cmds = e->ncmds;
-		v[k].host_ns = e->host_ns;
-		v[k].start_ns = a;
-		v[k].end_ns = b;
-		k++;
-	}
+	for (i = 0; i < t->n; i++)
+		if (trace_span(t, i, lanes, nlanes, &v[k]))
+			k++;
 	*out = v;
 	*n = k;
 	return 0;

@@ -217,9 +217,8 @@ int spyre_compiled_destroy(spyre_compiled *c)
 		spyre_program_destroy(c->progs[i]);
 	free(c->progs);
 	for (i = 0; i < c->nimg; i++)
-		free(c->img[i]);
+		free(c->img[i].p);
 	free(c->img);
-	free(c->img_size);
 	free(c->steps);
 	if (c->ws)
 		spyre_bo_destroy(c->ws);

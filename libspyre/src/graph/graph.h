@@ -126,9 +126,11 @@ struct spyre_compiled {
 	struct gval *io;		/* shapes/dtypes of inputs then outputs */
 	struct spyre_compiled_stats stats;
 	/* what spyre_compiled_serialize writes (serial.c) */
-	void **img;			/* program images, as loaded */
-	size_t *img_size;
-	unsigned int nimg;
+	struct gimage {
+		void *p;		/* a program image, as loaded */
+		size_t size;
+	} *img;
+	unsigned int nimg, img_cap;
 	struct cstep *steps;		/* the recipe step of each program */
 	uint64_t ws_size;		/* the recipe's workspace */
 };

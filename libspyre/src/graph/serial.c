@@ -16,6 +16,7 @@
 
 #include "../internal.h"
 #include "graph.h"
+#include "graph_build.h"
 
 #define SER_MAGIC 0x43595053u	/* "SPYC" read as a little-endian u32 */
 #define SER_FORMAT 1u
@@ -26,21 +27,16 @@ enum { SO_ARG = 1, SO_WS = 2, SO_IOTA = 3 };
 
 int g_keep_image(spyre_compiled *c, unsigned int i, const void *img, size_t size)
 {
-	void **im = realloc(c->img, (i + 1) * sizeof(*im));
-	size_t *sz;
+	void *copy;
+	int ret = g_grow((void **)&c->img, &c->img_cap, i, sizeof(*c->img));
 
-	if (!im)
+	if (ret)
+		return ret;
+	copy = malloc(size ? size : 1);
+	if (!copy)
 		return -ENOMEM;
-	c->img = im;
-	sz = realloc(c->img_size, (i + 1) * sizeof(*sz));
-	if (!sz)
-		return -ENOMEM;
-	c->img_size = sz;
-	im[i] = malloc(size ? size : 1);
-	if (!im[i])
-		return -ENOMEM;
-	memcpy(im[i], img, size);
-	sz[i] = size;
+	memcpy(copy, img, size);
+	c->img[i] = (struct gimage){ copy, size };
 	c->nimg = i + 1;
 	return 0;
 }
@@ -144,8 +140,8 @@ int spyre_compiled_serialize(const spyre_compiled *c, void **out, size_t *len)
 	for (i = 0; i < c->nprogs; i++) {
 		const struct cstep *st = &c->steps[i];
 
-		put64(&w, c->img_size[i]);
-		put(&w, c->img[i], c->img_size[i]);
+		put64(&w, c->img[i].size);
+		put(&w, c->img[i].p, c->img[i].size);
 		put32(&w, st->nops);
 		for (k = 0; k < st->nops; k++) {
 			const struct spyre_operand *o = &st->ops[k];
