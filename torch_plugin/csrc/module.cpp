@@ -7,6 +7,7 @@
 #include "host_allocator.h"
 #include "op_tensor.h"
 #include "stream.h"
+#include "trace.h"
 
 #include "spyre_hw.h" // SPYRE_HW_VERSION_{MAJOR,MINOR}_OF
 
@@ -64,10 +65,6 @@ uint64_t device_time_ns(c10::DeviceIndex index)
 }
 
 } // namespace
-
-namespace torch_spyre {
-void init_trace_bindings(pybind11::module &m); /* trace.cpp */
-}
 
 PYBIND11_MODULE(_C, m)
 {

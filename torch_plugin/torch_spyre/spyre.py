@@ -18,7 +18,7 @@ __all__ = [
     "memory_reserved", "max_memory_reserved", "memory_stats", "reset_peak_memory_stats",
     "reset_accumulated_memory_stats", "empty_cache", "mem_get_info", "fallback_counts",
     "reset_fallback_counts", "set_fallback_mode", "get_fallback_mode", "op_counts", "counters",
-    "device_time_ns", "get_rng_state", "set_rng_state", "compile_stats",
+    "device_time_ns", "get_rng_state", "set_rng_state", "compile_stats", "trace",
 ]
 
 _DeviceProperties = namedtuple(

@@ -119,17 +119,28 @@ def _build(sub, inputs):
             _stats["recipe_cache_hits"] += 1
             return RecipeModule(*hit)
     mod = _from_disk(sub, metas, index)
+    _remember(key, (mod.compiled, mod.single, mod.disk_key))
+    return mod
+
+
+def _remember(key, entry):
+    """Keeps a recipe in the in-process cache (LRU), counted as a miss."""
     with _lock:
         _stats["recipe_cache_misses"] += 1
-        _recipes[key] = (mod.compiled, mod.single, mod.disk_key)
+        _recipes[key] = entry
         while len(_recipes) > _RECIPES_KEPT:
             _recipes.popitem(last=False)
-    return mod
 
 
 def _count(name):
     with _lock:
         _stats[name] += 1
+
+
+def _load_part(index, header, blob):
+    """A part entry's recipe, rebuilt by libspyre without compiling."""
+    sig = [[(getattr(torch, d), s) for d, s in header[io]] for io in ("inputs", "outputs")]
+    return _C._compiled_load(index, blob, *sig)
 
 
 def _from_disk(sub, metas, index):
@@ -150,9 +161,7 @@ def _from_disk(sub, metas, index):
             raise _Refused(nodes[header["refused"]], header["reason"])
         if "inputs" in header:
             try:
-                sig = [[(getattr(torch, d), s) for d, s in header[io]]
-                       for io in ("inputs", "outputs")]
-                mod = RecipeModule(_C._compiled_load(index, blob, *sig), header["single"], k)
+                mod = RecipeModule(_load_part(index, header, blob), header["single"], k)
                 _count("disk_cache_hits")
                 return mod
             except (RuntimeError, AttributeError, TypeError) as e:
@@ -240,15 +249,11 @@ def _whole_from_disk(gkey):
     if not isinstance(part, tuple) or "inputs" not in part[0]:
         return None
     try:
-        sig = [[(getattr(torch, d), s) for d, s in part[0][io]] for io in ("inputs", "outputs")]
-        compiled = _C._compiled_load(index, part[1], *sig)
+        compiled = _load_part(index, *part)
     except (RuntimeError, AttributeError, TypeError):
         return None
+    _remember((index, "disk", header["part"]), (compiled, part[0]["single"], header["part"]))
     with _lock:
-        _recipes[(index, "disk", header["part"])] = (compiled, part[0]["single"], header["part"])
-        while len(_recipes) > _RECIPES_KEPT:
-            _recipes.popitem(last=False)
-        _stats["recipe_cache_misses"] += 1
         _stats["graphs"] += 1
         _stats["recipes"] += 1
         _stats["disk_cache_hits"] += 1

@@ -375,33 +375,6 @@ TEST_F(fence, error_bad_programs)
 	EXPECT_EQ(1, run_program(self, prog, plen, s));
 }
 
-/*
- * A job depending on a failed job never runs on its bad data: its fence
- * signals (never hangs) carrying the failed job's error.
- */
-TEST_F(fence, dependent_of_failed_job_completes)
-{
-	struct drm_spyre_bo_range arg = { .handle = self->dev, .size = 4096 };
-	struct drm_spyre_sync bad = { 0 }, done = { 0 };
-	struct drm_spyre_cmd c;
-	uint8_t prog[256];
-	size_t plen = sp_prog_load_at(prog, 1 << 20, 128);
-	uint32_t pbo;
-	int st;
-
-	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, prog, plen, SP_PAGE, &pbo));
-	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &bad.handle, false));
-	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &done.handle, false));
-	c = sp_cmd_launch(pbo, 0, plen, 0, 0, 0, &arg, 1);
-	ASSERT_EQ(0, sp_submit(self->d.fd, self->cq, &c, 1, NULL, 0, &bad, 1));
-	c = sp_cmd_ts(self->host, 0);
-	ASSERT_EQ(0, sp_submit(self->d.fd, self->dq, &c, 1, &bad, 1, &done, 1));
-	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, done.handle, 0, SP_WAIT_NS));
-	EXPECT_EQ(-EFAULT, sp_fence_status(self->d.fd, bad.handle, 0));
-	st = sp_fence_status(self->d.fd, done.handle, 0);
-	EXPECT_EQ(-EFAULT, st);
-}
-
 static int queue_error(int fd, uint32_t queue, uint32_t flags, struct drm_spyre_queue_error *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -463,8 +436,13 @@ TEST_F(fence, queue_error_keeps_first_failure)
 	EXPECT_EQ(0, e.error);
 }
 
-/* A failure without a card location (a job whose input failed). */
-TEST_F(fence, queue_error_of_a_dependent_job)
+/*
+ * A job depending on a failed job never runs on its bad data: its fence
+ * signals (never hangs) carrying the failed job's error. Both queues
+ * record their failure: the launch with where the card stopped (a device
+ * address past its slot), the dependent without a location.
+ */
+TEST_F(fence, dependent_of_failed_job_completes)
 {
 	struct drm_spyre_bo_range arg = { .handle = self->dev, .size = 4096 };
 	struct drm_spyre_sync bad = { 0 }, done = { 0 };
@@ -473,6 +451,7 @@ TEST_F(fence, queue_error_of_a_dependent_job)
 	uint8_t prog[256];
 	size_t plen = sp_prog_load_at(prog, 1 << 20, 128);
 	uint32_t pbo;
+	int st;
 
 	ASSERT_EQ(0, sp_prog_upload(&self->d, self->dq, prog, plen, SP_PAGE, &pbo));
 	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &bad.handle, false));
@@ -482,12 +461,15 @@ TEST_F(fence, queue_error_of_a_dependent_job)
 	c = sp_cmd_ts(self->host, 0);
 	ASSERT_EQ(0, sp_submit(self->d.fd, self->dq2, &c, 1, &bad, 1, &done, 1));
 	ASSERT_EQ(0, sp_syncobj_wait(self->d.fd, done.handle, 0, SP_WAIT_NS));
+	EXPECT_EQ(-EFAULT, sp_fence_status(self->d.fd, bad.handle, 0));
+	st = sp_fence_status(self->d.fd, done.handle, 0);
+	EXPECT_EQ(-EFAULT, st);
+
 	ASSERT_EQ(0, queue_error(self->d.fd, self->dq2, 0, &e));
 	EXPECT_EQ(-EFAULT, e.error);
 	EXPECT_EQ(1, e.job);
 	EXPECT_EQ(0, e.point);	/* a binary out-sync */
 	EXPECT_EQ(0, e.fault_flags & DRM_SPYRE_FAULT_LOCATED);
-	/* the launch itself is located: a device address past its slot */
 	ASSERT_EQ(0, queue_error(self->d.fd, self->cq, 0, &e));
 	EXPECT_EQ(-EFAULT, e.error);
 	EXPECT_EQ(DRM_SPYRE_FAULT_LOCATED | DRM_SPYRE_FAULT_ADDR_DEVICE, e.fault_flags);
