@@ -2,14 +2,18 @@
 #include "graph.h"
 
 #include "device.h"
+#include "host_allocator.h"
 #include "op_tensor.h"
+#include "stream.h"
 #include "trace.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -50,7 +54,50 @@ spyre_dtype card_dtype(at::ScalarType t)
 struct ValueInfo {
 	at::ScalarType dtype;
 	std::vector<int64_t> shape;
+	bool host = false; // an input that arrives as a CPU tensor
 };
+
+// The DMA-engine stream that compiled graphs of device @index upload their
+// host inputs on (one per device, made on first use): the uploads overlap
+// compute on the compute streams, and the recipe links them by an event.
+c10::Stream upload_stream(c10::DeviceIndex index)
+{
+	static std::mutex lock;
+	static std::map<c10::DeviceIndex, c10::Stream> streams;
+	std::lock_guard<std::mutex> g(lock);
+	auto it = streams.find(index);
+	if (it == streams.end())
+		it = streams.emplace(index, new_transfer_stream(index)).first;
+	return it->second;
+}
+
+// A pinned copy of the CPU tensor @t for device @index (layout converted
+// to contiguous on the way): the host-side half of a host input's upload.
+// The caller keeps the returned DataPtr until the upload is queued and
+// records the transfer stream's use of it.
+c10::DataPtr stage_host_input(const at::Tensor &t, c10::DeviceIndex index, spyre_tensor *out)
+{
+	size_t nbytes = size_t(t.numel()) * t.element_size();
+	c10::DataPtr dp = host_alloc_for(index, nbytes ? nbytes : 1);
+	at::Tensor staged = at::from_blob(dp.get(), t.sizes(), t.options());
+	staged.copy_(t);
+	spyre_buf hb;
+	TORCH_CHECK(resolve_host_ptr(dp.get(), nbytes ? nbytes : 1, index, &hb),
+		    "spyre: the staging buffer of a host input is not pinned memory of spyre:",
+		    int(index));
+	*out = spyre_tensor{};
+	out->dtype = card_dtype(t.scalar_type());
+	out->ndim = unsigned(t.dim());
+	int64_t stride = 1;
+	for (int64_t d = t.dim() - 1; d >= 0; d--) {
+		out->shape[d] = t.size(d);
+		out->strides[d] = stride;
+		stride *= std::max<int64_t>(t.size(d), 1);
+	}
+	out->buf = hb;
+	out->buf.size = nbytes;
+	return dp;
+}
 
 // A compiled graph: one recipe, its inputs' and outputs' signatures, and the
 // constants (weights) it was built over, kept alive as long as it is.
@@ -69,6 +116,10 @@ public:
 		spyre_compiled_destroy(c_);
 	}
 
+	// Runs the recipe on the current stream: spyre inputs are bound as they
+	// are (made contiguous first), host inputs (CPU tensors) are staged in
+	// pinned memory here and uploaded by the recipe on the device's upload
+	// stream, which the compute stream waits for on the card.
 	std::vector<at::Tensor> run(const std::vector<at::Tensor> &args)
 	{
 		TORCH_CHECK(args.size() == inputs_.size(), "spyre: the compiled graph takes ",
@@ -76,15 +127,22 @@ public:
 		c10::Device dev(c10::DeviceType::PrivateUse1, index_);
 		c10::DeviceGuard guard(dev);
 		std::vector<at::Tensor> ins, outs;
+		std::vector<c10::DataPtr> staged;
 		std::vector<spyre_tensor> din, dout;
 		for (size_t i = 0; i < args.size(); i++) {
 			const at::Tensor &t = args[i];
-			TORCH_CHECK(t.device() == dev && t.scalar_type() == inputs_[i].dtype &&
+			c10::Device want = inputs_[i].host ? c10::Device(c10::kCPU) : dev;
+			TORCH_CHECK(t.device() == want && t.scalar_type() == inputs_[i].dtype &&
 					    t.sizes().equals(inputs_[i].shape),
 				    "spyre: input ", i, " of the compiled graph must be ",
 				    inputs_[i].dtype, " ", c10::IntArrayRef(inputs_[i].shape), " on ",
-				    dev, ", got ", t.scalar_type(), " ", t.sizes(), " on ",
+				    want, ", got ", t.scalar_type(), " ", t.sizes(), " on ",
 				    t.device());
+			if (inputs_[i].host) {
+				din.emplace_back();
+				staged.push_back(stage_host_input(t, index_, &din.back()));
+				continue;
+			}
 			ins.push_back(t.is_contiguous() ? t : t.contiguous());
 			din.push_back(describe(ins.back()));
 		}
@@ -93,10 +151,16 @@ public:
 			dout.push_back(describe(outs.back()));
 		}
 		spyre_stream *s = launch_stream(outs.empty() ? ins.at(0) : outs[0]);
+		c10::Stream up = upload_stream(index_);
 		TraceLabelScope label("compiled graph");
-		check_op(spyre_compiled_run(c_, s, din.data(), unsigned(din.size()), dout.data(),
-					    unsigned(dout.size())),
+		check_op(spyre_compiled_run_with_transfer(c_, s, native_stream(up), din.data(),
+							  unsigned(din.size()), dout.data(),
+							  unsigned(dout.size())),
 			 "compiled graph");
+		// the staging blocks return to the pinned cache, reused once the
+		// uploads queued so far on the upload stream are done
+		for (const auto &p : staged)
+			record_host_use(p.get(), up);
 		count_device_op("compiled_graph");
 		return outs;
 	}
@@ -127,14 +191,14 @@ public:
 		return d;
 	}
 
-	// (dtype, shape) of the inputs and of the outputs
+	// (dtype, shape, host) of the inputs and of the outputs
 	py::tuple signature() const
 	{
 		py::list in, out;
 		for (const auto &i : inputs_)
-			in.append(py::make_tuple(i.dtype, i.shape));
+			in.append(py::make_tuple(i.dtype, i.shape, i.host));
 		for (const auto &o : outputs_)
-			out.append(py::make_tuple(o.dtype, o.shape));
+			out.append(py::make_tuple(o.dtype, o.shape, o.host));
 		return py::make_tuple(in, out);
 	}
 
@@ -172,6 +236,19 @@ public:
 					   &v),
 			 "graph input");
 		inputs_.push_back({ dt, std::move(shape) });
+		return v;
+	}
+
+	// An input that arrives as a CPU tensor: the recipe uploads it.
+	int host_input(at::ScalarType dt, std::vector<int64_t> shape)
+	{
+		TORCH_CHECK(shape.size() <= SPYRE_MAX_DIMS, "spyre: at most ", SPYRE_MAX_DIMS,
+			    " dims, got ", shape.size());
+		int v;
+		check_op(spyre_graph_host_input(g_, card_dtype(dt), unsigned(shape.size()),
+						shape.data(), &v),
+			 "graph host input");
+		inputs_.push_back({ dt, std::move(shape), true });
 		return v;
 	}
 
@@ -237,14 +314,14 @@ std::unique_ptr<Compiled> load_compiled(int index, const py::bytes &blob,
 					  std::vector<at::Tensor>{});
 }
 
-// (dtype, shape) pairs as Python passes a signature
-using Signature = std::vector<std::pair<at::ScalarType, std::vector<int64_t>>>;
+// (dtype, shape, host) as Python passes a signature
+using Signature = std::vector<std::tuple<at::ScalarType, std::vector<int64_t>, bool>>;
 
 std::vector<ValueInfo> value_infos(const Signature &l)
 {
 	std::vector<ValueInfo> r;
 	for (const auto &p : l)
-		r.push_back({ p.first, p.second });
+		r.push_back({ std::get<0>(p), std::get<1>(p), std::get<2>(p) });
 	return r;
 }
 
@@ -315,6 +392,7 @@ void init_graph_bindings(py::module &m)
 	py::class_<Graph>(m, "_Graph")
 		.def(py::init<int>())
 		.def("input", &Graph::input)
+		.def("host_input", &Graph::host_input)
 		.def("constant", &Graph::constant)
 		.def("output", &Graph::output)
 		.def("info",

@@ -276,3 +276,86 @@ def test_hf_generate_with_a_compiled_forward(kind):
     st = spyre_compiler.stats()
     assert st["graph_breaks"] == [] and st["recipes"] == st["graphs"] >= 2, st
     assert torch.spyre.fallback_counts() == {}
+
+
+class Uploading(nn.Module):
+    """Takes a CPU tensor and moves it to spyre itself."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x.to(D))
+
+
+def test_a_cpu_input_is_uploaded_by_the_recipe_on_the_upload_stream():
+    torch.manual_seed(5)
+    ref = models()["mlp"].eval()
+    compiled = torch.compile(Uploading(copy.deepcopy(ref).to(D)), backend="spyre")
+    x = torch.randn(32, 6).t()  # not contiguous: staged contiguous on the host
+    with torch.no_grad():
+        got = compiled(x)
+        torch.testing.assert_close(got.cpu(), ref(x), rtol=1e-4, atol=1e-4)
+        st = spyre_compiler.stats()
+        assert st["host_inputs"] == 1 and st["recipes"] == 1, st
+        assert st["graph_breaks"] == [] and st["eager_nodes"] == 0, st
+        torch.spyre.synchronize()
+        before = torch.spyre.counters()["submits"]
+        for _ in range(3):
+            compiled(x)
+        torch.spyre.synchronize()
+        # one SUBMIT per stream touched: the upload stream and the compute stream
+        assert torch.spyre.counters()["submits"] - before == 6
+    # the caller may change its tensor as soon as the call returned: the
+    # call staged it
+    with torch.no_grad():
+        y = torch.randn(6, 32)
+        out = compiled(y)
+        want = ref(y)
+        y.fill_(1e6)
+        torch.testing.assert_close(out.cpu(), want, rtol=1e-4, atol=1e-4)
+    assert torch.spyre.fallback_counts() == {}
+
+
+def test_a_cpu_input_used_on_the_cpu_is_a_graph_break():
+    def f(x):
+        return x.to(D) * 2, x.sum()
+
+    x = torch.randn(4, 8)
+    got, s = torch.compile(f, backend="spyre")(x)
+    torch.testing.assert_close(got.cpu(), x * 2)
+    torch.testing.assert_close(s, x.sum())
+
+
+def test_consecutive_calls_overlap_uploads_with_compute(tmp_path):
+    # call k + 1's upload (DMA engine) runs while call k computes: the
+    # device timeline shows them overlapping
+    import json
+    torch.manual_seed(6)
+    ref = nn.Linear(1024, 1024)
+    compiled = torch.compile(Uploading(copy.deepcopy(ref).to(D)), backend="spyre")
+    xs = [torch.randn(512, 1024) for _ in range(4)]
+    path = str(tmp_path / "t.json")
+    with torch.no_grad():
+        compiled(xs[0])
+        torch.spyre.synchronize()
+        with torch.spyre.trace(path):
+            outs = [compiled(x) for x in xs]
+            torch.spyre.synchronize()
+    for x, o in zip(xs, outs):
+        torch.testing.assert_close(o.cpu(), ref(x), rtol=1e-3, atol=1e-3)
+    with open(path) as f:
+        ev = json.load(f)["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in ev
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    spans = [e for e in ev if e["ph"] == "X"]
+    compute = sorted((s["ts"], s["ts"] + s["dur"]) for s in spans if names[s["tid"]] == "compute")
+    upload = sorted((s["ts"], s["ts"] + s["dur"]) for s in spans
+                    if names[s["tid"]].startswith("dma"))
+    assert len(compute) == len(upload) == 4, (compute, upload)
+    for k in range(3):
+        assert upload[k][1] <= compute[k][0] + 1e-3  # compute waits for its upload
+        assert upload[k + 1][0] < compute[k][1], (k, upload, compute)  # overlap
+    serial = sum(e - s for s, e in compute + upload)
+    assert compute[-1][1] - upload[0][0] < 0.85 * serial, (compute, upload)

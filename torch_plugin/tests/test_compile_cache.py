@@ -83,7 +83,7 @@ def test_second_process_loads_the_recipe_and_two_writers_leave_a_valid_cache(tmp
     assert not glob.glob(os.path.join(str(cache), "*", ".tmp-*")), "a temporary file was left"
     (part,) = part_entries(cache)
     header, blob = disk_cache.load(key_of(part))
-    assert header["outputs"][-1] == ["float32", [1, 6, 128]] and blob[:4] == b"SPYC"
+    assert header["outputs"][-1] == ["float32", [1, 6, 128], False] and blob[:4] == b"SPYC"
 
     # a third process: the recipe comes from the disk, no program is generated
     sc = finish(gpt2_process(cache, tmp_path / "c.pt"))
@@ -167,6 +167,30 @@ def test_a_new_shape_or_dtype_misses(cache):
     assert st["disk_cache_hits"] == 0 and st["disk_cache_misses"] == 1, st
     torch.testing.assert_close(y3.float(), mlp()(x), rtol=2e-2, atol=2e-2)
     assert len(part_entries(cache)) == 3 and len(entries(cache)) == 6
+
+
+class _Uploading(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x.to(D))
+
+
+def test_a_graph_with_a_host_input_is_loaded_with_its_upload(cache):
+    # the CPU input is part of the key (a spyre input of the same shape is
+    # another entry) and the loaded recipe still uploads it itself
+    m = _Uploading(mlp().to(D))
+    x = torch.randn(4, 16)
+    y1, st = compiled_run(m, x)
+    assert st["disk_cache_misses"] == 1 and st["host_inputs"] == 1, st
+    y2, st = compiled_run(m, x)
+    assert st["disk_cache_graph_hits"] == 1 and st["programs_built"] == 0, st
+    assert torch.equal(y1, y2)
+    torch.testing.assert_close(y2, mlp()(x), rtol=1e-4, atol=1e-4)
+    _, st = compiled_run(m.inner, x.to(D))
+    assert st["disk_cache_misses"] == 1 and st["host_inputs"] == 0, st
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage"])

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever generated programs change: part of every cache key. */
-#define SPYRE_OPS_VERSION 1
+#define SPYRE_OPS_VERSION 2
 
 #define SPYRE_MAX_DIMS 6
 
@@ -274,6 +274,18 @@ int spyre_graph_destroy(spyre_graph *g);
 /* A run-time input (contiguous, bound at each run, in declaration order). */
 int spyre_graph_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
 		      const int64_t *shape, spyre_value *out);
+/*
+ * A run-time input that arrives in host memory (a SPYRE_MEM_HOST buffer,
+ * contiguous, bound at each run like any input). The compiled graph
+ * uploads it itself: each run copies it into the graph's workspace with an
+ * H2D step on the transfer stream and the compute stream waits for that
+ * copy with an event, so the upload needs no separate copy call and no
+ * device buffer from the caller. Runs of such a graph alternate between
+ * two copies of the workspace: a run's uploads overlap the previous run's
+ * compute (spyre_compiled_run_with_transfer).
+ */
+int spyre_graph_host_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
+			   const int64_t *shape, spyre_value *out);
 /* A weight: the tensor is bound now and must outlive the compiled graph. */
 int spyre_graph_constant(spyre_graph *g, const struct spyre_tensor *t, spyre_value *out);
 /* Mark @v as an output (bound at each run, contiguous, in marking order). */
@@ -371,6 +383,15 @@ int spyre_compiled_get_stats(const spyre_compiled *c, struct spyre_compiled_stat
 int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
 		       unsigned int ninputs, const struct spyre_tensor *outputs,
 		       unsigned int noutputs);
+/*
+ * spyre_compiled_run with the host inputs' uploads on @transfer (a stream
+ * of the same device, normally a SPYRE_ENGINE_DMA one; NULL: on @s). Each
+ * stream touched costs one SUBMIT per run. Returns once the run is queued:
+ * host inputs must keep their bytes until the run completed.
+ */
+int spyre_compiled_run_with_transfer(spyre_compiled *c, spyre_stream *s, spyre_stream *transfer,
+				     const struct spyre_tensor *inputs, unsigned int ninputs,
+				     const struct spyre_tensor *outputs, unsigned int noutputs);
 int spyre_compiled_destroy(spyre_compiled *c);
 
 /*

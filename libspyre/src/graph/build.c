@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * From a lowered graph to card programs and one recipe (one stream slot,
- * inputs then outputs as argument slots, the planned workspace), and
- * running it.
+ * From a lowered graph to card programs and one recipe (the compute stream
+ * slot, plus a transfer slot when the graph has host inputs; inputs then
+ * outputs as argument slots, the planned workspace), and running it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../internal.h"
+#include "graph_build.h"
 #include "lower.h"
 
 static struct spyre_operand operand(spyre_graph *g, spyre_compiled *c, int st)
@@ -21,6 +22,9 @@ static struct spyre_operand operand(spyre_graph *g, spyre_compiled *c, int st)
 		return spyre_op_arg((unsigned int)s->io);
 	case ST_CONST:
 		return spyre_op_buf(s->buf);
+	case ST_HOST_INPUT:
+		/* where the run's upload put it */
+		return spyre_op_ws(s->ws_off, (s->bytes + 127) & ~127ull);
 	default:
 		if (s->io >= 0)
 			return spyre_op_arg(g->ninputs + (unsigned int)s->io);
@@ -55,21 +59,58 @@ static int add_progs(spyre_compiled *c, const struct kprogs *kp)
 	return 0;
 }
 
-static int add_step(spyre_graph *g, spyre_compiled *c, const struct lowered *L,
-		    spyre_recipe *r, unsigned int i)
+/* The operands of program @i's step, into @st. */
+static void step_operands(spyre_graph *g, spyre_compiled *c, const struct lowered *L,
+			  unsigned int i, struct cstep *st)
 {
 	const struct lnode *ln = &L->k[c->prog_node[i]];
-	struct spyre_operand ops[16];
 	unsigned int j;
 
+	st->nops = ln->nslots;
 	for (j = 0; j < ln->nslots; j++)
-		ops[j] = operand(g, c, ln->slot_store[j]);
-	if (r == c->recipe) {
-		/* kept for spyre_compiled_serialize */
-		c->steps[i].nops = ln->nslots;
-		memcpy(c->steps[i].ops, ops, ln->nslots * sizeof(ops[0]));
+		st->ops[j] = operand(g, c, ln->slot_store[j]);
+}
+
+int g_make_recipe(spyre_compiled *c)
+{
+	unsigned int i, nargs = c->ninputs + c->noutputs;
+	int ret;
+
+	ret = spyre_recipe_create(c->ops->dev, c->nup ? 2 : 1, nargs, c->ws_size, &c->recipe);
+	if (!ret && c->nup)
+		ret = spyre_recipe_set_inflight(c->recipe, SPYRE_RECIPE_INFLIGHT, 2);
+	for (i = 0; i < c->nup && !ret; i++)
+		ret = spyre_recipe_h2d(c->recipe, 1, spyre_op_ws(c->up[i].ws_off, c->up[i].bytes),
+				       spyre_op_arg(c->up[i].input), c->up[i].bytes);
+	if (!ret && c->nup)
+		ret = spyre_recipe_signal(c->recipe, 1, 0);
+	if (!ret && c->nup)
+		ret = spyre_recipe_wait(c->recipe, 0, 0);
+	for (i = 0; i < c->nprogs && !ret; i++)
+		ret = spyre_recipe_compute(c->recipe, 0, c->progs[i], c->steps[i].ops,
+					   c->steps[i].nops, spyre_op_ws(0, 0));
+	if (!ret)
+		ret = spyre_recipe_finalize(c->recipe);
+	if (!ret)
+		ret = spyre_recipe_submits_per_launch(c->recipe, &c->stats.submits);
+	return ret;
+}
+
+/* The uploads of @g's host inputs that a kernel reads. */
+static int collect_uploads(spyre_graph *g, spyre_compiled *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nst; i++) {
+		const struct gstore *s = &g->st[i];
+
+		if (s->kind != ST_HOST_INPUT || !s->planned)
+			continue;
+		if (g_grow((void **)&c->up, &c->up_cap, c->nup, sizeof(*c->up)))
+			return -ENOMEM;
+		c->up[c->nup++] = (struct gupload){ (unsigned int)s->io, s->ws_off, s->bytes };
 	}
-	return spyre_recipe_compute(r, 0, c->progs[i], ops, ln->nslots, spyre_op_ws(0, 0));
+	return 0;
 }
 
 /* SPYRE_COMPILE_OP_BY_OP: a recipe per program over a private buffer. */
@@ -84,9 +125,13 @@ static int build_per_op(spyre_graph *g, spyre_compiled *c, const struct lowered 
 	if (L->ws)
 		ret = spyre_bo_create(c->ops->dev, L->ws, SPYRE_MEM_DEVICE, &c->ws);
 	for (i = 0; i < c->nprogs && !ret; i++) {
+		struct cstep st;
+
+		step_operands(g, c, L, i, &st);
 		ret = spyre_recipe_create(c->ops->dev, 1, nargs, 0, &c->per_op[i]);
 		if (!ret)
-			ret = add_step(g, c, L, c->per_op[i], i);
+			ret = spyre_recipe_compute(c->per_op[i], 0, c->progs[i], st.ops, st.nops,
+						   spyre_op_ws(0, 0));
 		if (!ret)
 			ret = spyre_recipe_finalize(c->per_op[i]);
 		if (!ret)
@@ -116,7 +161,9 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		return spy_err(-ENOMEM, "%s: out of memory", call);
 	}
 	for (i = 0; i < g->nst; i++) {
-		if (g->st[i].kind == ST_INPUT)
+		if (g->st[i].kind == ST_HOST_INPUT)
+			c->host_inputs |= 1ull << g->st[i].io;
+		if (g->st[i].kind == ST_INPUT || g->st[i].kind == ST_HOST_INPUT)
 			for (j = 0; j < g->nv; j++)
 				if (g->v[j].store == (int)i) {
 					c->io[g->st[i].io] = g->v[j];
@@ -176,21 +223,22 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 				pn[j] = i;
 		}
 	}
-	if (!ret && c->nprogs && (flags & SPYRE_COMPILE_OP_BY_OP)) {
+	if (!ret)
+		ret = collect_uploads(g, c);
+	if (!ret && c->nup && (flags & SPYRE_COMPILE_OP_BY_OP)) {
+		ret = spy_err(-EOPNOTSUPP, "%s: host inputs are uploaded by the graph's one recipe; "
+			      "SPYRE_COMPILE_OP_BY_OP has none", call);
+	} else if (!ret && c->nprogs && (flags & SPYRE_COMPILE_OP_BY_OP)) {
 		ret = build_per_op(g, c, L);
 	} else if (!ret && c->nprogs) {
-		ret = spyre_recipe_create(c->ops->dev, 1, L->ninputs + L->noutputs, L->ws,
-					  &c->recipe);
 		c->ws_size = L->ws;
-		c->steps = ret ? NULL : calloc(c->nprogs, sizeof(*c->steps));
-		if (!ret && !c->steps)
+		c->steps = calloc(c->nprogs, sizeof(*c->steps));
+		if (!c->steps)
 			ret = -ENOMEM;
 		for (i = 0; i < c->nprogs && !ret; i++)
-			ret = add_step(g, c, L, c->recipe, i);
+			step_operands(g, c, L, i, &c->steps[i]);
 		if (!ret)
-			ret = spyre_recipe_finalize(c->recipe);
-		if (!ret)
-			ret = spyre_recipe_submits_per_launch(c->recipe, &c->stats.submits);
+			ret = g_make_recipe(c);
 	}
 	c->stats.programs = c->nprogs;
 	if (ret) {
@@ -220,6 +268,7 @@ int spyre_compiled_destroy(spyre_compiled *c)
 		free(c->img[i].p);
 	free(c->img);
 	free(c->steps);
+	free(c->up);
 	if (c->ws)
 		spyre_bo_destroy(c->ws);
 	free(c->prog_node);
@@ -236,10 +285,11 @@ int spyre_compiled_get_stats(const spyre_compiled *c, struct spyre_compiled_stat
 	return 0;
 }
 
-int g_launch(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
-	     unsigned int ninputs, const struct spyre_tensor *outputs, unsigned int noutputs,
-	     const char *call)
+int g_launch(spyre_compiled *c, spyre_stream *s, spyre_stream *transfer,
+	     const struct spyre_tensor *inputs, unsigned int ninputs,
+	     const struct spyre_tensor *outputs, unsigned int noutputs, const char *call)
 {
+	spyre_stream *streams[2] = { s, transfer };
 	struct spyre_buf args[64], dummy;
 	unsigned int i, n = ninputs + noutputs;
 	int ret;
@@ -269,7 +319,7 @@ int g_launch(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inpu
 				return ret;
 		}
 	} else {
-		ret = spyre_recipe_launch(c->recipe, &s, args, n);
+		ret = spyre_recipe_launch(c->recipe, streams, args, n);
 		if (ret)
 			return ret;
 	}
@@ -281,6 +331,13 @@ int g_launch(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inpu
 int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
 		       unsigned int ninputs, const struct spyre_tensor *outputs,
 		       unsigned int noutputs)
+{
+	return spyre_compiled_run_with_transfer(c, s, NULL, inputs, ninputs, outputs, noutputs);
+}
+
+int spyre_compiled_run_with_transfer(spyre_compiled *c, spyre_stream *s, spyre_stream *transfer,
+				     const struct spyre_tensor *inputs, unsigned int ninputs,
+				     const struct spyre_tensor *outputs, unsigned int noutputs)
 {
 	static const char *call = "spyre_compiled_run";
 	unsigned int i;
@@ -301,7 +358,9 @@ int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_te
 
 		snprintf(what, sizeof(what), "%s %u", i < ninputs ? "input" : "output",
 			 i < ninputs ? i : i - ninputs);
-		ret = g_check_tensor(call, what, t);
+		ret = g_check_tensor_in(call, what, t,
+					i < ninputs && (c->host_inputs >> i & 1) ? SPYRE_MEM_HOST :
+										   SPYRE_MEM_DEVICE);
 		if (ret)
 			return ret;
 		memset(&tv, 0, sizeof(tv));
@@ -318,7 +377,7 @@ int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_te
 				       spyre_dtype_name(v->dt), b);
 		}
 	}
-	return g_launch(c, s, inputs, ninputs, outputs, noutputs, call);
+	return g_launch(c, s, transfer ? transfer : s, inputs, ninputs, outputs, noutputs, call);
 }
 
 int spyre_graph_compile(spyre_graph *g, spyre_compiled **out)

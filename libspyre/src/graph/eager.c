@@ -130,7 +130,7 @@ static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
 		}
 	}
 	if (!ret)
-		ret = g_launch(c, s, all, n - 1, all + n - 1, 1, call);
+		ret = g_launch(c, s, s, all, n - 1, all + n - 1, 1, call);
 	pthread_mutex_unlock(&ops->lock);
 	free(key);
 	lowered_free(&L);

@@ -118,6 +118,12 @@ uint64_t g_extent_bytes(enum spyre_dtype dt, unsigned int ndim, const int64_t *s
 
 int g_check_tensor(const char *call, const char *what, const struct spyre_tensor *t)
 {
+	return g_check_tensor_in(call, what, t, SPYRE_MEM_DEVICE);
+}
+
+int g_check_tensor_in(const char *call, const char *what, const struct spyre_tensor *t,
+		      enum spyre_mem mem)
+{
 	unsigned int d, es;
 	uint64_t ext;
 
@@ -141,9 +147,11 @@ int g_check_tensor(const char *call, const char *what, const struct spyre_tensor
 		return 0;	/* no elements: nothing is accessed */
 	if (!t->buf.bo)
 		return spy_err(-EINVAL, "%s: %s has no buffer", call, what);
-	if (spyre_bo_mem(t->buf.bo) != SPYRE_MEM_DEVICE)
-		return spy_err(-EINVAL, "%s: %s is in host memory; ops take device memory", call,
-			       what);
+	if (spyre_bo_mem(t->buf.bo) != mem)
+		return spy_err(-EINVAL, "%s: %s is in %s memory; %s", call, what,
+			       mem == SPYRE_MEM_DEVICE ? "host" : "device",
+			       mem == SPYRE_MEM_DEVICE ? "ops take device memory" :
+							 "a host input takes host memory");
 	if (t->buf.offset % es)
 		return spy_err(-EINVAL, "%s: %s: offset %llu is not a multiple of the %s element "
 			       "size %u", call, what, (unsigned long long)t->buf.offset,
@@ -289,10 +297,10 @@ int g_check_shape(const char *call, unsigned int ndim, const int64_t *shape)
 	return 0;
 }
 
-int spyre_graph_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
-		      const int64_t *shape, spyre_value *out)
+/* A run-time input of kind @kind (ST_INPUT or ST_HOST_INPUT). */
+static int add_input(spyre_graph *g, const char *call, int kind, enum spyre_dtype dt,
+		     unsigned int ndim, const int64_t *shape, spyre_value *out)
 {
-	static const char *call = "spyre_graph_input";
 	int s, v, ret;
 
 	if (!g || !out)
@@ -304,7 +312,7 @@ int spyre_graph_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
 		return ret;
 	if (g->ninputs + g->noutputs >= 64)
 		return spy_err(-E2BIG, "%s: at most 64 inputs and outputs", call);
-	s = g_new_store(g, ST_INPUT, dt, g_numel_of(ndim, shape));
+	s = g_new_store(g, kind, dt, g_numel_of(ndim, shape));
 	if (s < 0)
 		return s;
 	g->st[s].io = (int)g->ninputs;
@@ -314,6 +322,18 @@ int spyre_graph_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
 	g->ninputs++;
 	*out = v;
 	return 0;
+}
+
+int spyre_graph_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
+		      const int64_t *shape, spyre_value *out)
+{
+	return add_input(g, "spyre_graph_input", ST_INPUT, dt, ndim, shape, out);
+}
+
+int spyre_graph_host_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
+			   const int64_t *shape, spyre_value *out)
+{
+	return add_input(g, "spyre_graph_host_input", ST_HOST_INPUT, dt, ndim, shape, out);
 }
 
 /* An input bound to a strided tensor (eager ops). */

@@ -17,7 +17,12 @@
 #include "spyre_hw.h"
 #include "spyre_isa.h"
 
-enum { ST_INPUT, ST_CONST, ST_NODE };
+/*
+ * ST_HOST_INPUT: an input that arrives in host memory; it lives in the
+ * workspace, where each run's upload (an H2D step on the transfer stream
+ * slot) puts it.
+ */
+enum { ST_INPUT, ST_CONST, ST_NODE, ST_HOST_INPUT };
 enum { NK_EW, NK_MM, NK_GATHER };
 
 struct gstore {
@@ -105,6 +110,9 @@ const struct gval *g_val(const spyre_graph *g, spyre_value v);
 bool g_contiguous(const struct gval *v);
 /* Validate a public tensor descriptor; @what names it in the message. */
 int g_check_tensor(const char *call, const char *what, const struct spyre_tensor *t);
+/* The same for a tensor that must be in @mem. */
+int g_check_tensor_in(const char *call, const char *what, const struct spyre_tensor *t,
+		      enum spyre_mem mem);
 /* Bytes from element 0 to one past the last element the strides reach. */
 uint64_t g_extent_bytes(enum spyre_dtype dt, unsigned int ndim, const int64_t *shape,
 			const int64_t *strides);
@@ -123,6 +131,7 @@ struct spyre_compiled {
 	unsigned int *prog_node;	/* kernel of each program */
 	unsigned int nprogs;
 	unsigned int ninputs, noutputs;
+	uint64_t host_inputs;		/* bit i: input i is a host input */
 	struct gval *io;		/* shapes/dtypes of inputs then outputs */
 	struct spyre_compiled_stats stats;
 	/* what spyre_compiled_serialize writes (serial.c) */
@@ -133,6 +142,14 @@ struct spyre_compiled {
 	unsigned int nimg, img_cap;
 	struct cstep *steps;		/* the recipe step of each program */
 	uint64_t ws_size;		/* the recipe's workspace */
+	struct gupload *up;		/* host inputs' uploads, in input order */
+	unsigned int nup, up_cap;
+};
+
+/* One host input's upload: argument slot @input into the workspace. */
+struct gupload {
+	unsigned int input;
+	uint64_t ws_off, bytes;
 };
 
 /* The operands of one recipe step (one program). */
@@ -141,12 +158,22 @@ struct cstep {
 	struct spyre_operand ops[16];
 };
 
+/*
+ * The recipe of @c from its programs, steps and uploads (compiling and
+ * loading share it): the uploads on stream slot 1 signal event 0, which
+ * the compute steps on slot 0 wait for; with uploads, runs alternate
+ * between two workspace copies so one run's uploads overlap the previous
+ * run's compute.
+ */
+int g_make_recipe(spyre_compiled *c);
+
 /* Keep a copy of @c's program @i image (for serialising). */
 int g_keep_image(spyre_compiled *c, unsigned int i, const void *img, size_t size);
 
 /* Compile @g; @key/@keylen receive the cache key (malloc'd) when non-NULL. */
 int g_compile(spyre_graph *g, spyre_compiled **out, void **key, size_t *keylen);
-int g_launch(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
+int g_launch(spyre_compiled *c, spyre_stream *s, spyre_stream *transfer,
+	     const struct spyre_tensor *inputs,
 	     unsigned int ninputs, const struct spyre_tensor *outputs, unsigned int noutputs,
 	     const char *call);
 

@@ -214,6 +214,20 @@ static int plan(spyre_graph *g, struct lowered *L, bool reuse)
 	}
 	L->ws = 0;
 	L->inter = 0;
+	/* host inputs are uploaded before the first kernel: live from the start */
+	for (i = 0; i < g->nst; i++) {
+		struct gstore *s = &g->st[i];
+		uint64_t size = (s->bytes + 127) & ~127ull;
+
+		if (s->kind != ST_HOST_INPUT || s->last_use < 0 || !size)
+			continue;
+		s->planned = true;
+		live[nlive] = (struct blk){ L->ws, size };
+		owner[nlive++] = (int)i;
+		s->ws_off = L->ws;
+		L->ws += size;
+		L->inter += size;
+	}
 	for (i = 0; i < g->nn; i++) {
 		struct gnode *n = &g->n[i];
 		int so = g->v[n->out].store;

@@ -2,8 +2,8 @@
 /*
  * A compiled graph as bytes and back: the program images, the recipe's
  * steps (argument slots, workspace offsets, the library's own constants by
- * length), the workspace size, the inputs' and outputs' signatures and the
- * stats. Loading skips lowering and kernel generation: it loads the images
+ * length), the host inputs' uploads, the workspace size, the inputs' and
+ * outputs' signatures and the stats. Loading skips lowering and kernel generation: it loads the images
  * and rebuilds the recipe. Tensors are bound at launch, so the bytes hold
  * no weights. The blob names the op library version, card interface
  * version and core count it was built for and ends with a checksum; a
@@ -19,7 +19,7 @@
 #include "graph_build.h"
 
 #define SER_MAGIC 0x43595053u	/* "SPYC" read as a little-endian u32 */
-#define SER_FORMAT 1u
+#define SER_FORMAT 2u	/* 2: host inputs' uploads */
 #define SER_MAX_IMAGE (64u << 20)
 
 /* Operand kinds in the blob. */
@@ -136,6 +136,13 @@ int spyre_compiled_serialize(const spyre_compiled *c, void **out, size_t *len)
 		put32(&w, (uint32_t)c->io[i].dt);
 		put32(&w, c->io[i].ndim);
 		put(&w, c->io[i].shape, c->io[i].ndim * sizeof(int64_t));
+	}
+	put64(&w, c->host_inputs);
+	put32(&w, c->nup);
+	for (i = 0; i < c->nup; i++) {
+		put32(&w, c->up[i].input);
+		put64(&w, c->up[i].ws_off);
+		put64(&w, c->up[i].bytes);
 	}
 	for (i = 0; i < c->nprogs; i++) {
 		const struct cstep *st = &c->steps[i];
@@ -268,6 +275,38 @@ static int read_io(struct rbuf *r, spyre_compiled *c)
 	return r->bad ? -1 : 0;
 }
 
+/* The host inputs' uploads into @c: -1 when malformed (-ENOMEM as -2). */
+static int read_uploads(struct rbuf *r, spyre_compiled *c)
+{
+	uint64_t mask = get64(r);
+	uint32_t n = get32(r), i;
+
+	if (r->bad || n > c->ninputs || (c->ninputs < 64 && mask >> c->ninputs))
+		return -1;
+	c->host_inputs = mask;
+	c->up = calloc(n + 1, sizeof(*c->up));
+	if (!c->up)
+		return -2;
+	c->up_cap = n + 1;
+	for (i = 0; i < n; i++) {
+		struct gupload *u = &c->up[i];
+		const struct gval *v;
+
+		u->input = get32(r);
+		u->ws_off = get64(r);
+		u->bytes = get64(r);
+		if (r->bad || u->input >= c->ninputs || !(mask >> u->input & 1))
+			return -1;
+		v = &c->io[u->input];
+		/* the whole input, inside the workspace */
+		if (u->bytes != (uint64_t)g_numel_of(v->ndim, v->shape) * spyre_dtype_bytes(v->dt) ||
+		    u->ws_off > c->ws_size || u->bytes > c->ws_size - u->ws_off)
+			return -1;
+		c->nup++;
+	}
+	return 0;
+}
+
 /* One program's step operands into @st; -1 when malformed. */
 static int read_step(struct rbuf *r, spyre_compiled *c, struct cstep *st)
 {
@@ -314,7 +353,7 @@ static int read_step(struct rbuf *r, spyre_compiled *c, struct cstep *st)
 static int load(spyre_ops *ops, struct rbuf *r, spyre_compiled *c, const char *call)
 {
 	uint32_t ver, hw, nc;
-	unsigned int i, nprogs;
+	unsigned int nprogs;
 	int ret;
 
 	if (get32(r) != SER_MAGIC || get32(r) != SER_FORMAT)
@@ -348,6 +387,11 @@ static int load(spyre_ops *ops, struct rbuf *r, spyre_compiled *c, const char *c
 		return spy_err(-ENOMEM, "%s: out of memory", call);
 	if (read_io(r, c))
 		goto bad;
+	ret = read_uploads(r, c);
+	if (ret == -2)
+		return spy_err(-ENOMEM, "%s: out of memory", call);
+	if (ret)
+		goto bad;
 	while (c->nprogs < nprogs) {
 		uint64_t size = get64(r);
 		const void *img = size <= SER_MAX_IMAGE ? take(r, (size_t)size) : NULL;
@@ -371,15 +415,7 @@ static int load(spyre_ops *ops, struct rbuf *r, spyre_compiled *c, const char *c
 		goto bad;
 	if (!c->nprogs)
 		return 0;
-	ret = spyre_recipe_create(ops->dev, 1, c->ninputs + c->noutputs, c->ws_size, &c->recipe);
-	for (i = 0; i < c->nprogs && !ret; i++)
-		ret = spyre_recipe_compute(c->recipe, 0, c->progs[i], c->steps[i].ops,
-					   c->steps[i].nops, spyre_op_ws(0, 0));
-	if (!ret)
-		ret = spyre_recipe_finalize(c->recipe);
-	if (!ret)
-		ret = spyre_recipe_submits_per_launch(c->recipe, &c->stats.submits);
-	return ret;
+	return g_make_recipe(c);
 bad:
 	return spy_err(-EBADMSG, "%s: the serialised graph is malformed at byte %zu", call, r->at);
 }

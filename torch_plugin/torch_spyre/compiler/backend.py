@@ -11,6 +11,13 @@ launch. A node the library refuses is a graph break: it runs eagerly on
 spyre between the recipes, and the reason is recorded in ``stats()``.
 Dynamo's guards recompile for new shapes and dtypes.
 
+A CPU tensor that the graph only moves to spyre (``x.to("spyre")`` inside
+the compiled code) is a host input of the recipe: a call stages it in
+pinned memory and the recipe uploads it on the device's upload stream (the
+DMA engine), the compute waiting for it by an event on the card, so one
+call's upload overlaps the previous call's compute
+(``stats()["host_inputs"]`` counts them).
+
 A part's recipe depends only on the part's ATen code and its inputs' dtypes
 and shapes (parameters are inputs, bound at launch), so identical parts
 share one recipe: blocks compiled one by one, or a recompile that yields a
@@ -37,7 +44,7 @@ _lock = threading.Lock()
 _ZERO = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0,
          "recipe_cache_hits": 0, "recipe_cache_misses": 0, "disk_cache_hits": 0,
          "disk_cache_misses": 0, "disk_cache_writes": 0, "disk_cache_errors": 0,
-         "disk_cache_graph_hits": 0}
+         "disk_cache_graph_hits": 0, "host_inputs": 0}
 _stats = dict(_ZERO)
 # (device, part code, input dtypes/shapes) -> compiled recipe, LRU
 _RECIPES_KEPT = 64
@@ -83,11 +90,27 @@ class _Refused(Exception):
         self.node, self.reason = node, reason
 
 
-def _meta(node):
+def _is_upload(node):
+    """@node copies its input to spyre (``x.to("spyre")``)."""
+    dev = node.kwargs.get("device") if node.op == "call_function" else None
+    return (node.target is torch.ops.aten._to_copy.default and dev is not None and
+            torch.device(dev).type == "spyre")
+
+
+def _meta(node, placeholder):
+    """The tensor metadata of the part input @node (its @placeholder in the
+    part): a spyre tensor, or a CPU tensor the part only uploads."""
     val = node.meta.get("val")
-    if not isinstance(val, torch.Tensor) or val.device.type != "spyre":
-        raise _Refused(node, "an input that is not a spyre tensor")
-    return val
+    if isinstance(val, torch.Tensor) and val.device.type == "spyre":
+        return val
+    if isinstance(val, torch.Tensor) and val.device.type == "cpu":
+        users = list(placeholder.users)
+        if users and all(_is_upload(u) for u in users):
+            return val
+        if users:
+            raise _Refused(next(u for u in users if not _is_upload(u)),
+                           "reads a CPU tensor (only copies of it to spyre are compiled)")
+    raise _Refused(node, "an input that is not a spyre tensor")
 
 
 class RecipeModule(torch.nn.Module):
@@ -103,15 +126,21 @@ class RecipeModule(torch.nn.Module):
         return outs[0] if self.single else tuple(outs)
 
 
+def _device_index(metas):
+    return next((m.device.index or 0 for m in metas if m.device.type == "spyre"), 0)
+
+
 def _build(sub, inputs):
     """Lowers the partition GraphModule @sub (placeholders fed by the FX
     nodes @inputs) into one recipe; raises _Refused naming a node."""
-    metas = [_meta(n) for n in inputs]
-    index = metas[0].device.index or 0 if metas else 0
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    metas = [_meta(n, ph) for n, ph in zip(inputs, placeholders)]
+    index = _device_index(metas)
     if not all(type(d) is int for m in metas for d in m.shape):
         # a symbolic size: not a key (the lowering refuses it anyway)
         return _compile_part(sub, metas, index)
-    key = (index, sub.code, tuple((m.dtype, tuple(m.shape)) for m in metas))
+    key = (index, sub.code,
+           tuple((m.device.type, m.dtype, tuple(m.shape)) for m in metas))
     with _lock:
         hit = _recipes.get(key)
         if hit is not None:
@@ -139,7 +168,8 @@ def _count(name):
 
 def _load_part(index, header, blob):
     """A part entry's recipe, rebuilt by libspyre without compiling."""
-    sig = [[(getattr(torch, d), s) for d, s in header[io]] for io in ("inputs", "outputs")]
+    sig = [[(getattr(torch, d), s, h) for d, s, h in header[io]]
+           for io in ("inputs", "outputs")]
     return _C._compiled_load(index, blob, *sig)
 
 
@@ -181,8 +211,8 @@ def _from_disk(sub, metas, index):
         return mod  # a constant tensor inside: nothing to keep
     ins, outs = mod.compiled.signature()
     header = {"single": mod.single,
-              "inputs": [[str(d).replace("torch.", ""), list(s)] for d, s in ins],
-              "outputs": [[str(d).replace("torch.", ""), list(s)] for d, s in outs]}
+              "inputs": [[str(d).replace("torch.", ""), list(s), h] for d, s, h in ins],
+              "outputs": [[str(d).replace("torch.", ""), list(s), h] for d, s, h in outs]}
     if disk_cache.store(k, header, blob):
         _count("disk_cache_writes")
         mod.disk_key = k
@@ -213,13 +243,13 @@ def _graph_key(gm):
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             v = n.meta.get("val")
-            if (not isinstance(v, torch.Tensor) or v.device.type != "spyre" or
+            if (not isinstance(v, torch.Tensor) or v.device.type not in ("spyre", "cpu") or
                     not all(type(d) is int for d in v.shape)):
                 return None
             metas.append(v)
-    if not metas:
+    if not any(m.device.type == "spyre" for m in metas):
         return None
-    index = metas[0].device.index or 0
+    index = _device_index(metas)
     return index, disk_cache.key(index, "graph\n" + gm.code, metas)
 
 
@@ -294,7 +324,11 @@ def _compile_part(sub, metas, index):
     ctx = lower.Context(graph)
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     for ph, m in zip(placeholders, metas):
-        ctx.env[ph] = graph.input(m.dtype, list(m.shape))
+        if m.device.type == "cpu":
+            ctx.env[ph] = graph.host_input(m.dtype, list(m.shape))
+            _count("host_inputs")
+        else:
+            ctx.env[ph] = graph.input(m.dtype, list(m.shape))
     made_by_view = set()
     out_node = None
     for n in sub.graph.nodes:
@@ -315,12 +349,13 @@ def _compile_part(sub, metas, index):
             # combination it does not take) leaves the node to eager mode
             raise _Refused(n, str(e).splitlines()[0]) from None
     results = out_node.args[0]
+    host_values = {ctx.env[ph] for ph, m in zip(placeholders, metas) if m.device.type == "cpu"}
     single = not isinstance(results, (tuple, list))
     for r in ([results] if single else results):
         v = ctx.env.get(r)
         if v is None:
             raise _Refused(r, "an output with no value on the card")
-        if r in made_by_view or r.op == "placeholder":
+        if r in made_by_view or r.op == "placeholder" or v in host_values:
             v = graph.contiguous(v)  # outputs are dense, fresh tensors
         graph.output(v)
     return RecipeModule(graph.compile(), single)

@@ -37,7 +37,7 @@ from .. import _C
 
 ENV = "SPYRE_COMPILE_CACHE"
 _MAGIC = b"SPYRECC1"
-_FORMAT = 1
+_FORMAT = 2  # 2: host inputs (signatures carry a host flag)
 _identity = None
 
 
@@ -84,7 +84,7 @@ def key(index, code, metas):
     """The entry name of a part: @code on inputs @metas on spyre:@index."""
     props = torch.spyre.get_device_properties(index)
     desc = [_FORMAT, _build_identity(), props.hw_version, props.cores, code,
-            [[str(m.dtype), list(m.shape), str(m.layout)] for m in metas]]
+            [[str(m.dtype), list(m.shape), str(m.layout), m.device.type] for m in metas]]
     return hashlib.sha256(json.dumps(desc).encode()).hexdigest()
 
 
