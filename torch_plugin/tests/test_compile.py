@@ -359,3 +359,51 @@ def test_consecutive_calls_overlap_uploads_with_compute(tmp_path):
         assert upload[k + 1][0] < compute[k][1], (k, upload, compute)  # overlap
     serial = sum(e - s for s, e in compute + upload)
     assert compute[-1][1] - upload[0][0] < 0.85 * serial, (compute, upload)
+
+
+def test_dynamic_sizes_share_one_dynamo_graph():
+    # dynamic=True: one Dynamo graph; each size met is traced to a static
+    # graph of its own once, later calls of that size reuse its recipe
+    ref = models()["mlp"].eval()
+    compiled = torch.compile(copy.deepcopy(ref).to(D), backend="spyre", dynamic=True)
+    with torch.no_grad():
+        for rows in (3, 5, 7, 5, 3):
+            x = torch.randn(rows, 32)
+            torch.testing.assert_close(compiled(x.to(D)).cpu(), ref(x), rtol=1e-4, atol=1e-4)
+    st = spyre_compiler.stats()
+    assert st["dynamic_graphs"] == 1 and st["size_specializations"] == 3, st
+    assert st["graphs"] == 3 and st["recipes"] == 3 and st["graph_breaks"] == [], st
+    # a call of a size seen before is one SUBMIT, nothing traced or compiled
+    x = torch.randn(7, 32).to(D)
+    with torch.no_grad():
+        torch.spyre.synchronize()
+        before = torch.spyre.counters()["submits"]
+        compiled(x)
+        torch.spyre.synchronize()
+    assert torch.spyre.counters()["submits"] - before == 1
+    assert spyre_compiler.stats()["size_specializations"] == 3
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+def test_hf_generate_past_dynamos_recompile_limit(kind):
+    # 12 new tokens with the KV cache: the sequence length changes every
+    # step, Dynamo makes it dynamic after the second, and the one dynamic
+    # graph serves every later length (more lengths than Dynamo's
+    # recompile limit of 8), each length one recipe with no graph break
+    from torch._dynamo.utils import counters
+    from test_models_eager import hf_model, on_card
+    ref, dev = on_card(hf_model(kind))
+    dev.forward = torch.compile(dev.forward, backend="spyre")
+    ids = torch.randint(0, 128, (2, 5), generator=torch.Generator().manual_seed(9))
+    mask = torch.ones_like(ids)
+    kw = dict(max_new_tokens=12, do_sample=False, pad_token_id=0)
+    counters.clear()
+    with torch.no_grad():
+        want = ref.generate(ids, attention_mask=mask, **kw)
+        got = dev.generate(ids.to(D), attention_mask=mask.to(D), **kw)
+    assert torch.equal(got.cpu(), want), (got.cpu(), want)
+    st = spyre_compiler.stats()
+    assert st["dynamic_graphs"] == 1 and st["size_specializations"] >= 9, st
+    assert st["graph_breaks"] == [] and st["recipes"] == st["graphs"], st
+    assert counters["stats"]["unique_graphs"] <= 6, dict(counters["stats"])
+    assert torch.spyre.fallback_counts() == {}

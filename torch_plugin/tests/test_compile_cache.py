@@ -193,6 +193,28 @@ def test_a_graph_with_a_host_input_is_loaded_with_its_upload(cache):
     assert st["disk_cache_misses"] == 1 and st["host_inputs"] == 0, st
 
 
+def test_each_size_of_a_dynamic_graph_is_cached(cache):
+    m = mlp().to(D)
+
+    def run():
+        torch._dynamo.reset()
+        spyre_compiler.reset_stats()
+        built = _C._ops_counters(0)["programs_built"]
+        f = torch.compile(m, backend="spyre", dynamic=True)
+        with torch.no_grad():
+            ys = [f(torch.full((r, 16), 0.5).to(D)).cpu() for r in (3, 6)]
+        st = spyre_compiler.stats()
+        st["programs_built"] = _C._ops_counters(0)["programs_built"] - built
+        return ys, st
+
+    y1, st = run()
+    assert st["size_specializations"] == 2 and st["disk_cache_misses"] == 2, str(st)
+    y2, st = run()
+    assert st["disk_cache_graph_hits"] == 2 and st["programs_built"] == 0, st
+    for a, b in zip(y1, y2):
+        assert torch.equal(a, b)
+
+
 @pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "garbage"])
 def test_a_corrupt_entry_is_compiled_again_with_a_warning(cache, damage):
     m = mlp().to(D)

@@ -9,7 +9,9 @@ graph compiled into one recipe (fused elementwise chains, one planned
 workspace) that a call launches with one SUBMIT, its tensors bound at
 launch. A node the library refuses is a graph break: it runs eagerly on
 spyre between the recipes, and the reason is recorded in ``stats()``.
-Dynamo's guards recompile for new shapes and dtypes.
+Dynamo's guards recompile for new dtypes and, for a static graph, new
+shapes; a graph with symbolic sizes is compiled per size at its calls
+(``PerSize``).
 
 A CPU tensor that the graph only moves to spyre (``x.to("spyre")`` inside
 the compiled code) is a host input of the recipe: a call stages it in
@@ -44,7 +46,8 @@ _lock = threading.Lock()
 _ZERO = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0,
          "recipe_cache_hits": 0, "recipe_cache_misses": 0, "disk_cache_hits": 0,
          "disk_cache_misses": 0, "disk_cache_writes": 0, "disk_cache_errors": 0,
-         "disk_cache_graph_hits": 0, "host_inputs": 0}
+         "disk_cache_graph_hits": 0, "host_inputs": 0, "dynamic_graphs": 0,
+         "size_specializations": 0}
 _stats = dict(_ZERO)
 # (device, part code, input dtypes/shapes) -> compiled recipe, LRU
 _RECIPES_KEPT = 64
@@ -59,7 +62,9 @@ def stats():
     (disk hits: loaded, not compiled), how many it did not (disk misses),
     entries written and entries found corrupt or unreadable (errors); graph
     hits are the disk hits that served a whole graph (one recipe) without
-    partitioning it."""
+    partitioning it; host inputs are CPU tensors a recipe uploads itself;
+    dynamic graphs are graphs with symbolic sizes (PerSize) and size
+    specializations the static graphs traced from them, one per size met."""
     with _lock:
         return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
 
@@ -239,10 +244,13 @@ def _graph_key(gm):
     the cache is off or an input is not a spyre tensor of static shape."""
     if disk_cache.directory() is None:
         return None
-    metas = []
+    metas, ints = [], []
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             v = n.meta.get("val")
+            if type(v) is int:  # a size a PerSize graph was specialized for
+                ints.append(v)
+                continue
             if (not isinstance(v, torch.Tensor) or v.device.type not in ("spyre", "cpu") or
                     not all(type(d) is int for d in v.shape)):
                 return None
@@ -250,7 +258,7 @@ def _graph_key(gm):
     if not any(m.device.type == "spyre" for m in metas):
         return None
     index = _device_index(metas)
-    return index, disk_cache.key(index, "graph\n" + gm.code, metas)
+    return index, disk_cache.key(index, f"graph {ints}\n" + gm.code, metas)
 
 
 def _whole_from_disk(gkey):
@@ -399,12 +407,89 @@ def compile_graph(gm, example_inputs=None):
     return split
 
 
+def _symbolic(gm):
+    """@gm has an input of symbolic size (a SymInt, or a tensor with one)."""
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        v = n.meta.get("val")
+        if isinstance(v, torch.SymInt) or (
+                isinstance(v, torch.Tensor) and
+                not all(type(d) is int for d in v.shape)):
+            return True
+    return False
+
+
+def _call_key(args):
+    return tuple((a.device, a.dtype, tuple(a.shape), a.stride()) if isinstance(a, torch.Tensor)
+                 else (type(a), a) for a in args)
+
+
+class PerSize(torch.nn.Module):
+    """A graph with symbolic sizes (``dynamic=True``, or a dim Dynamo made
+    dynamic after seeing it change): one Dynamo graph for every size. The
+    card's programs are generated for fixed shapes, so each size met at a
+    call gets its own static graph, traced from this one with those sizes
+    (make_fx on fake tensors: no data moves) and compiled like any graph;
+    later calls of that size launch its recipes at once. Dynamo guards no
+    longer recompile for a new size (and never reach its recompile limit),
+    and the recipes of each size come from the in-process and on-disk
+    caches like those of any static graph."""
+
+    KEPT = 32
+
+    def __init__(self, gm):
+        super().__init__()
+        self.gm = gm
+        self.by_size = collections.OrderedDict()
+        self.lock = threading.Lock()
+
+    def forward(self, *args):
+        key = _call_key(args)
+        with self.lock:
+            fn = self.by_size.get(key)
+            if fn is not None:
+                self.by_size.move_to_end(key)
+        if fn is None:
+            fn = compile_graph(_specialize(self.gm, args))
+            _count("size_specializations")
+            with self.lock:
+                self.by_size[key] = fn
+                while len(self.by_size) > self.KEPT:
+                    self.by_size.popitem(last=False)
+        return fn(*args)
+
+
+def _specialize(gm, args):
+    """@gm traced again on fake tensors of @args' sizes: a static graph."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    mode = FakeTensorMode()
+    fakes = [mode.from_tensor(a, static_shapes=True) if isinstance(a, torch.Tensor) else a
+             for a in args]
+    with mode:
+        static = make_fx(gm, tracing_mode="real")(*fakes)
+    for ph, a in zip((n for n in static.graph.nodes if n.op == "placeholder"), args):
+        if not isinstance(a, torch.Tensor):
+            ph.meta["val"] = a  # the size it stands for (part of the cache key)
+    # tracing names every output of a multi-output op (layer norm's mean
+    # and rstd, attention's logsumexp): drop the unused ones, as
+    # AOTAutograd's graph did, or the lowering sees them as used
+    static.graph.eliminate_dead_code()
+    static.recompile()
+    return static
+
+
 def spyre_backend(gm, example_inputs):
     """The Dynamo backend registered as "spyre" (an entry point)."""
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
 
     def fw_compiler(fx_module, inputs):
+        if _symbolic(fx_module):
+            _count("dynamic_graphs")
+            return make_boxed_func(PerSize(fx_module))
         return make_boxed_func(compile_graph(fx_module, inputs))
 
     return aot_autograd(fw_compiler=fw_compiler)(gm, example_inputs)
