@@ -125,6 +125,8 @@ def main():
     record("CPU fallbacks, decoder layer forward", sum(fb.values()), "count")
     compiled_vs_eager()
     compile_cache()
+    host_input_pipeline()
+    dynamic_sizes()
 
 
 def compile_cache():
@@ -232,6 +234,84 @@ def compiled_vs_eager():
            "eager / compiled host time per forward incl. synchronize", "median of 10")
     print(f"GPT-2 forward: compiled {se / sc:.0f}x fewer SUBMITs, device time eager/compiled "
           f"{de / dc:.2f}x, host time eager/compiled {he / hc:.2f}x")
+
+
+def host_input_pipeline():
+    """A compiled 1024x1024 linear called 4 times on 512x1024 fp32 CPU
+    batches that the compiled code moves to spyre: the recipe uploads each
+    on the upload stream while the previous call computes. Modelled device
+    time of the four calls vs the sum of their uploads and computes (what
+    one stream would take), from the device timeline trace."""
+    import tempfile
+
+    class Uploading(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x.to("spyre"))
+
+    torch.manual_seed(6)
+    f = torch.compile(Uploading(torch.nn.Linear(1024, 1024).to("spyre")), backend="spyre")
+    xs = [torch.randn(512, 1024) for _ in range(4)]
+    with tempfile.TemporaryDirectory() as d, torch.no_grad():
+        f(xs[0])
+        torch.spyre.synchronize()
+        path = os.path.join(d, "t.json")
+        with torch.spyre.trace(path):
+            for x in xs:
+                f(x)
+            torch.spyre.synchronize()
+        with open(path) as fh:
+            spans = [e for e in json.load(fh)["traceEvents"] if e["ph"] == "X"]
+    busy = sum(e["dur"] for e in spans)
+    span = max(e["ts"] + e["dur"] for e in spans) - min(e["ts"] for e in spans)
+    record("compiled calls with CPU inputs, one stream vs upload stream", busy / span, "x",
+           f"summed upload + compute ({busy:.1f} us) / modelled device time of 4 calls "
+           f"({span:.1f} us)", "device timeline trace")
+    print(f"4 compiled calls with 2 MiB CPU inputs: {span:.1f} us modelled, "
+          f"{busy:.1f} us of uploads and computes ({busy / span:.2f}x overlap)")
+
+
+def dynamic_sizes():
+    """A new input size of a compiled MLP: Dynamo recompiling a static graph
+    (dynamic=False) vs the dynamic graph tracing and compiling that size
+    (dynamic=True); process CPU time of the first call with each of 4 new
+    sizes, medians; the on-disk cache is off so both compile."""
+    import torch_spyre.compiler.backend as backend
+    saved = os.environ.get("SPYRE_COMPILE_CACHE")
+    os.environ["SPYRE_COMPILE_CACHE"] = "off"
+    torch.manual_seed(7)
+    m = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(),
+                            torch.nn.Linear(128, 64)).to("spyre")
+    res = {}
+    try:
+        for dyn in (False, True):
+            torch._dynamo.reset()
+            backend.reset_stats()
+            f = torch.compile(m, backend="spyre", dynamic=dyn)
+            ts = []
+            with torch.no_grad():
+                f(torch.randn(2, 64).to("spyre"))
+                f(torch.randn(3, 64).to("spyre"))  # dynamic=True: already symbolic
+                for rows in (5, 7, 9, 11):
+                    x = torch.randn(rows, 64).to("spyre")
+                    t0 = time.process_time()
+                    f(x)
+                    torch.spyre.synchronize()
+                    ts.append(time.process_time() - t0)
+            res[dyn] = statistics.median(ts)
+    finally:
+        if saved is None:
+            del os.environ["SPYRE_COMPILE_CACHE"]
+        else:
+            os.environ["SPYRE_COMPILE_CACHE"] = saved
+    record("new input size, Dynamo recompile vs dynamic graph", res[False] / res[True], "x",
+           f"recompile ({res[False] * 1e3:.0f} ms) / size specialization "
+           f"({res[True] * 1e3:.0f} ms)", "process CPU time of a call with a new size, median of 4")
+    print(f"a new input size: recompile {res[False] * 1e3:.0f} ms, dynamic graph "
+          f"{res[True] * 1e3:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -47,10 +47,12 @@
  * 1.5: LAUNCH F_SCRUB (zero every scratchpad before the program);
  * 1.6: completion records say where a failed LAUNCH stopped (fault_insn,
  *      fault_core, fault_space, fault_addr);
- * 1.7: a LAUNCH binds up to 64 argument slots (16 before).
+ * 1.7: a LAUNCH binds up to 64 argument slots (16 before);
+ * 1.8: the BARRIER instruction (one program runs kernels that depend on
+ *      each other across cores).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		7
+#define SPYRE_HW_VERSION_MINOR		8
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \

@@ -61,6 +61,15 @@ enum spyre_isa_op {
 	SPYRE_I_STORE = 2,	/* LSU: scratchpad -> device memory */
 	SPYRE_I_MATMUL = 3,	/* PE array: C (+)= A x B */
 	SPYRE_I_VEC = 4,	/* vector/SFU: elementwise and row operations */
+	/*
+	 * Interface 1.8, all units of the cores of core_mask: starts once
+	 * every earlier instruction of those cores has completed, and no later
+	 * instruction of theirs starts before it completed (a round of the
+	 * ring); the device memory the cores stored before it is what every
+	 * one of them loads after it. flags, dtypes, wait, signal and operands
+	 * are zero.
+	 */
+	SPYRE_I_BARRIER = 5,
 };
 
 enum spyre_isa_unit {

@@ -88,6 +88,7 @@ void card_hazard_launch(struct card_exec *e);
 void card_hazard_free(struct card_exec *e);
 void card_hazard_wait(struct card_exec *e, unsigned int core, unsigned int unit,
 		       const uint32_t *vc);
+void card_hazard_barrier(struct card_exec *e, unsigned int core);
 /* @rows rows of @bytes, @stride apart, from scratchpad offset @off. */
 uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off,
 			     uint64_t rows, uint64_t stride, uint64_t bytes, bool write);

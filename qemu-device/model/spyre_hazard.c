@@ -61,6 +61,20 @@ void card_hazard_wait(struct card_exec *e, unsigned int core, unsigned int unit,
 			e->vc[core][unit][u] = vc[u];
 }
 
+/* A BARRIER orders every unit of @core after all of them: join their clocks. */
+void card_hazard_barrier(struct card_exec *e, unsigned int core)
+{
+	uint32_t j[SPYRE_UNIT_COUNT] = { 0 };
+	unsigned int u, k;
+
+	for (u = 0; u < SPYRE_UNIT_COUNT; u++)
+		for (k = 0; k < SPYRE_UNIT_COUNT; k++)
+			if (e->vc[core][u][k] > j[k])
+				j[k] = e->vc[core][u][k];
+	for (u = 0; u < SPYRE_UNIT_COUNT; u++)
+		memcpy(e->vc[core][u], j, sizeof(j));
+}
+
 static bool ordered(const uint32_t *vc, unsigned int unit, uint8_t other, uint32_t seq)
 {
 	return other == unit || vc[other] >= seq;

@@ -30,6 +30,7 @@ void spyre_model_config_defaults(struct spyre_model_config *cfg)
 	cfg->timing.sfu_elems = 128;
 	cfg->timing.sfu_transc_elems = 32;
 	cfg->timing.unit_issue_cycles = 4;
+	cfg->timing.barrier_cycles = 64;
 }
 
 static const char *check_config(const struct spyre_model_config *c)

@@ -44,6 +44,7 @@ struct spyre_timing {
 	uint32_t sfu_elems;		/* simple vector elements per cycle per core */
 	uint32_t sfu_transc_elems;	/* transcendental elements per cycle per core */
 	uint32_t unit_issue_cycles;	/* fixed cost of any program instruction */
+	uint32_t barrier_cycles;	/* a BARRIER: a signal round the core ring */
 };
 
 struct spyre_model_config {

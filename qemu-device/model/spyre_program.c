@@ -5,7 +5,9 @@
  * program order and starts one when the tokens it waits for are available.
  * The scheduler always runs the instruction that can start earliest in
  * device time, so results and timeline are deterministic. When no unit can
- * start but instructions remain, the program is deadlocked.
+ * start but instructions remain, the program is deadlocked. A BARRIER
+ * (interface 1.8) sits in every unit's list and starts, for all the cores
+ * of its mask at once, when each of their units has reached it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +99,11 @@ uint32_t card_insn_check(const struct spyre_insn *in, unsigned int cores, uint32
 		    (in->dtype > SPYRE_DT_DLF16 || in->dtype_out != SPYRE_DT_FP32))
 			return SPYRE_CMD_ERR_PROGRAM;
 		return SPYRE_CMD_OK;
+	case SPYRE_I_BARRIER:
+		if (in->flags || in->dtype || in->dtype_out || in->wait || in->signal ||
+		    !in->core_mask || !zero(in->u.raw, sizeof(in->u.raw)))
+			return SPYRE_CMD_ERR_PROGRAM;
+		return SPYRE_CMD_OK;
 	case SPYRE_I_VEC:
 		if ((in->flags & ~SPYRE_VEC_SRC1_COL) || in->u.vec.func >= SPYRE_VF_COUNT ||
 		    in->dtype >= SPYRE_DT_COUNT || in->dtype_out >= SPYRE_DT_COUNT ||
@@ -167,6 +174,51 @@ static bool can_start(struct card_exec *e, const struct spyre_insn *in, unsigned
 	return true;
 }
 
+/*
+ * Start of BARRIER @i: once every unit of every core of its mask has it at
+ * the head of its list (so all their earlier instructions ran), when the
+ * last of those units is free; false before.
+ */
+static bool barrier_start(struct card_exec *e, struct sched *s, uint32_t i, uint64_t *start)
+{
+	uint32_t mask = s->insn[i].core_mask;
+	uint64_t t = 0;
+	unsigned int c, u;
+
+	for (c = 0; c < e->cores; c++) {
+		if (!(mask & (1u << c)))
+			continue;
+		for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
+			if (head(s, c, u) != i)
+				return false;
+			t = card_max64(t, e->unit_free[c][u]);
+		}
+	}
+	*start = t;
+	return true;
+}
+
+/* Run BARRIER @i from @start: every unit of its cores moves past it at its end. */
+static uint64_t run_barrier(struct card_exec *e, const struct spyre_timing *t, struct sched *s,
+			    uint32_t i, uint64_t start)
+{
+	uint64_t end = start + card_time_cycles(t, t->barrier_cycles);
+	uint32_t mask = s->insn[i].core_mask;
+	unsigned int c, u;
+
+	for (c = 0; c < e->cores; c++) {
+		if (!(mask & (1u << c)))
+			continue;
+		if (e->hazard_check)
+			card_hazard_barrier(e, c);
+		for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
+			e->unit_free[c][u] = end;
+			s->pc[c][u]++;
+		}
+	}
+	return end;
+}
+
 static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 		    const struct card_bind *b, struct sched *s, uint64_t *ns)
 {
@@ -189,7 +241,9 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 				if (i == UINT32_MAX)
 					continue;
 				left = true;
-				if (!can_start(e, &s->insn[i], c, u, &start))
+				if (s->insn[i].op == SPYRE_I_BARRIER ?
+					    !barrier_start(e, s, i, &start) :
+					    !can_start(e, &s->insn[i], c, u, &start))
 					continue;
 				if (start < best_t || (start == best_t && i < best)) {
 					best_t = start;
@@ -204,6 +258,10 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 			return left ? SPYRE_CMD_ERR_DEADLOCK : SPYRE_CMD_OK;
 		}
 		in = &s->insn[best];
+		if (in->op == SPYRE_I_BARRIER) {
+			end_all = card_max64(end_all, run_barrier(e, t, s, best, best_t));
+			continue;
+		}
 		for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
 			struct card_token *tk = &e->tokens[bc][k];
 
@@ -289,6 +347,11 @@ uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 			goto out;
 	}
 	for (i = 0; i < n; i++) {
+		if (insn[i].op == SPYRE_I_BARRIER) {
+			for (u = 0; u < SPYRE_UNIT_COUNT; u++)
+				s->list[u][s->len[u]++] = i;
+			continue;
+		}
 		u = card_insn_unit(&insn[i]);
 		s->list[u][s->len[u]++] = i;
 	}

@@ -361,10 +361,17 @@ int spyre_graph_compile(spyre_graph *g, spyre_compiled **out);
 /*
  * Compile with options: SPYRE_COMPILE_NO_FUSION keeps one kernel per op;
  * SPYRE_COMPILE_OP_BY_OP runs like eager ops do (one recipe and SUBMIT per
- * kernel, every intermediate in its own buffer), for comparisons.
+ * kernel, every intermediate in its own buffer, no merging), for
+ * comparisons; SPYRE_COMPILE_NO_MERGE (above) a LAUNCH per program.
  */
 #define SPYRE_COMPILE_NO_FUSION 0x1u
 #define SPYRE_COMPILE_OP_BY_OP 0x2u
+/*
+ * On cards from interface 1.8 consecutive programs are merged into one,
+ * with a BARRIER between them: one LAUNCH (and its setup cost) for several
+ * kernels. SPYRE_COMPILE_NO_MERGE keeps a LAUNCH per program.
+ */
+#define SPYRE_COMPILE_NO_MERGE 0x4u
 int spyre_graph_compile_flags(spyre_graph *g, unsigned int flags, spyre_compiled **out);
 
 struct spyre_compiled_stats {

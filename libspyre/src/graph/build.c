@@ -38,32 +38,29 @@ static struct spyre_operand operand(spyre_graph *g, spyre_compiled *c, int st)
 	}
 }
 
-static int add_progs(spyre_compiled *c, const struct kprogs *kp)
+/* Load program @k from @p (taking its image) with its step operands. */
+static int load_prog(spyre_compiled *c, unsigned int k, struct gprog *p)
 {
-	spyre_program **p = realloc(c->progs, (c->nprogs + kp->n + 1) * sizeof(*p));
-	unsigned int i;
-	int ret;
+	int ret = g_grow((void **)&c->img, &c->img_cap, k, sizeof(*c->img));
 
-	if (!p)
-		return -ENOMEM;
-	c->progs = p;
-	for (i = 0; i < kp->n; i++) {
-		ret = spyre_program_load(c->ops->dev, kp->img[i], kp->size[i], &p[c->nprogs]);
-		if (ret)
-			return ret;
-		c->nprogs++;
-		ret = g_keep_image(c, c->nprogs - 1, kp->img[i], kp->size[i]);
-		if (ret)
-			return ret;
-	}
+	if (ret)
+		return ret;
+	ret = spyre_program_load(c->ops->dev, p->img, p->size, &c->progs[k]);
+	if (ret)
+		return ret;
+	c->img[k] = (struct gimage){ p->img, p->size };
+	c->nimg = k + 1;
+	c->steps[k] = p->st;
+	c->nprogs = k + 1;
+	p->img = NULL;
 	return 0;
 }
 
-/* The operands of program @i's step, into @st. */
+/* The operands of a program of kernel @k, into @st. */
 static void step_operands(spyre_graph *g, spyre_compiled *c, const struct lowered *L,
-			  unsigned int i, struct cstep *st)
+			  unsigned int k, struct cstep *st)
 {
-	const struct lnode *ln = &L->k[c->prog_node[i]];
+	const struct lnode *ln = &L->k[k];
 	unsigned int j;
 
 	st->nops = ln->nslots;
@@ -122,15 +119,12 @@ static int build_per_op(spyre_graph *g, spyre_compiled *c, const struct lowered 
 	c->per_op = calloc(c->nprogs, sizeof(*c->per_op));
 	if (!c->per_op)
 		return -ENOMEM;
-	if (L->ws)
-		ret = spyre_bo_create(c->ops->dev, L->ws, SPYRE_MEM_DEVICE, &c->ws);
 	for (i = 0; i < c->nprogs && !ret; i++) {
-		struct cstep st;
+		const struct cstep *st = &c->steps[i];
 
-		step_operands(g, c, L, i, &st);
 		ret = spyre_recipe_create(c->ops->dev, 1, nargs, 0, &c->per_op[i]);
 		if (!ret)
-			ret = spyre_recipe_compute(c->per_op[i], 0, c->progs[i], st.ops, st.nops,
+			ret = spyre_recipe_compute(c->per_op[i], 0, c->progs[i], st->ops, st->nops,
 						   spyre_op_ws(0, 0));
 		if (!ret)
 			ret = spyre_recipe_finalize(c->per_op[i]);
@@ -146,7 +140,8 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		  spyre_compiled **out, const char *call)
 {
 	spyre_compiled *c = calloc(1, sizeof(*c));
-	unsigned int i, j, first;
+	unsigned int i, j, npend = 0, pend_cap = 0;
+	struct gprog *pend = NULL;
 	char why[160];
 	int ret = 0;
 
@@ -176,13 +171,15 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 	c->stats.kernels = L->n;
 	c->stats.workspace_bytes = L->ws;
 	c->stats.intermediate_bytes = L->inter;
+	/* op by op, every intermediate has a buffer of its own (the operands name it) */
+	if ((flags & SPYRE_COMPILE_OP_BY_OP) && L->ws)
+		ret = spyre_bo_create(c->ops->dev, L->ws, SPYRE_MEM_DEVICE, &c->ws);
 	for (i = 0; i < L->n && !ret; i++) {
 		const struct lnode *ln = &L->k[i];
+		unsigned int nc = c->ops->ncores;
 		struct kprogs kp;
 
 		why[0] = 0;
-		unsigned int nc = c->ops->ncores;
-
 		ret = ln->kind == NK_EW ? kern_ew(&ln->u.ew, nc, &kp, why, sizeof(why)) :
 		      ln->kind == NK_MM ? kern_mm(&ln->u.mm, nc, &kp, why, sizeof(why)) :
 					  kern_ga(&ln->u.ga, nc, &kp, why, sizeof(why));
@@ -204,25 +201,31 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 			ret = spy_err(ret, "%s: %s: generating the kernel failed", call, ln->name);
 			break;
 		}
-		first = c->nprogs;
-		ret = add_progs(c, &kp);
 		__atomic_fetch_add(&c->ops->stats.programs_built, kp.n, __ATOMIC_RELAXED);
-		kprogs_free(&kp);
-		if (ret)
-			break;
-		/* remember the kernel of each program for the recipe steps */
-		{
-			unsigned int *pn = realloc(c->prog_node, c->nprogs * sizeof(*pn));
-
-			if (!pn) {
-				ret = -ENOMEM;
+		for (j = 0; j < kp.n && !ret; j++) {
+			ret = g_grow((void **)&pend, &pend_cap, npend, sizeof(*pend));
+			if (ret)
 				break;
-			}
-			c->prog_node = pn;
-			for (j = first; j < c->nprogs; j++)
-				pn[j] = i;
+			pend[npend] = (struct gprog){ .img = kp.img[j], .size = kp.size[j] };
+			kp.img[j] = NULL;
+			step_operands(g, c, L, i, &pend[npend++].st);
 		}
+		kprogs_free(&kp);
 	}
+	if (!ret && npend > 1 && c->ops->hw_version >= SPYRE_HW_VERSION(1, 8) &&
+	    !(flags & (SPYRE_COMPILE_OP_BY_OP | SPYRE_COMPILE_NO_MERGE)))
+		ret = g_merge_programs(c, pend, &npend);
+	if (!ret && npend) {
+		c->progs = calloc(npend, sizeof(*c->progs));
+		c->steps = calloc(npend, sizeof(*c->steps));
+		if (!c->progs || !c->steps)
+			ret = -ENOMEM;
+	}
+	for (i = 0; i < npend && !ret; i++)
+		ret = load_prog(c, i, &pend[i]);
+	for (i = 0; i < npend; i++)
+		free(pend[i].img);
+	free(pend);
 	if (!ret)
 		ret = collect_uploads(g, c);
 	if (!ret && c->nup && (flags & SPYRE_COMPILE_OP_BY_OP)) {
@@ -232,13 +235,7 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		ret = build_per_op(g, c, L);
 	} else if (!ret && c->nprogs) {
 		c->ws_size = L->ws;
-		c->steps = calloc(c->nprogs, sizeof(*c->steps));
-		if (!c->steps)
-			ret = -ENOMEM;
-		for (i = 0; i < c->nprogs && !ret; i++)
-			step_operands(g, c, L, i, &c->steps[i]);
-		if (!ret)
-			ret = g_make_recipe(c);
+		ret = g_make_recipe(c);
 	}
 	c->stats.programs = c->nprogs;
 	if (ret) {
@@ -271,7 +268,6 @@ int spyre_compiled_destroy(spyre_compiled *c)
 	free(c->up);
 	if (c->ws)
 		spyre_bo_destroy(c->ws);
-	free(c->prog_node);
 	free(c->io);
 	free(c);
 	return 0;
@@ -396,7 +392,7 @@ int spyre_graph_compile_flags(spyre_graph *g, unsigned int flags, spyre_compiled
 		return spy_err(-EINVAL, "%s: graph or out is NULL", call);
 	if (!g->noutputs)
 		return spy_err(-EINVAL, "%s: the graph has no outputs", call);
-	if (flags & ~(SPYRE_COMPILE_NO_FUSION | SPYRE_COMPILE_OP_BY_OP))
+	if (flags & ~(SPYRE_COMPILE_NO_FUSION | SPYRE_COMPILE_OP_BY_OP | SPYRE_COMPILE_NO_MERGE))
 		return spy_err(-EINVAL, "%s: unknown flags 0x%x", call, flags);
 	/* lowering rewrites nodes (fusion): work on a copy, the graph stays reusable */
 	copy = *g;

@@ -128,7 +128,6 @@ struct spyre_compiled {
 	spyre_recipe **per_op;		/* SPYRE_COMPILE_OP_BY_OP: one per program */
 	spyre_bo *ws;			/* SPYRE_COMPILE_OP_BY_OP: the intermediates */
 	spyre_program **progs;
-	unsigned int *prog_node;	/* kernel of each program */
 	unsigned int nprogs;
 	unsigned int ninputs, noutputs;
 	uint64_t host_inputs;		/* bit i: input i is a host input */
@@ -155,8 +154,24 @@ struct gupload {
 /* The operands of one recipe step (one program). */
 struct cstep {
 	unsigned int nops;
-	struct spyre_operand ops[16];
+	struct spyre_operand ops[SPY_MAX_ARGS];
 };
+
+/* A generated program before it is loaded: its image and step operands. */
+struct gprog {
+	void *img;
+	size_t size;
+	struct cstep st;
+};
+
+/*
+ * Merge runs of consecutive programs of @p (@*n of them) into one program
+ * each, a BARRIER between their parts (card interface 1.8): one LAUNCH
+ * instead of several. Workspace operands become the LAUNCH's workspace,
+ * the others share up to SPY_MAX_ARGS slots. Rewrites @p and @*n; images
+ * that are replaced are freed. (merge.c)
+ */
+int g_merge_programs(spyre_compiled *c, struct gprog *p, unsigned int *n);
 
 /*
  * The recipe of @c from its programs, steps and uploads (compiling and

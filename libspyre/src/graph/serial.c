@@ -313,7 +313,7 @@ static int read_step(struct rbuf *r, spyre_compiled *c, struct cstep *st)
 	unsigned int k, nargs = c->ninputs + c->noutputs;
 
 	st->nops = get32(r);
-	if (r->bad || st->nops > 16)
+	if (r->bad || st->nops > SPY_MAX_ARGS)
 		return -1;
 	for (k = 0; k < st->nops; k++) {
 		struct spyre_operand *o = &st->ops[k];

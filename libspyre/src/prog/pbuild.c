@@ -366,3 +366,110 @@ int pb_finish(struct pb *p, unsigned int nslots, void **image, size_t *size)
 	p->err = 0;
 	return ret;
 }
+
+/* ---- concatenation (interface 1.8) ---- */
+
+static uint32_t insns_of(const void *img, size_t size)
+{
+	struct spyre_prog_header h;
+
+	if (size < sizeof(h))
+		return 0;
+	memcpy(&h, img, sizeof(h));
+	if (size < SPYRE_PROG_HEADER_SIZE + (uint64_t)h.num_insns * SPYRE_PROG_INSN_SIZE)
+		return 0;
+	return h.num_insns;
+}
+
+int pb_can_concat(const void *img, size_t size)
+{
+	const uint8_t *p = img;
+	struct spyre_prog_header h;
+	int32_t net[32][SPYRE_ISA_TOKENS];
+	uint32_t n = insns_of(img, size), i, c, k;
+
+	if (!n)
+		return 0;
+	memcpy(&h, img, sizeof(h));
+	if (h.workspace_size)
+		return 0;
+	memset(net, 0, sizeof(net));
+	for (i = 0; i < n; i++) {
+		struct spyre_insn in;
+
+		memcpy(&in, p + SPYRE_PROG_HEADER_SIZE + (size_t)i * SPYRE_PROG_INSN_SIZE,
+		       sizeof(in));
+		if ((in.op == SPYRE_I_LOAD || in.op == SPYRE_I_STORE) &&
+		    in.u.mem.slot == SPYRE_ISA_SLOT_WS)
+			return 0;
+		for (c = 0; c < 32; c++) {
+			if (!(in.core_mask >> c & 1))
+				continue;
+			for (k = 0; k < SPYRE_ISA_TOKENS; k++)
+				net[c][k] += (int32_t)(in.signal >> k & 1) - (int32_t)(in.wait >> k & 1);
+		}
+	}
+	for (c = 0; c < 32; c++)
+		for (k = 0; k < SPYRE_ISA_TOKENS; k++)
+			if (net[c][k])
+				return 0;
+	return 1;
+}
+
+int pb_concat(const void *const *img, const size_t *size, const struct pb_remap *maps,
+	      unsigned int n, unsigned int nslots, uint64_t ws_size, unsigned int ncores,
+	      void **out, size_t *outsize)
+{
+	struct spyre_prog_header h;
+	uint64_t total = 0;
+	struct spyre_insn *dst;
+	unsigned int j;
+	uint8_t *buf;
+	uint32_t i;
+
+	for (j = 0; j < n; j++)
+		total += insns_of(img[j], size[j]) + (j > 0);
+	if (!n || total > PB_MAX_INSNS)
+		return -E2BIG;
+	buf = malloc(SPYRE_PROG_HEADER_SIZE + total * SPYRE_PROG_INSN_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	memset(&h, 0, sizeof(h));
+	h.magic = SPYRE_PROG_MAGIC;
+	h.version = SPYRE_PROG_VERSION;
+	h.header_size = SPYRE_PROG_HEADER_SIZE;
+	h.num_insns = (uint32_t)total;
+	h.num_slots = (uint16_t)nslots;
+	h.workspace_size = ws_size;
+	memcpy(buf, &h, sizeof(h));
+	dst = (struct spyre_insn *)(buf + SPYRE_PROG_HEADER_SIZE);
+	for (j = 0; j < n; j++) {
+		uint32_t cnt = insns_of(img[j], size[j]);
+
+		if (j) {
+			memset(dst, 0, sizeof(*dst));
+			dst->op = SPYRE_I_BARRIER;
+			dst->core_mask = ncores >= 32 ? 0xffffffffu : (1u << ncores) - 1;
+			dst++;
+		}
+		memcpy(dst, (const uint8_t *)img[j] + SPYRE_PROG_HEADER_SIZE,
+		       (size_t)cnt * SPYRE_PROG_INSN_SIZE);
+		for (i = 0; i < cnt; i++, dst++) {
+			uint8_t s;
+
+			if (dst->op != SPYRE_I_LOAD && dst->op != SPYRE_I_STORE)
+				continue;
+			s = dst->u.mem.slot;
+			if (s == SPYRE_ISA_SLOT_WS) {
+				free(buf);
+				return -EINVAL;	/* pb_can_concat refuses these */
+			}
+			dst->u.mem.slot = maps[j].slot[s];
+			if (maps[j].slot[s] == SPYRE_ISA_SLOT_WS)
+				dst->u.mem.mem_off += maps[j].ws_off[s];
+		}
+	}
+	*out = buf;
+	*outsize = SPYRE_PROG_HEADER_SIZE + total * SPYRE_PROG_INSN_SIZE;
+	return 0;
+}

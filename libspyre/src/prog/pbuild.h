@@ -64,6 +64,31 @@ void pb_vec(struct pb *p, unsigned int core, const struct pb_vec *v);
  */
 int pb_finish(struct pb *p, unsigned int nslots, void **image, size_t *size);
 
+/*
+ * Program concatenation (card interface 1.8). Slot @s of a program becomes
+ * slot @slot[s] of the merged one, or the workspace (SPYRE_ISA_SLOT_WS) at
+ * byte @ws_off[s] on.
+ */
+struct pb_remap {
+	uint8_t slot[SPYRE_ISA_SLOT_WS];
+	uint64_t ws_off[SPYRE_ISA_SLOT_WS];
+};
+/*
+ * 1 when image @img (one of ours) can share a LAUNCH with other programs:
+ * every data token it signals is waited for on the same core, and it uses
+ * no workspace of its own. 0 otherwise.
+ */
+int pb_can_concat(const void *img, size_t size);
+/*
+ * One program from @n images run in order, each renamed by @maps[i], with
+ * a BARRIER of all @ncores cores between consecutive ones (what one stored
+ * the next may load, whichever cores they run on), for @nslots slots and
+ * @ws_size bytes of workspace. Returns 0, -ENOMEM or -E2BIG.
+ */
+int pb_concat(const void *const *img, const size_t *size, const struct pb_remap *maps,
+	      unsigned int n, unsigned int nslots, uint64_t ws_size, unsigned int ncores,
+	      void **out, size_t *outsize);
+
 /* Element size of an ISA dtype. */
 unsigned int pb_dtype_size(unsigned int dt);
 
