@@ -486,6 +486,52 @@ TEST(ops_norms)
 							    w[j] + b[j]);
 		}
 		CHECK(compare("layer_norm", y, r, NULL, n, dt, 4) < 0, "%s", spyre_dtype_name(dt));
+		{
+			/* the same with each row's mean and rstd, in one SUBMIT */
+			int64_t ss[2] = { sx[0], 1 };
+			double mean[37], rstd[37], rm[37], rr[37], y2[37 * 200];
+			struct spyre_device_stats s0, s1;
+			struct dtensor dm, drs;
+
+			OK(dt_new(&c, &dm, dt, 2, ss));
+			OK(dt_new(&c, &drs, dt, 2, ss));
+			/* the first call compiles (and may upload a library constant) */
+			OK(spyre_op_layer_norm_stats(c.ops, c.s, &dx.t, &dw.t, &db.t, 1e-5, &dy.t,
+						     &dm.t, &drs.t));
+			OK(spyre_memset32_async(c.s, &dy.t.buf, 0, dy.t.buf.size));
+			OK(spyre_stream_synchronize(c.s));
+			OK(spyre_device_get_stats(dev, &s0));
+			OK(spyre_op_layer_norm_stats(c.ops, c.s, &dx.t, &dw.t, &db.t, 1e-5, &dy.t,
+						     &dm.t, &drs.t));
+			OK(spyre_stream_synchronize(c.s));
+			OK(spyre_device_get_stats(dev, &s1));
+			CHECK(s1.submits - s0.submits == 1, "%llu SUBMITs",
+			      (unsigned long long)(s1.submits - s0.submits));
+			OK(dt_read(&c, &dy, y2));
+			OK(dt_read(&c, &dm, mean));
+			OK(dt_read(&c, &drs, rstd));
+			for (i = 0; i < sx[0]; i++) {
+				double mu = 0, var = 0;
+
+				for (j = 0; j < C; j++)
+					mu += x[i * C + j] / C;
+				for (j = 0; j < C; j++)
+					var += (x[i * C + j] - mu) * (x[i * C + j] - mu) / C;
+				rm[i] = round_to(dt, mu);
+				rr[i] = round_to(dt, 1 / sqrt(var + 1e-5));
+			}
+			CHECK(compare("layer_norm_stats", y2, r, NULL, n, dt, 4) < 0, "%s",
+			      spyre_dtype_name(dt));
+			CHECK(compare("mean", mean, rm, NULL, sx[0], dt, 4) < 0, "%s",
+			      spyre_dtype_name(dt));
+			CHECK(compare("rstd", rstd, rr, NULL, sx[0], dt, 4) < 0, "%s",
+			      spyre_dtype_name(dt));
+			FAILS_WITH(spyre_op_layer_norm_stats(c.ops, c.s, &dx.t, &dw.t, &db.t, 1e-5,
+							     &dy.t, &dy.t, &drs.t),
+				   -EINVAL, "out 1");
+			dt_free(&dm);
+			dt_free(&drs);
+		}
 		OK(spyre_op_rms_norm(c.ops, c.s, &dx.t, &dw.t, 1e-6, &dy.t));
 		OK(dt_read(&c, &dy, y));
 		for (i = 0; i < sx[0]; i++) {

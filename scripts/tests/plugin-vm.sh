@@ -15,10 +15,10 @@
 # generate(); building the first model costs ~40 s under TCG) run here; the
 # pre-norm variant runs in plugin-sim. Of the torch.compile tests, the
 # compiled GPT-2 ones run here (one recipe per forward, and generate() with
-# a compiled forward: one recipe per sequence length, past Dynamo's
-# recompile limit through one dynamic graph) and a CPU input uploaded by
-# the recipe on the upload stream; a compile under TCG costs tens of
-# seconds, the rest of test_compile.py runs in plugin-sim.
+# a compiled forward: one recipe per sequence length) and a CPU input
+# uploaded by the recipe on the upload stream; a compile under TCG costs
+# tens of seconds, so the rest of test_compile.py (generate() past Dynamo's
+# recompile limit among them: ten more sizes) runs in plugin-sim.
 # Device timelines (torch.spyre.trace) and torch.profiler's device events
 # run here too: their times come from the card's TIMESTAMP commands.
 # One test does start a second interpreter on purpose: GPT-2 compiled here,
@@ -40,7 +40,7 @@ if [ "${1:-}" = --guest ]; then
 	cd "$top/torch_plugin/tests" || exit 1
 	export SPYRE_BACKEND=drm PYTHONDONTWRITEBYTECODE=1 HOME=/tmp
 	"$build/venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp=/tmp/pytest \
-		-k "not autoload and not no_card and not from_environment and not race_is_visible and not pre_norm and (not test_compile or gpt2 or uploaded_by_the_recipe)" "$@" \
+		-k "not autoload and not no_card and not from_environment and not race_is_visible and not pre_norm and (not test_compile or gpt2 or uploaded_by_the_recipe) and not recompile_limit" "$@" \
 		test_device.py test_copy.py test_ops.py test_streams.py test_allocator.py \
 		test_fallback.py test_errors.py test_models.py test_models_eager.py test_compile.py \
 		test_trace.py test_profiler.py test_compile_cache.py 2>&1

@@ -266,27 +266,6 @@ at::Tensor &baddbmm_out(const at::Tensor &self, const at::Tensor &b1, const at::
 	return into(out, spyre_baddbmm(self, b1, b2, beta, alpha));
 }
 
-// Mean over the last dim of the [M, N] view @x, kept as [M, 1].
-at::Tensor row_mean(const at::Tensor &x)
-{
-	auto out = at::empty({x.size(0), 1}, x.options());
-	spyre_tensor dx = describe(x), dout = describe(out);
-	check_op(spyre_op_reduce(ops_context(x.device().index()), launch_stream(x), SPYRE_RED_MEAN,
-				 &dx, 1, 1, &dout),
-		 "native_layer_norm");
-	return out;
-}
-
-at::Tensor unary(spyre_unary_op kind, const at::Tensor &x)
-{
-	auto out = at::empty_like(x, at::MemoryFormat::Contiguous);
-	spyre_tensor dx = describe(x), dout = describe(out);
-	check_op(spyre_op_unary(ops_context(x.device().index()), launch_stream(x), kind, &dx,
-				&dout),
-		 "native_layer_norm");
-	return out;
-}
-
 at::Tensor param_as(const at::Tensor &p, int64_t n, at::ScalarType dt)
 {
 	TORCH_CHECK(p.numel() == n, "native_layer_norm: weight/bias has ", p.numel(),
@@ -346,18 +325,16 @@ native_layer_norm(const at::Tensor &input, c10::IntArrayRef normalized_shape,
 		dw = describe(w);
 	if (b.defined())
 		db = describe(b);
-	auto *ops = ops_context(input.device().index());
-	auto *s = launch_stream(input);
-	check_op(spyre_op_layer_norm(ops, s, &dx, w.defined() ? &dw : nullptr,
-				     b.defined() ? &db : nullptr, eps, &dout),
+	// with each row's mean and 1/sqrt(var + eps) (biased variance), as
+	// autograd expects them: one launch for the three
+	auto mean = at::empty({m, 1}, input.options());
+	auto rstd = at::empty({m, 1}, input.options());
+	spyre_tensor dm = describe(mean), drs = describe(rstd);
+	check_op(spyre_op_layer_norm_stats(ops_context(input.device().index()),
+					   launch_stream(input), &dx,
+					   w.defined() ? &dw : nullptr, b.defined() ? &db : nullptr,
+					   eps, &dout, &dm, &drs),
 		 "native_layer_norm");
-	// mean and 1/sqrt(var + eps) (biased variance), as autograd expects them
-	auto mean = row_mean(x);
-	auto centered = at::empty({m, n}, input.options());
-	spyre_tensor dm = describe(mean), dc = describe(centered);
-	check_op(spyre_op_binary(ops, s, SPYRE_BIN_SUB, &dx, &dm, &dc), "native_layer_norm");
-	auto var = row_mean(unary(SPYRE_UN_SQUARE, centered));
-	auto rstd = unary(SPYRE_UN_RSQRT, scalar_op("native_layer_norm", SPYRE_BIN_ADD, var, eps));
 	count_device_op("native_layer_norm");
 	return {out, mean.view(stat_shape), rstd.view(stat_shape)};
 }
@@ -381,28 +358,6 @@ int64_t sdp_choice(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v
 }
 
 namespace {
-
-// @t converted to @dt on the card.
-at::Tensor cast(const at::Tensor &t, at::ScalarType dt)
-{
-	auto out = at::empty(t.sizes(), t.options().dtype(dt));
-	if (t.numel() == 0)
-		return out;
-	spyre_tensor ds = describe(t), dout = describe(out);
-	check_op(spyre_op_copy(ops_context(t.device().index()), launch_stream(t), &ds, &dout),
-		 "scaled_dot_product_attention");
-	return out;
-}
-
-// A 1-element tensor holding @value in @like's dtype, for broadcasting.
-at::Tensor constant(const at::Tensor &like, double value)
-{
-	auto t = at::empty({1}, like.options());
-	spyre_tensor dt = describe(t);
-	check_op(spyre_op_fill(ops_context(like.device().index()), launch_stream(like), value, &dt),
-		 "scaled_dot_product_attention");
-	return t;
-}
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
 	   at::Tensor, at::Tensor>
@@ -436,7 +391,6 @@ sdpa_overrideable(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tens
 	int64_t lq = q.size(-2), lk = k.size(-2);
 	std::vector<int64_t> sshape(q.sizes().begin(), q.sizes().end());
 	sshape.back() = lk;
-	auto scores = at::empty(sshape, q.options());
 	std::vector<int64_t> oshape(sshape);
 	oshape.back() = v.size(-1);
 	auto out = at::empty(oshape, q.options());
@@ -451,45 +405,22 @@ sdpa_overrideable(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tens
 		out.fill_(std::numeric_limits<double>::quiet_NaN());
 		return result();
 	}
-	// scores and softmax in fp32: half-precision scores of a few hundred
-	// would lose whole units before the exponentials (P is rounded once)
-	if (q.scalar_type() != at::kFloat) {
-		q = cast(q, at::kFloat);
-		k = cast(k, at::kFloat);
-		scores = at::empty(sshape, q.options());
-	}
-	matmul_into(op, q, k.transpose(-2, -1), scores);
+	// one launch: scores and softmax in fp32 (half-precision scores of a
+	// few hundred would lose whole units before the exponentials), the
+	// probabilities rounded once to v's dtype; a bool mask keeps scores
 	double sc = scale.has_value() ? *scale : 1.0 / std::sqrt(double(q.size(-1)));
-	auto x = scalar_op(op, SPYRE_BIN_MUL, scores, sc);
+	at::Tensor m;
 	if (bias && bias->defined()) {
 		check_same_device(op, q, *bias);
-		auto m = bias->expand(sshape);
-		if (m.scalar_type() == at::kBool) {
-			// True keeps the score, False masks it out
-			auto masked = at::empty(sshape, x.options());
-			auto ninf = constant(x, -std::numeric_limits<double>::infinity());
-			spyre_tensor dm = describe(m), dx = describe(x), dn = describe(ninf),
-				     dy = describe(masked);
-			check_op(spyre_op_where(ops, s, &dm, &dx, &dn, &dy), op);
-			x = masked;
-		} else {
-			x = add_into_new(op, x, m);
-		}
+		m = bias->expand(sshape);
 	}
-	if (is_causal) {
-		// key j > query i is masked: -inf above the diagonal, 0 elsewhere
-		auto causal = at::empty({lq, lk}, x.options());
-		spyre_tensor dc = describe(causal);
-		check_op(spyre_op_fill(ops, s, -std::numeric_limits<double>::infinity(), &dc), op);
-		auto upper = at::empty({lq, lk}, x.options());
-		spyre_tensor du = describe(upper);
-		check_op(spyre_op_tril(ops, s, &dc, 1, 1, &du), op);
-		x = add_into_new(op, x, upper);
-	}
-	auto p = at::empty(sshape, q.options());
-	spyre_tensor dx = describe(x), dp = describe(p);
-	check_op(spyre_op_softmax(ops, s, &dx, int(p.dim() - 1), &dp), op);
-	matmul_into(op, p.scalar_type() == v.scalar_type() ? p : cast(p, v.scalar_type()), v, out);
+	spyre_tensor dq = describe(q), dk = describe(k), dv = describe(v), dout = describe(out);
+	spyre_tensor dm;
+	if (m.defined())
+		dm = describe(m);
+	check_op(spyre_op_sdpa(ops, s, &dq, &dk, &dv, m.defined() ? &dm : nullptr, is_causal, sc,
+			       &dout),
+		 op);
 	count_device_op(op);
 	return result();
 }

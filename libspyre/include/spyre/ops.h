@@ -220,6 +220,28 @@ int spyre_op_log_softmax(spyre_ops *ops, spyre_stream *s, const struct spyre_ten
 int spyre_op_layer_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 			const struct spyre_tensor *w, const struct spyre_tensor *b, double eps,
 			const struct spyre_tensor *out);
+/*
+ * spyre_op_layer_norm that also writes each row's mean and 1/sqrt(var +
+ * eps) (biased variance), x's dtype, into @mean and @rstd (x's shape with
+ * the last dim 1), as autograd keeps them: one launch for all three.
+ */
+int spyre_op_layer_norm_stats(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+			      const struct spyre_tensor *w, const struct spyre_tensor *b,
+			      double eps, const struct spyre_tensor *out,
+			      const struct spyre_tensor *mean, const struct spyre_tensor *rstd);
+/*
+ * Scaled dot-product attention in one launch: q [.., Lq, D], k [.., Lk, D],
+ * v [.., Lk, Dv] (float types), out [.., Lq, Dv]. Scores and softmax in
+ * fp32 (half-precision scores of a few hundred would lose whole units
+ * before the exponentials), the probabilities rounded once to v's dtype.
+ * @mask (NULL: none) broadcasts to [.., Lq, Lk]: a float one is added to
+ * the scores, a bool one keeps the scores where it is true. @causal masks
+ * key j > query i (top-left aligned). @scale 0: 1/sqrt(D).
+ */
+int spyre_op_sdpa(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *q,
+		  const struct spyre_tensor *k, const struct spyre_tensor *v,
+		  const struct spyre_tensor *mask, int causal, double scale,
+		  const struct spyre_tensor *out);
 int spyre_op_rms_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 		      const struct spyre_tensor *w, double eps, const struct spyre_tensor *out);
 /* Concatenate @n tensors along @dim into @out (one copy per input). */

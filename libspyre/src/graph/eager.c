@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "graph_build.h"
 #include "lower.h"
 #include "ops_ctx.h"
 
@@ -25,8 +26,9 @@ struct eager_args {
 typedef int (*eager_fn)(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
 			spyre_value *out);
 
+/* Make @v output @k (named @what) of @g, written with @out's strides. */
 static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor *out,
-		       const char *call)
+		       unsigned int k, const char *what, const char *call)
 {
 	struct gval *x = &g->v[v];
 	struct gstore *s = &g->st[x->store];
@@ -37,16 +39,16 @@ static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor 
 	    memcmp(x->shape, out->shape, x->ndim * sizeof(int64_t))) {
 		g_shape_str(a, sizeof(a), out->ndim, out->shape);
 		g_shape_str(b, sizeof(b), x->ndim, x->shape);
-		return spy_err(-EINVAL, "%s: out is %s %s, the op gives %s %s", call,
+		return spy_err(-EINVAL, "%s: %s is %s %s, the op gives %s %s", call, what,
 			       spyre_dtype_name(out->dtype), a, spyre_dtype_name(x->dt), b);
 	}
 	for (d = 0; d < out->ndim; d++)
 		if (out->shape[d] > 1 && !out->strides[d])
-			return spy_err(-EINVAL, "%s: out has stride 0 in dim %u: it would write "
-				       "elements over each other", call, d);
+			return spy_err(-EINVAL, "%s: %s has stride 0 in dim %u: it would write "
+				       "elements over each other", call, what, d);
 	if (s->kind != ST_NODE || x->off || !g_contiguous(x) || s->io >= 0)
 		return spy_err(-EINVAL, "%s: internal: result is not a fresh value", call);
-	s->io = 0;
+	s->io = (int)k;
 	memcpy(x->strides, out->strides, sizeof(x->strides));
 	/* an int64 result is written as two int32 word slices: they follow */
 	for (d = 0; d < g->nn; d++) {
@@ -58,17 +60,24 @@ static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor 
 			for (k = 0; k < w->ndim; k++)
 				w->strides[k] = out->strides[k] * 2;
 	}
-	g->outputs[0] = v;
-	g->noutputs = 1;
+	g->outputs[k] = v;
+	g->noutputs = k + 1;
 	return 0;
 }
 
-static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
-		 const struct spyre_tensor *const *ins, const char *const *names, unsigned int nin,
-		 const struct spyre_tensor *out, eager_fn fn, const struct eager_args *a)
+/*
+ * One eager launch of @fn over @nin inputs (NULL ones are -1 to @fn)
+ * writing @nout outputs (@fn fills one value per output).
+ */
+static int eager_n(spyre_ops *ops, spyre_stream *s, const char *call,
+		   const struct spyre_tensor *const *ins, const char *const *names,
+		   unsigned int nin, const struct spyre_tensor *const *outs, unsigned int nout,
+		   eager_fn fn, const struct eager_args *a)
 {
-	struct spyre_tensor all[8];
-	spyre_value in[8], v;
+	static const char *const out_names[] = { "out 0", "out 1", "out 2", "out 3" };
+	struct spyre_tensor all[12];
+	spyre_value in[8], v[4];
+	bool empty = false;
 	spyre_compiled *c;
 	spyre_graph *g = NULL;
 	struct lowered L;
@@ -88,9 +97,12 @@ static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
 		if (ret)
 			return ret;
 	}
-	ret = g_check_tensor(call, "out", out);
-	if (ret)
-		return ret;
+	for (i = 0; i < nout; i++) {
+		ret = g_check_tensor(call, nout > 1 ? out_names[i] : "out", outs[i]);
+		if (ret)
+			return ret;
+		empty |= !spyre_tensor_numel(outs[i]);
+	}
 	ret = spyre_graph_create(ops, &g);
 	if (ret)
 		return ret;
@@ -101,14 +113,15 @@ static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
 		all[n++] = *ins[i];
 	}
 	if (!ret)
-		ret = fn(g, in, a, &v);
-	if (!ret)
-		ret = bind_output(g, v, out, call);
-	if (ret || !spyre_tensor_numel(out)) {
+		ret = fn(g, in, a, v);
+	for (i = 0; i < nout && !ret; i++)
+		ret = bind_output(g, v[i], outs[i], i, nout > 1 ? out_names[i] : "out", call);
+	if (ret || empty) {
 		spyre_graph_destroy(g);
 		return ret;	/* an empty output: nothing to run */
 	}
-	all[n++] = *out;
+	for (i = 0; i < nout; i++)
+		all[n++] = *outs[i];
 	ret = g_lower(g, &L, 0, call);
 	if (!ret)
 		ret = lowered_key(g, &L, &key, &len);
@@ -130,12 +143,19 @@ static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
 		}
 	}
 	if (!ret)
-		ret = g_launch(c, s, s, all, n - 1, all + n - 1, 1, call);
+		ret = g_launch(c, s, s, all, n - nout, all + n - nout, nout, call);
 	pthread_mutex_unlock(&ops->lock);
 	free(key);
 	lowered_free(&L);
 	spyre_graph_destroy(g);
 	return ret;
+}
+
+static int eager(spyre_ops *ops, spyre_stream *s, const char *call,
+		 const struct spyre_tensor *const *ins, const char *const *names, unsigned int nin,
+		 const struct spyre_tensor *out, eager_fn fn, const struct eager_args *a)
+{
+	return eager_n(ops, s, call, ins, names, nin, &out, 1, fn, a);
 }
 
 /* ---- the ops ---- */
@@ -429,6 +449,68 @@ int spyre_op_layer_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tens
 	if (!x)
 		return spy_err(-EINVAL, "spyre_op_layer_norm: x is NULL");
 	return eager(ops, s, "spyre_op_layer_norm", ins, names, 3, out, f_norm, &a);
+}
+
+/* out[0] = layer_norm(x), out[1] = mean of each row, out[2] = 1/sqrt(var + eps). */
+static int f_norm_stats(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+			spyre_value *out)
+{
+	spyre_value c, v;
+	int ret;
+
+	ret = spyre_graph_layer_norm(g, in[0], in[1], in[2], a->d0, &out[0]);
+	if (!ret)
+		ret = spyre_graph_reduce(g, SPYRE_RED_MEAN, in[0], -1, 1, &out[1]);
+	if (!ret)
+		ret = spyre_graph_binary(g, SPYRE_BIN_SUB, in[0], out[1], &c);
+	if (!ret)
+		ret = spyre_graph_unary(g, SPYRE_UN_SQUARE, c, &c);
+	if (!ret)
+		ret = spyre_graph_reduce(g, SPYRE_RED_MEAN, c, -1, 1, &v);
+	if (!ret)
+		ret = spyre_graph_binary_scalar(g, SPYRE_BIN_ADD, v, a->d0, 0, &v);
+	if (!ret)
+		ret = spyre_graph_unary(g, SPYRE_UN_RSQRT, v, &out[2]);
+	return ret;
+}
+
+int spyre_op_layer_norm_stats(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+			      const struct spyre_tensor *w, const struct spyre_tensor *b,
+			      double eps, const struct spyre_tensor *out,
+			      const struct spyre_tensor *mean, const struct spyre_tensor *rstd)
+{
+	const struct spyre_tensor *ins[] = { x, w, b };
+	const struct spyre_tensor *outs[] = { out, mean, rstd };
+	const char *names[] = { "x", "weight", "bias" };
+	struct eager_args a = { .d0 = eps };
+
+	if (!x || !out || !mean || !rstd)
+		return spy_err(-EINVAL, "spyre_op_layer_norm_stats: x or an output is NULL");
+	return eager_n(ops, s, "spyre_op_layer_norm_stats", ins, names, 3, outs, 3,
+		       f_norm_stats, &a);
+}
+
+static int f_sdpa(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		  spyre_value *out)
+{
+	return g_sdpa(g, in[0], in[1], in[2], in[3], a->i0, a->d0, a->dt, out);
+}
+
+int spyre_op_sdpa(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *q,
+		  const struct spyre_tensor *k, const struct spyre_tensor *v,
+		  const struct spyre_tensor *mask, int causal, double scale,
+		  const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { q, k, v, mask };
+	const char *names[] = { "q", "k", "v", "mask" };
+	struct eager_args a = { .i0 = !!causal, .d0 = scale, .dt = SPYRE_FLOAT32 };
+
+	if (!q || !k || !v)
+		return spy_err(-EINVAL, "spyre_op_sdpa: q, k or v is NULL");
+	if (q->dtype != SPYRE_FLOAT32 && q->dtype != SPYRE_FLOAT16 && q->dtype != SPYRE_BFLOAT16)
+		return spy_err(-EOPNOTSUPP, "spyre_op_sdpa: %s attention",
+			       spyre_dtype_name(q->dtype));
+	return eager(ops, s, "spyre_op_sdpa", ins, names, 4, out, f_sdpa, &a);
 }
 
 int spyre_op_rms_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,

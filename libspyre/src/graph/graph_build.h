@@ -37,6 +37,15 @@ int g_make_ew(spyre_graph *g, const char *call, const char *name, struct ewb *b,
 int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
 	      spyre_value b, spyre_value *out);
 
+/*
+ * Scaled dot-product attention with the scores and softmax in @sdt (q and
+ * k cast to it, the probabilities cast to v's dtype); an additive @mask is
+ * cast to @sdt, a bool one keeps the scores where it is true.
+ * (graph_composite.c; spyre_graph_sdpa uses q's dtype.)
+ */
+int g_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v, spyre_value mask,
+	   int causal, double scale, enum spyre_dtype sdt, spyre_value *out);
+
 /* int64 as two int32 words (graph_int64.c) */
 int g_int64_low(spyre_graph *g, spyre_value x);
 int g_write_int64(spyre_graph *g, const char *call, const char *name, struct ewb *e,

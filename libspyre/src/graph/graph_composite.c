@@ -171,11 +171,11 @@ int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 	return g_make_mm(g, call, "embedding", oh, weight, out);
 }
 
-int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v,
-		     spyre_value mask, int causal, double scale, spyre_value *out)
+int g_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v, spyre_value mask,
+	   int causal, double scale, enum spyre_dtype sdt, spyre_value *out)
 {
 	static const char *call = "spyre_graph_sdpa";
-	spyre_value kt, s, p;
+	spyre_value kt, s, p, m;
 	const struct gval *Q;
 	int64_t lq, lk;
 	int ret = g_check_val(g, call, q, "q");
@@ -197,19 +197,34 @@ int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v
 		scale = 1.0 / sqrt((double)Q->shape[Q->ndim - 1]);
 	lq = Q->shape[Q->ndim - 2];
 	lk = g->v[k].shape[g->v[k].ndim - 2];
-	ret = spyre_graph_transpose(g, k, -1, -2, &kt);
+	if (g->v[q].dt != sdt)
+		ret = spyre_graph_cast(g, q, sdt, &q);
+	if (!ret && g->v[k].dt != sdt)
+		ret = spyre_graph_cast(g, k, sdt, &k);
+	if (!ret)
+		ret = spyre_graph_transpose(g, k, -1, -2, &kt);
 	if (!ret)
 		ret = spyre_graph_matmul(g, q, kt, &s);
 	if (!ret)
 		ret = spyre_graph_binary_scalar(g, SPYRE_BIN_MUL, s, scale, 0, &s);
-	if (!ret && mask >= 0)
-		ret = spyre_graph_binary(g, SPYRE_BIN_ADD, s, mask, &s);
+	if (!ret && mask >= 0 && g->v[mask].dt == SPYRE_BOOL) {
+		/* a bool mask keeps the scores where it is true */
+		ret = spyre_graph_unary(g, SPYRE_UN_LOGICAL_NOT, mask, &m);
+		if (!ret)
+			ret = spyre_graph_masked_fill(g, s, m, -INFINITY, &s);
+	} else if (!ret && mask >= 0) {
+		m = mask;
+		if (g->v[mask].dt != g->v[s].dt)
+			ret = spyre_graph_cast(g, mask, g->v[s].dt, &m);
+		if (!ret)
+			ret = spyre_graph_binary(g, SPYRE_BIN_ADD, s, m, &s);
+	}
 	if (ret)
 		return ret;
 	if (causal) {
 		/* s - 3e38 * min(relu(j - i), 1): exp() of a masked score is exactly 0 */
 		struct ewb e = { 0 };
-		int x, d, m;
+		int x, d;
 
 		x = g_ew_in(&e, s);
 		d = diag_offset(g, &e, lq, lk);
@@ -224,9 +239,19 @@ int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v
 			return ret;
 	}
 	ret = spyre_graph_softmax(g, s, -1, &p);
+	if (!ret && g->v[p].dt != g->v[v].dt)
+		ret = spyre_graph_cast(g, p, g->v[v].dt, &p);
 	if (ret)
 		return ret;
 	return spyre_graph_matmul(g, p, v, out);
+}
+
+int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v,
+		     spyre_value mask, int causal, double scale, spyre_value *out)
+{
+	int ret = g_check_val(g, "spyre_graph_sdpa", q, "q");
+
+	return ret ? ret : g_sdpa(g, q, k, v, mask, causal, scale, g->v[q].dt, out);
 }
 
 int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int dim,
