@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // nn.MultiheadAttention's inference fast path, _native_multi_head_attention,
-// composed from ops that have spyre kernels (linear, matmul, masked_fill,
-// softmax), so MultiheadAttention and TransformerDecoderLayer in eval mode
-// stay on the card instead of falling back to the CPU.
+// composed from ops that have spyre kernels (linear, the SDPA backend op;
+// matmul, masked_fill and softmax when the weights are asked for), so
+// MultiheadAttention and TransformerDecoderLayer in eval mode stay on the
+// card instead of falling back to the CPU.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -68,6 +69,16 @@ native_multi_head_attention(const at::Tensor &query, const at::Tensor &key,
 	v = split_heads(v, num_heads);
 
 	double scale = 1.0 / std::sqrt(static_cast<double>(embed_dim / num_heads));
+	if (!need_weights) {
+		// the attention alone: the SDPA backend op, one launch on the card
+		std::optional<at::Tensor> keep;
+		if (mask && mask->defined())
+			keep = masked_out(*mask, mask_type, bsz, src_len).logical_not();
+		at::Tensor ctx = at::scaled_dot_product_attention(q, k, v, keep, 0.0, false, scale)
+					 .transpose(1, 2)
+					 .reshape({bsz, tgt_len, embed_dim});
+		return {at::linear(ctx, proj_weight, proj_bias), at::Tensor()};
+	}
 	at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).mul(scale);
 	if (mask && mask->defined())
 		scores = scores.masked_fill(masked_out(*mask, mask_type, bsz, src_len),
@@ -77,8 +88,6 @@ native_multi_head_attention(const at::Tensor &query, const at::Tensor &key,
 
 	at::Tensor ctx = at::matmul(probs, v).transpose(1, 2).reshape({bsz, tgt_len, embed_dim});
 	at::Tensor out = at::linear(ctx, proj_weight, proj_bias);
-	if (!need_weights)
-		return {out, at::Tensor()};
 	if (average_attn_weights)
 		probs = probs.sum(1).div(static_cast<double>(num_heads));
 	return {out, probs};

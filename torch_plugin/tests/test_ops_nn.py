@@ -202,6 +202,15 @@ def test_native_mha_masks_like_the_cpu_kernel():
     assert torch.isnan(want[0]).all() and not torch.isnan(want[1]).any()
     torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-5, equal_nan=True)
     torch.testing.assert_close(got_w.cpu(), want_w, rtol=1e-4, atol=1e-5, equal_nan=True)
+    # without the weights the attention is the SDPA backend op: the same rows
+    with torch.no_grad():
+        want2, _ = torch._native_multi_head_attention(x, x, x, 32, 4, *params, pad, False,
+                                                      True, 1)
+        got2, none = torch._native_multi_head_attention(xd, xd, xd, 32, 4,
+                                                        *[p.to(D) for p in params],
+                                                        pad.to(D), False, True, 1)
+    assert none is None
+    torch.testing.assert_close(got2.cpu(), want2, rtol=1e-4, atol=1e-5, equal_nan=True)
 
 
 def test_transformer_decoder_layer_stays_on_the_card():

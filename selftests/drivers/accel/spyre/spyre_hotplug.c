@@ -84,15 +84,25 @@ static int write_str(const char *path, const char *val)
 }
 
 /* Wait until the accel minor is gone (@present false) or a card is there. */
+/*
+ * Present: a card is in sysfs and its device node exists (devtmpfs creates
+ * the node a little after the class device appears, so open() would race
+ * it). Absent: accel@minor is gone from sysfs.
+ */
 static bool wait_cards(int minor, bool present)
 {
 	int minors[SP_MAX_CARDS], i;
-	char path[64];
+	char path[64], node[64];
 
 	snprintf(path, sizeof(path), "/sys/class/accel/accel%d", minor);
 	for (i = 0; i < HP_WAIT_MS / 20; i++) {
-		if (present ? sp_find_cards(minors, SP_MAX_CARDS) > 0 : access(path, F_OK) != 0)
+		if (!present && access(path, F_OK) != 0)
 			return true;
+		if (present && sp_find_cards(minors, SP_MAX_CARDS) > 0) {
+			snprintf(node, sizeof(node), "/dev/accel/accel%d", minors[0]);
+			if (access(node, F_OK) == 0)
+				return true;
+		}
 		usleep(20000);
 	}
 	return false;
