@@ -142,7 +142,8 @@ def _build(sub, inputs):
     metas = [_meta(n, ph) for n, ph in zip(inputs, placeholders)]
     index = _device_index(metas)
     if not all(type(d) is int for m in metas for d in m.shape):
-        # a symbolic size: not a key (the lowering refuses it anyway)
+        # a size only known at run time (data-dependent; PerSize graphs
+        # arrive here static): not a key, and the lowering refuses it
         return _compile_part(sub, metas, index)
     key = (index, sub.code,
            tuple((m.device.type, m.dtype, tuple(m.shape)) for m in metas))
@@ -241,7 +242,8 @@ class WholeGraph(torch.nn.Module):
 
 def _graph_key(gm):
     """(device index, on-disk key) of the whole ATen graph @gm, or None when
-    the cache is off or an input is not a spyre tensor of static shape."""
+    the cache is off, no input is a spyre tensor, or an input is neither a
+    spyre or CPU tensor of static shape nor a size (an int)."""
     if disk_cache.directory() is None:
         return None
     metas, ints = [], []
