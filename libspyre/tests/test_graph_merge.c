@@ -97,10 +97,15 @@ TEST(graph_merge_runs_kernels_as_one_program)
 	OK(dt_read(&c, &dy, y1));
 	/* the same instructions in the same order per core: the same bits */
 	CHECK(!memcmp(y1, y2, sizeof(double) * R * D), "merged and apart differ");
-	/* one LAUNCH setup (2 us on the model) instead of one per program */
-	CHECK(t_merged + (uint64_t)(st2.programs - 1) * 1500 < t_apart,
-	      "merged %llu ns, apart %llu ns over %u programs", (unsigned long long)t_merged,
-	      (unsigned long long)t_apart, st2.programs);
+	/*
+	 * One LAUNCH setup (2 us on the model) instead of one per program.
+	 * Asserted on the sim, whose clock is the card's alone: a card in the
+	 * VM also waits for the emulated host, and that is in its timeline.
+	 */
+	if (!strcmp(test_backend, "sim"))
+		CHECK(t_merged + (uint64_t)(st2.programs - 1) * 1500 < t_apart,
+		      "merged %llu ns, apart %llu ns over %u programs",
+		      (unsigned long long)t_merged, (unsigned long long)t_apart, st2.programs);
 	printf("# %u kernels: %llu ns as one program, %llu ns as %u\n", st.kernels,
 	       (unsigned long long)t_merged, (unsigned long long)t_apart, st2.programs);
 	OK(spyre_compiled_destroy(k));
