@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """torch.spyre device module, torch.accelerator, registration and autoload."""
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -98,6 +100,32 @@ def test_manual_seed_sets_generator():
 def test_autoload_on_plain_import_torch():
     rc, out = run_python("import torch; print(torch.spyre.is_available(), torch.device('spyre'))")
     assert rc == 0 and "True spyre" in out, out
+
+
+def _fresh_shell_env():
+    """The environment of a new shell: this venv neither active nor in PATH."""
+    venv_bin = os.path.dirname(sys.executable)
+    e = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    e["PATH"] = os.pathsep.join(d for d in e.get("PATH", "").split(os.pathsep)
+                                if d and os.path.realpath(d) != os.path.realpath(venv_bin))
+    return e
+
+
+@pytest.mark.parametrize("how", ["interpreter", "activate"])
+def test_plain_import_torch_from_another_directory(how):
+    # README's two ways, each in a shell of its own started in /tmp: the
+    # venv's interpreter by its path, and activating by the absolute path
+    venv = os.path.dirname(os.path.dirname(sys.executable))
+    code = "import torch; print(torch.ones(2, device='spyre').cpu().tolist(), torch.__file__)"
+    if how == "interpreter":
+        cmd = f"cd /tmp && {venv}/bin/python -c \"{code}\""
+    else:
+        cmd = f". {venv}/bin/activate && cd /tmp && python -c \"{code}\""
+    p = subprocess.run(["sh", "-c", cmd], env=_fresh_shell_env(), capture_output=True,
+                       text=True, timeout=300, cwd="/")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "[1.0, 1.0]" in out, out
+    assert os.path.realpath(venv) in os.path.realpath(out.split()[-1]), out
 
 
 def test_autoload_can_be_disabled():
