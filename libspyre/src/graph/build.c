@@ -38,8 +38,7 @@ static struct spyre_operand operand(spyre_graph *g, spyre_compiled *c, int st)
 	}
 }
 
-/* Load program @k from @p (taking its image) with its step operands. */
-static int load_prog(spyre_compiled *c, unsigned int k, struct gprog *p)
+int g_load_program(spyre_compiled *c, unsigned int k, struct gprog *p)
 {
 	int ret = g_grow((void **)&c->img, &c->img_cap, k, sizeof(*c->img));
 
@@ -214,7 +213,7 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 	}
 	if (!ret && npend > 1 && c->ops->hw_version >= SPYRE_HW_VERSION(1, 8) &&
 	    !(flags & (SPYRE_COMPILE_OP_BY_OP | SPYRE_COMPILE_NO_MERGE)))
-		ret = g_merge_programs(c, pend, &npend);
+		g_merge_programs(c, pend, &npend);
 	if (!ret && npend) {
 		c->progs = calloc(npend, sizeof(*c->progs));
 		c->steps = calloc(npend, sizeof(*c->steps));
@@ -222,7 +221,7 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 			ret = -ENOMEM;
 	}
 	for (i = 0; i < npend && !ret; i++)
-		ret = load_prog(c, i, &pend[i]);
+		ret = g_load_program(c, i, &pend[i]);
 	for (i = 0; i < npend; i++)
 		free(pend[i].img);
 	free(pend);

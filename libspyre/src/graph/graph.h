@@ -169,9 +169,10 @@ struct gprog {
  * each, a BARRIER between their parts (card interface 1.8): one LAUNCH
  * instead of several. Workspace operands become the LAUNCH's workspace,
  * the others share up to SPY_MAX_ARGS slots. Rewrites @p and @*n; images
- * that are replaced are freed. (merge.c)
+ * that are replaced are freed. Out of memory it merges less, never fails:
+ * it is an optimisation. (merge.c)
  */
-int g_merge_programs(spyre_compiled *c, struct gprog *p, unsigned int *n);
+void g_merge_programs(spyre_compiled *c, struct gprog *p, unsigned int *n);
 
 /*
  * The recipe of @c from its programs, steps and uploads (compiling and
@@ -182,8 +183,12 @@ int g_merge_programs(spyre_compiled *c, struct gprog *p, unsigned int *n);
  */
 int g_make_recipe(spyre_compiled *c);
 
-/* Keep a copy of @c's program @i image (for serialising). */
-int g_keep_image(spyre_compiled *c, unsigned int i, const void *img, size_t size);
+/*
+ * Load @p as program @k of @c (c->progs and c->steps have room): the image
+ * moves into c->img (kept for spyre_compiled_serialize; p->img becomes
+ * NULL), the operands into c->steps[k]. Compiling and loading share it.
+ */
+int g_load_program(spyre_compiled *c, unsigned int k, struct gprog *p);
 
 /* Compile @g; @key/@keylen receive the cache key (malloc'd) when non-NULL. */
 int g_compile(spyre_graph *g, spyre_compiled **out, void **key, size_t *keylen);

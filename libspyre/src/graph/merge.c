@@ -88,39 +88,43 @@ static uint32_t insns(const struct gprog *p)
 	return h.num_insns;
 }
 
-/* Merge @p[0..n) into @out (n >= 2, all concatenable, operands fitting). */
-static int merge_run(spyre_compiled *c, struct gprog *p, unsigned int n, struct gprog *out)
+/*
+ * Concatenate @p[0..n) (n >= 2) into @out, whose operands @u and the
+ * renaming of each part @maps were gathered while grouping them.
+ */
+static int concat(spyre_compiled *c, const struct gprog *p, unsigned int n,
+		  const struct cstep *u, const struct pb_remap *maps, uint64_t ws,
+		  struct gprog *out)
 {
-	struct pb_remap *maps = calloc(n, sizeof(*maps));
 	const void **img = calloc(n, sizeof(*img));
 	size_t *size = calloc(n, sizeof(*size));
-	uint64_t ws = 0;
 	unsigned int i;
 	int ret = -ENOMEM;
 
-	memset(out, 0, sizeof(*out));
-	if (maps && img && size) {
+	if (img && size) {
 		for (i = 0; i < n; i++) {
-			add_operands(&out->st, &p[i].st, &maps[i], &ws);
 			img[i] = p[i].img;
 			size[i] = p[i].size;
 		}
-		ret = pb_concat(img, size, maps, n, out->st.nops, ws, c->ops->ncores, &out->img,
+		out->st = *u;
+		ret = pb_concat(img, size, maps, n, u->nops, ws, c->ops->ncores, &out->img,
 				&out->size);
 	}
-	free(maps);
 	free(img);
 	free(size);
 	return ret;
 }
 
-int g_merge_programs(spyre_compiled *c, struct gprog *p, unsigned int *n)
+void g_merge_programs(spyre_compiled *c, struct gprog *p, unsigned int *n)
 {
+	struct pb_remap *maps = calloc(*n, sizeof(*maps));
 	unsigned int i = 0, w = 0, j;
 
+	if (!maps)
+		return;	/* only an optimisation: the programs run one by one */
 	while (i < *n) {
 		struct cstep u = { 0 };
-		uint64_t count = 0;
+		uint64_t count = 0, ws = 0;
 		struct gprog merged;
 
 		for (j = i; j < *n && pb_can_concat(p[j].img, p[j].size); j++) {
@@ -128,15 +132,10 @@ int g_merge_programs(spyre_compiled *c, struct gprog *p, unsigned int *n)
 			    count + insns(&p[j]) + (j > i) > PB_MAX_INSNS)
 				break;
 			count += insns(&p[j]) + (j > i);
-			add_operands(&u, &p[j].st, &(struct pb_remap){ 0 }, &(uint64_t){ 0 });
+			add_operands(&u, &p[j].st, &maps[j - i], &ws);
 		}
-		if (j - i < 2) {
-			/* nothing to merge with: keep the program as it is */
-			p[w++] = p[i++];
-			continue;
-		}
-		if (merge_run(c, &p[i], j - i, &merged)) {
-			/* only an optimisation: the programs still run one by one */
+		if (j - i < 2 || concat(c, &p[i], j - i, &u, maps, ws, &merged)) {
+			/* nothing to merge with, or no memory to: keep it as it is */
 			p[w++] = p[i++];
 			continue;
 		}
@@ -146,8 +145,8 @@ int g_merge_programs(spyre_compiled *c, struct gprog *p, unsigned int *n)
 		}
 		p[w++] = merged;
 	}
+	free(maps);
 	for (j = w; j < *n; j++)
 		p[j].img = NULL;	/* moved or freed above */
 	*n = w;
-	return 0;
 }

@@ -25,22 +25,6 @@
 /* Operand kinds in the blob. */
 enum { SO_ARG = 1, SO_WS = 2, SO_IOTA = 3 };
 
-int g_keep_image(spyre_compiled *c, unsigned int i, const void *img, size_t size)
-{
-	void *copy;
-	int ret = g_grow((void **)&c->img, &c->img_cap, i, sizeof(*c->img));
-
-	if (ret)
-		return ret;
-	copy = malloc(size ? size : 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, img, size);
-	c->img[i] = (struct gimage){ copy, size };
-	c->nimg = i + 1;
-	return 0;
-}
-
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -395,21 +379,23 @@ static int load(spyre_ops *ops, struct rbuf *r, spyre_compiled *c, const char *c
 	while (c->nprogs < nprogs) {
 		uint64_t size = get64(r);
 		const void *img = size <= SER_MAX_IMAGE ? take(r, (size_t)size) : NULL;
+		struct gprog p = { .size = (size_t)size };
 
 		if (!img)
 			goto bad;
-		ret = read_step(r, c, &c->steps[c->nprogs]);
+		ret = read_step(r, c, &p.st);
 		if (ret == -2)
 			return -ENOMEM;
 		if (ret)
 			goto bad;
-		ret = spyre_program_load(ops->dev, img, (size_t)size, &c->progs[c->nprogs]);
+		p.img = malloc(p.size ? p.size : 1);
+		if (!p.img)
+			return spy_err(-ENOMEM, "%s: out of memory", call);
+		memcpy(p.img, img, p.size);
+		ret = g_load_program(c, c->nprogs, &p);
+		free(p.img);	/* NULL once the compiled graph keeps it */
 		if (ret)
 			return ret;
-		c->nprogs++;
-		ret = g_keep_image(c, c->nprogs - 1, img, (size_t)size);
-		if (ret)
-			return spy_err(ret, "%s: out of memory", call);
 	}
 	if (r->at != r->n)
 		goto bad;

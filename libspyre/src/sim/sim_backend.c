@@ -237,11 +237,24 @@ static struct sim_bo *sim_bo_new(uint64_t size, uint32_t placement, void *user)
 	return bo;
 }
 
+/* A new BO (over the caller's @user memory, or its own) with a handle. */
+static int sim_bo_add(struct sim *sim, uint64_t size, uint32_t placement, void *user,
+		      uint32_t *handle)
+{
+	struct sim_bo *bo = sim_bo_new(size, placement, user);
+	int ret;
+
+	if (!bo)
+		return -ENOMEM;
+	ret = sim_bo_insert(sim, bo, handle);
+	if (ret)
+		sim_bo_discard(bo);
+	return ret;
+}
+
 static int sim_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, uint32_t *handle)
 {
 	struct sim *sim = S(dev);
-	struct sim_bo *bo;
-	int ret = 0;
 
 	if (!size || placement > DRM_SPYRE_PLACEMENT_HOST)
 		return -EINVAL;
@@ -249,13 +262,7 @@ static int sim_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, u
 	if (placement == DRM_SPYRE_PLACEMENT_DEVICE ? size > sim->cfg.mem_size
 						    : size > SIM_MAX_HOST_BO)
 		return -E2BIG;
-	bo = sim_bo_new(size, placement, NULL);
-	if (!bo)
-		return -ENOMEM;
-	ret = sim_bo_insert(sim, bo, handle);
-	if (ret)
-		sim_bo_discard(bo);
-	return ret;
+	return sim_bo_add(sim, size, placement, NULL, handle);
 }
 
 /*
@@ -266,8 +273,6 @@ static int sim_bo_userptr(spyre_device *dev, void *ptr, uint64_t size, uint32_t 
 {
 	struct sim *sim = S(dev);
 	uintptr_t p = (uintptr_t)ptr;
-	struct sim_bo *bo;
-	int ret;
 
 	if (!size || p % SPY_PAGE || size % SPY_PAGE || p + size < p)
 		return -EINVAL;
@@ -275,13 +280,7 @@ static int sim_bo_userptr(spyre_device *dev, void *ptr, uint64_t size, uint32_t 
 		return -E2BIG;
 	if (msync(ptr, size, MS_ASYNC))
 		return -EFAULT;
-	bo = sim_bo_new(size, DRM_SPYRE_PLACEMENT_HOST, ptr);
-	if (!bo)
-		return -ENOMEM;
-	ret = sim_bo_insert(sim, bo, handle);
-	if (ret)
-		sim_bo_discard(bo);
-	return ret;
+	return sim_bo_add(sim, size, DRM_SPYRE_PLACEMENT_HOST, ptr, handle);
 }
 
 static int sim_bo_info(spyre_device *dev, struct drm_spyre_bo_info *info)
