@@ -261,21 +261,28 @@ print("cpu:", torch.compile(lambda x: x + 1)(torch.ones(2)).tolist())
 
 @pytest.mark.parametrize("kind", ["gpt2", "llama"])
 def test_hf_generate_with_a_compiled_forward(kind):
-    # generate() with the KV cache: every step is a new shape (a recompile,
-    # through Dynamo's guards), each one recipe with no graph break
+    # generate() with the KV cache: every step is a new shape (Dynamo
+    # recompiles once, then makes the length dynamic), each one recipe with
+    # no graph break
+    compiled_generate(kind, seed=8, new_tokens=3)
+    st = spyre_compiler.stats()
+    assert st["graph_breaks"] == [] and st["recipes"] == st["graphs"] >= 2, st
+    assert torch.spyre.fallback_counts() == {}
+
+
+def compiled_generate(kind, seed, new_tokens):
+    """Greedy generate() of the HF test model @kind with a compiled forward
+    and the KV cache, on spyre and on the CPU: the tokens must be equal."""
     from test_models_eager import hf_model, on_card
     ref, dev = on_card(hf_model(kind))
     dev.forward = torch.compile(dev.forward, backend="spyre")
-    ids = torch.randint(0, 128, (2, 5), generator=torch.Generator().manual_seed(8))
+    ids = torch.randint(0, 128, (2, 5), generator=torch.Generator().manual_seed(seed))
     mask = torch.ones_like(ids)
-    kw = dict(max_new_tokens=3, do_sample=False, pad_token_id=0)
+    kw = dict(max_new_tokens=new_tokens, do_sample=False, pad_token_id=0)
     with torch.no_grad():
         want = ref.generate(ids, attention_mask=mask, **kw)
         got = dev.generate(ids.to(D), attention_mask=mask.to(D), **kw)
     assert torch.equal(got.cpu(), want), (got.cpu(), want)
-    st = spyre_compiler.stats()
-    assert st["graph_breaks"] == [] and st["recipes"] == st["graphs"] >= 2, st
-    assert torch.spyre.fallback_counts() == {}
 
 
 class Uploading(nn.Module):
@@ -319,6 +326,8 @@ def test_a_cpu_input_is_uploaded_by_the_recipe_on_the_upload_stream():
 
 
 def test_a_cpu_input_used_on_the_cpu_is_a_graph_break():
+    # the CPU op runs eagerly where its input is (a named graph break); the
+    # copy to spyre is still the recipe's host input
     def f(x):
         return x.to(D) * 2, x.sum()
 
@@ -326,6 +335,11 @@ def test_a_cpu_input_used_on_the_cpu_is_a_graph_break():
     got, s = torch.compile(f, backend="spyre")(x)
     torch.testing.assert_close(got.cpu(), x * 2)
     torch.testing.assert_close(s, x.sum())
+    assert s.device.type == "cpu"
+    st = spyre_compiler.stats()
+    assert st["graph_breaks"] == ["aten.sum.default: reads a CPU tensor (only copies of it to "
+                                  "spyre are compiled)"], st
+    assert st["eager_nodes"] == 1 and st["host_inputs"] == 1 and st["recipes"] == 1, st
 
 
 def test_consecutive_calls_overlap_uploads_with_compute(tmp_path):
@@ -391,17 +405,8 @@ def test_hf_generate_past_dynamos_recompile_limit(kind):
     # graph serves every later length (more lengths than Dynamo's
     # recompile limit of 8), each length one recipe with no graph break
     from torch._dynamo.utils import counters
-    from test_models_eager import hf_model, on_card
-    ref, dev = on_card(hf_model(kind))
-    dev.forward = torch.compile(dev.forward, backend="spyre")
-    ids = torch.randint(0, 128, (2, 5), generator=torch.Generator().manual_seed(9))
-    mask = torch.ones_like(ids)
-    kw = dict(max_new_tokens=12, do_sample=False, pad_token_id=0)
     counters.clear()
-    with torch.no_grad():
-        want = ref.generate(ids, attention_mask=mask, **kw)
-        got = dev.generate(ids.to(D), attention_mask=mask.to(D), **kw)
-    assert torch.equal(got.cpu(), want), (got.cpu(), want)
+    compiled_generate(kind, seed=9, new_tokens=12)
     st = spyre_compiler.stats()
     assert st["dynamic_graphs"] == 1 and st["size_specializations"] >= 9, st
     assert st["graph_breaks"] == [] and st["recipes"] == st["graphs"], st
