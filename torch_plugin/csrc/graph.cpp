@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -151,16 +152,20 @@ public:
 			dout.push_back(describe(outs.back()));
 		}
 		spyre_stream *s = launch_stream(outs.empty() ? ins.at(0) : outs[0]);
-		c10::Stream up = upload_stream(index_);
+		// the upload stream only for graphs that upload (a lookup under a
+		// lock otherwise saved on every launch)
+		std::optional<c10::Stream> up;
+		if (!staged.empty())
+			up = upload_stream(index_);
 		TraceLabelScope label("compiled graph");
-		check_op(spyre_compiled_run_with_transfer(c_, s, native_stream(up), din.data(),
-							  unsigned(din.size()), dout.data(),
-							  unsigned(dout.size())),
+		check_op(spyre_compiled_run_with_transfer(c_, s, up ? native_stream(*up) : nullptr,
+							  din.data(), unsigned(din.size()),
+							  dout.data(), unsigned(dout.size())),
 			 "compiled graph");
 		// the staging blocks return to the pinned cache, reused once the
 		// uploads queued so far on the upload stream are done
 		for (const auto &p : staged)
-			record_host_use(p.get(), up);
+			record_host_use(p.get(), *up);
 		count_device_op("compiled_graph");
 		return outs;
 	}

@@ -561,44 +561,60 @@ TEST_F(bo, no_leak_after_close)
 }
 
 /*
+ * Runs @body(fd) in a child that limits its locked memory to 1 MiB and then
+ * becomes an unprivileged user (with the card already open on @fd);
+ * returns the child's exit status (@body's result), or -1.
+ */
+static int unprivileged_with_1mib_memlock(int fd, int (*body)(int fd))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct rlimit lim = { 1 * SP_MiB, 1 * SP_MiB };
+
+		if (setrlimit(RLIMIT_MEMLOCK, &lim) || setgid(65534) || setuid(65534))
+			_exit(10);
+		_exit(body(fd));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int host_bos_in_1mib(int fd)
+{
+	uint32_t a, b, c;
+
+	if (sp_bo_create(fd, 512 * 1024, DRM_SPYRE_PLACEMENT_HOST, &a))
+		return 11;
+	if (sp_bo_create(fd, 768 * 1024, DRM_SPYRE_PLACEMENT_HOST, &b) != -ENOMEM)
+		return 12;
+	/* device memory is not pinned host memory */
+	if (sp_bo_create(fd, 4 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &c))
+		return 13;
+	if (sp_bo_close(fd, a))
+		return 14;
+	if (sp_bo_create(fd, 768 * 1024, DRM_SPYRE_PLACEMENT_HOST, &b))
+		return 15;
+	return 0;
+}
+
+/*
  * Host BOs pin memory like mlock(): without CAP_IPC_LOCK they count in the
  * user's locked memory up to RLIMIT_MEMLOCK (-ENOMEM beyond), freeing one
- * gives its pages back, and device BOs do not count. Runs in a child that
- * became an unprivileged user (with the card already open).
+ * gives its pages back, and device BOs do not count.
  */
 TEST(host_bos_count_in_memlock)
 {
 	struct sp_dev d;
-	int status;
-	pid_t pid;
 
 	if (geteuid())
 		SKIP(return, "needs root to switch to an unprivileged user");
 	SP_OPEN_OR_SKIP(&d, 0);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		struct rlimit lim = { 1 * SP_MiB, 1 * SP_MiB };
-		uint32_t a, b, c;
-
-		if (setrlimit(RLIMIT_MEMLOCK, &lim) || setgid(65534) || setuid(65534))
-			_exit(10);
-		if (sp_bo_create(d.fd, 512 * 1024, DRM_SPYRE_PLACEMENT_HOST, &a))
-			_exit(11);
-		if (sp_bo_create(d.fd, 768 * 1024, DRM_SPYRE_PLACEMENT_HOST, &b) != -ENOMEM)
-			_exit(12);
-		/* device memory is not pinned host memory */
-		if (sp_bo_create(d.fd, 4 * SP_MiB, DRM_SPYRE_PLACEMENT_DEVICE, &c))
-			_exit(13);
-		if (sp_bo_close(d.fd, a))
-			_exit(14);
-		if (sp_bo_create(d.fd, 768 * 1024, DRM_SPYRE_PLACEMENT_HOST, &b))
-			_exit(15);
-		_exit(0);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, unprivileged_with_1mib_memlock(d.fd, host_bos_in_1mib));
 	sp_dev_close(&d);
 }
 
@@ -761,38 +777,33 @@ TEST_F(bo_data, userptr_outlives_munmap)
 	sp_bo_close(self->d.fd, dev);
 }
 
+static int userptr_bos_in_1mib(int fd)
+{
+	uint8_t *p = anon(2 * SP_MiB, PROT_READ | PROT_WRITE);
+	uint32_t a, b;
+
+	if (!p)
+		return 10;
+	if (userptr(fd, p, 512 * 1024, &a))
+		return 11;
+	if (userptr(fd, p + SP_MiB, 768 * 1024, &b) != -ENOMEM)
+		return 12;
+	if (sp_bo_close(fd, a))
+		return 13;
+	if (userptr(fd, p + SP_MiB, 768 * 1024, &b))
+		return 14;
+	return 0;
+}
+
 /* User-pointer BOs pin memory: they count in RLIMIT_MEMLOCK like host BOs. */
 TEST(userptr_bos_count_in_memlock)
 {
 	struct sp_dev d;
-	int status;
-	pid_t pid;
 
 	if (geteuid())
 		SKIP(return, "needs root to switch to an unprivileged user");
 	SP_OPEN_OR_SKIP(&d, 0);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		struct rlimit lim = { 1 * SP_MiB, 1 * SP_MiB };
-		uint8_t *p = anon(2 * SP_MiB, PROT_READ | PROT_WRITE);
-		uint32_t a, b;
-
-		if (!p || setrlimit(RLIMIT_MEMLOCK, &lim) || setgid(65534) || setuid(65534))
-			_exit(10);
-		if (userptr(d.fd, p, 512 * 1024, &a))
-			_exit(11);
-		if (userptr(d.fd, p + SP_MiB, 768 * 1024, &b) != -ENOMEM)
-			_exit(12);
-		if (sp_bo_close(d.fd, a))
-			_exit(13);
-		if (userptr(d.fd, p + SP_MiB, 768 * 1024, &b))
-			_exit(14);
-		_exit(0);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, unprivileged_with_1mib_memlock(d.fd, userptr_bos_in_1mib));
 	sp_dev_close(&d);
 }
 
