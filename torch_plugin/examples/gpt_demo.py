@@ -51,6 +51,22 @@ def submits(fn):
     return out, torch.spyre.counters()["submits"] - before
 
 
+def explain_mismatch(cpu, dev, ids, want, got, cgot):
+    """Which of the things both forwards share differs: the CPU reference
+    computed again, the weights on the card against the CPU's, the eager
+    against the compiled logits (bit for bit)."""
+    with torch.no_grad():
+        again = cpu(ids, use_cache=False).logits
+    print(f"   CPU reference again    {'identical' if torch.equal(again, want) else 'DIFFERENT'}"
+          f" (max change {(again - want).abs().max().item():.1e})")
+    host = cpu.state_dict()
+    moved = [k for k, v in dev.state_dict().items() if not torch.equal(v.cpu(), host[k])]
+    print(f"   weights on the card    {'equal to the CPU' if not moved else 'DIFFERENT: '}"
+          f"{', '.join(moved)}")
+    print(f"   eager vs compiled      {'identical' if torch.equal(got, cgot) else 'different'}"
+          f" (max {(got - cgot).abs().max().item():.1e})")
+
+
 def main():
     ap = argparse.ArgumentParser(description="GPT-2 on the Spyre card, eager and compiled")
     ap.add_argument("--trace", metavar="DIR", help="write device timeline traces into DIR")
@@ -125,6 +141,8 @@ def main():
     print("   (device time: between two timing events; on the VM's card it includes")
     print("   the time the card waited for the emulated host to submit)")
     print(f"   device ops run         {sum(torch.spyre.op_counts().values())}")
+    if not ok:
+        explain_mismatch(cpu, dev, ids, want, got.cpu(), cgot.cpu())
     for path in traces:
         print(f"   device timeline        {path}")
     phase("done: " + ("spyre agrees with the CPU" if ok else "MISMATCH"))

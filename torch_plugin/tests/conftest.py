@@ -12,17 +12,21 @@ import torch
 
 assert hasattr(torch, "spyre"), "torch_spyre was not autoloaded by `import torch`"
 
-# compiled tests write the on-disk compile cache here, not into ~/.cache,
-# and never load what an earlier run left; each test gets its own below
-_CACHE = tempfile.TemporaryDirectory(prefix="spyre-compile-cache-")
-os.environ["SPYRE_COMPILE_CACHE"] = _CACHE.name
+# Compiled tests write the on-disk caches (the backend's recipes and
+# PyTorch's own: Inductor, AOTAutograd, Dynamo) here, never into the user's
+# ~/.cache or /tmp/torchinductor_$USER, and never load what an earlier run or
+# another program left; each test gets its own below.
+_CACHE = tempfile.TemporaryDirectory(prefix="spyre-test-caches-")
+os.environ["SPYRE_COMPILE_CACHE"] = os.path.join(_CACHE.name, "spyre-compile-cache")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE.name, "torchinductor")
 
 
 @pytest.fixture(autouse=True)
 def _own_compile_cache(tmp_path, monkeypatch):
-    """An empty on-disk compile cache per test: what one test compiled is
-    never loaded by another (the recipe cache stats stay per test)."""
+    """Empty on-disk compile caches per test: what one test compiled is never
+    loaded by another (the recipe cache stats stay per test)."""
     monkeypatch.setenv("SPYRE_COMPILE_CACHE", str(tmp_path / "spyre-compile-cache"))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "torchinductor"))
 
 
 @pytest.fixture(autouse=True)
@@ -44,10 +48,27 @@ def two_devices():
     return torch.device("spyre:0"), torch.device("spyre:1")
 
 
+# What a child process inherits from the test run: what a shell and Python
+# need to start, and the suite's choice of card (scripts/tests/plugin-*.sh).
+# Nothing else: a variable a user or an earlier test left in os.environ
+# (SPYRE_SIM_*, TORCH_SPYRE_FALLBACK, OMP_NUM_THREADS...) would change what
+# the child computes.
+_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SPYRE_BACKEND", "SPYRE_SIM_CARDS")
+
+
+def child_env(**env):
+    """The explicit environment of a child process: the inherited variables,
+    this test's own compile caches, then @env (values made strings)."""
+    e = {k: os.environ[k] for k in _INHERITED if k in os.environ}
+    for k in ("SPYRE_COMPILE_CACHE", "TORCHINDUCTOR_CACHE_DIR"):
+        e[k] = os.environ[k]
+    e.update({k: str(v) for k, v in env.items()})
+    return e
+
+
 def run_python(code, **env):
-    """Runs @code in a fresh interpreter of this venv; returns (rc, stdout+stderr)."""
-    e = dict(os.environ)
-    e.update(env)
-    p = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
-                       timeout=300, cwd=os.path.dirname(os.path.abspath(__file__)))
+    """Runs @code in a fresh interpreter of this venv, in child_env(**env);
+    returns (rc, stdout+stderr)."""
+    p = subprocess.run([sys.executable, "-c", code], env=child_env(**env), capture_output=True,
+                       text=True, timeout=300, cwd=os.path.dirname(os.path.abspath(__file__)))
     return p.returncode, p.stdout + p.stderr

@@ -17,6 +17,7 @@ from torch import nn
 import torch_spyre.compiler as spyre_compiler
 from torch_spyre import _C
 from torch_spyre.compiler import disk_cache
+from conftest import child_env
 
 D = "spyre"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,8 +40,8 @@ print("STATS", json.dumps(st))
 
 
 def gpt2_process(cache, out):
-    env = dict(os.environ, SPYRE_COMPILE_CACHE=str(cache))
-    return subprocess.Popen([sys.executable, "-c", GPT2, str(out)], env=env, cwd=HERE,
+    return subprocess.Popen([sys.executable, "-c", GPT2, str(out)],
+                            env=child_env(SPYRE_COMPILE_CACHE=cache), cwd=HERE,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import torch_spyre
-from conftest import run_python
+from conftest import child_env, run_python
 
 
 def test_installed_package_is_imported():
@@ -105,7 +105,7 @@ def test_autoload_on_plain_import_torch():
 def _fresh_shell_env():
     """The environment of a new shell: this venv neither active nor in PATH."""
     venv_bin = os.path.dirname(sys.executable)
-    e = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    e = child_env()
     e["PATH"] = os.pathsep.join(d for d in e.get("PATH", "").split(os.pathsep)
                                 if d and os.path.realpath(d) != os.path.realpath(venv_bin))
     return e

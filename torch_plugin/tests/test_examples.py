@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+from conftest import child_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")
 TRACE_PLOT = os.path.join(HERE, "..", "..", "scripts", "trace-plot")
@@ -50,9 +52,8 @@ def check_perfetto(path):
 
 
 def test_gpt_demo_agrees_with_the_cpu_and_traces(tmp_path):
-    env = dict(os.environ, SPYRE_BACKEND="sim")
     p = subprocess.run([sys.executable, os.path.join(EXAMPLES, "gpt_demo.py"),
-                        "--trace", str(tmp_path)], env=env,
+                        "--trace", str(tmp_path)], env=child_env(SPYRE_BACKEND="sim"),
                        capture_output=True, text=True, timeout=600)
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
