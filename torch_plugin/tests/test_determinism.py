@@ -5,7 +5,7 @@ one (other hash seed, other addresses), while other processes keep every
 host core busy, gives the same bits and the same device time. The models:
 the demo's GPT-2 (eager and compiled) and a graph heavy in matmuls and
 reductions whose shapes spread over all 32 cores. What is and is not
-bit-exact across runs is written down in Documentation/runtime.rst."""
+bit-exact across runs is written down in Documentation/determinism.rst."""
 import contextlib
 import os
 import subprocess
