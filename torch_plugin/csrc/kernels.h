@@ -51,4 +51,21 @@ at::Tensor direct_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarT
 void prepare_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType dt,
 		 const char *op);
 
+// ---- unary ops from the op table (ops_table.cpp) ----
+
+enum class UnaryForm { Functional, InPlace, Out };
+
+// The result dtype of unary op @op on a tensor of @in (its table row's).
+at::ScalarType unary_result_dtype(spyre_unary_op op, at::ScalarType in);
+// The card runs @op on @x: a spyre tensor of a dtype the op's table row
+// takes, on a card of the interface the row needs.
+bool card_runs(spyre_unary_op op, const at::Tensor &x);
+// @out can take @op's result on the card.
+bool unary_out_ok(spyre_unary_op op, const at::Tensor &out);
+// The one kernel of a unary op: out = op(x), counted as @name. The
+// functional form passes a fresh result, the in-place form @x itself;
+// Out checks and resizes @out first.
+void unary_out(const char *name, spyre_unary_op op, const at::Tensor &x, const at::Tensor &out,
+	       UnaryForm form);
+
 } // namespace torch_spyre

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // Elementwise device kernels: arithmetic, comparisons, logical ops, where,
-// masked_fill, clamp, pow and the unary functions, each in its functional,
-// in-place and out= form, over the op library (spyre_op_unary/binary/...).
+// masked_fill, clamp, pow, gelu and bitwise_not, each in its functional,
+// in-place and out= form, over the op library (spyre_op_binary/...). The
+// unary functions PyTorch names as the op table does are ops_table.cpp's.
 //
 // Type promotion is PyTorch's (at::result_type); operands of another dtype
 // are cast on the card first. A 0-dim CPU tensor operand (a Python number)
@@ -286,83 +287,11 @@ COMPARE(le, SPYRE_BIN_LE)
 COMPARE(gt, SPYRE_BIN_GT)
 COMPARE(ge, SPYRE_BIN_GE)
 
-// ---- unary ops ------------------------------------------------------------
-
-bool unary_ok(const at::Tensor &x, const at::Tensor &out = {})
-{
-	return card_float(x.scalar_type()) && (!out.defined() || card_float(out.scalar_type()) ||
-					       out.scalar_type() == at::kDouble);
-}
-
-// out = op(x); returns false when the card has no function for @op (the
-// caller then takes the fallback).
-bool unary_run(const char *name, spyre_unary_op op, const at::Tensor &x, at::Tensor out,
-	       bool inplace, at::Tensor *result, at::ScalarType rdt)
-{
-	c10::DeviceGuard guard(x.device());
-	if (out.defined() && !inplace)
-		prepare_out(out, x.sizes(), rdt, name);
-	at::Tensor dst = out.defined() ? direct_out(out, x.sizes(), rdt, {x}) :
-					 at::empty(x.sizes(), x.options().dtype(rdt));
-	if (x.numel()) {
-		spyre_tensor xd = describe(x), od = describe(dst);
-		int rc = spyre_op_unary(ops_context(x.device().index()), launch_stream(x), op, &xd,
-					&od);
-		if (rc == -EOPNOTSUPP && op >= SPYRE_UN_SIN && op <= SPYRE_UN_ERF)
-			return false; // an older op library: the fallback runs it
-		check_op(rc, name);
-		if (out.defined() && !dst.is_same(out))
-			card_copy(dst, out);
-	}
-	count_device_op(name);
-	*result = out.defined() ? out : dst;
-	return true;
-}
-
-#define UNARY_OP(fn, aten, opname, op)                                                           \
-	at::Tensor fn(const at::Tensor &x)                                                       \
-	{                                                                                        \
-		at::Tensor r;                                                                    \
-		if (!unary_ok(x) || !unary_run(opname, op, x, {}, false, &r, x.scalar_type()))   \
-			return SPYRE_FALLBACK(aten, x);                                          \
-		return r;                                                                        \
-	}                                                                                        \
-	at::Tensor &fn##_(at::Tensor &x)                                                         \
-	{                                                                                        \
-		at::Tensor r;                                                                    \
-		if (!unary_ok(x) || !unary_run(opname "_", op, x, x, true, &r, x.scalar_type())) \
-			return SPYRE_FALLBACK(aten##_, x);                                       \
-		return x;                                                                        \
-	}
-
-#define UNARY_OUT(fn, aten, opname, op)                                                          \
-	at::Tensor &fn##_out(const at::Tensor &x, at::Tensor &out)                               \
-	{                                                                                        \
-		at::Tensor r;                                                                    \
-		if (!unary_ok(x, out) ||                                                         \
-		    !unary_run(opname ".out", op, x, out, false, &r, x.scalar_type()))           \
-			return SPYRE_FALLBACK(aten##_out, x, out);                               \
-		return out;                                                                      \
-	}
-
-#define UNARY(fn, aten, op)                                                                      \
-	UNARY_OP(fn, aten, #aten, op)                                                            \
-	UNARY_OUT(fn, aten, #aten, op)
-
-UNARY(neg_k, neg, SPYRE_UN_NEG)
-UNARY(abs_k, abs, SPYRE_UN_ABS)
-UNARY(exp_k, exp, SPYRE_UN_EXP)
-UNARY(log_k, log, SPYRE_UN_LOG)
-UNARY(sqrt_k, sqrt, SPYRE_UN_SQRT)
-UNARY(rsqrt_k, rsqrt, SPYRE_UN_RSQRT)
-UNARY(reciprocal_k, reciprocal, SPYRE_UN_RECIPROCAL)
-UNARY(tanh_k, tanh, SPYRE_UN_TANH)
-UNARY(sigmoid_k, sigmoid, SPYRE_UN_SIGMOID)
-UNARY(silu_k, silu, SPYRE_UN_SILU)
-UNARY(sin_k, sin, SPYRE_UN_SIN)
-UNARY(cos_k, cos, SPYRE_UN_COS)
-UNARY(erf_k, erf, SPYRE_UN_ERF)
-UNARY_OP(relu_k, relu, "relu", SPYRE_UN_RELU)
+// ---- unary ops --------------------------------------------------------------
+//
+// The op table's unary ops with a plain aten::<name> are registered from the
+// table (ops_table.cpp); gelu picks its row from an argument and bitwise_not
+// is logical_not on bools only, so they call the same out kernel by hand.
 
 spyre_unary_op gelu_op(c10::string_view approximate)
 {
@@ -373,90 +302,61 @@ spyre_unary_op gelu_op(c10::string_view approximate)
 
 at::Tensor gelu_k(const at::Tensor &x, c10::string_view approximate)
 {
-	at::Tensor r;
-	if (!unary_ok(x) ||
-	    !unary_run("gelu", gelu_op(approximate), x, {}, false, &r, x.scalar_type()))
+	spyre_unary_op op = gelu_op(approximate);
+	if (!card_runs(op, x))
 		return SPYRE_FALLBACK(gelu, x, approximate);
-	return r;
+	at::Tensor out = at::empty(x.sizes(), x.options());
+	unary_out("gelu", op, x, out, UnaryForm::Functional);
+	return out;
 }
 
 at::Tensor &gelu_k_(at::Tensor &x, c10::string_view approximate)
 {
-	at::Tensor r;
-	if (!unary_ok(x) ||
-	    !unary_run("gelu_", gelu_op(approximate), x, x, true, &r, x.scalar_type()))
+	spyre_unary_op op = gelu_op(approximate);
+	if (!card_runs(op, x))
 		return SPYRE_FALLBACK(gelu_, x, approximate);
+	unary_out("gelu_", op, x, x, UnaryForm::InPlace);
 	return x;
 }
 
 at::Tensor &gelu_k_out(const at::Tensor &x, c10::string_view approximate, at::Tensor &out)
 {
-	at::Tensor r;
-	if (!unary_ok(x, out) ||
-	    !unary_run("gelu.out", gelu_op(approximate), x, out, false, &r, x.scalar_type()))
+	spyre_unary_op op = gelu_op(approximate);
+	if (!card_runs(op, x) || !unary_out_ok(op, out))
 		return SPYRE_FALLBACK(gelu_out, x, approximate, out);
-	return out;
-}
-
-// logical_not: any card dtype but int64 -> bool.
-bool logical_not_ok(const at::Tensor &x)
-{
-	return x.scalar_type() != at::kLong && to_spyre_dtype(x.scalar_type()).has_value();
-}
-
-at::Tensor logical_not_k(const at::Tensor &x)
-{
-	at::Tensor r;
-	if (!logical_not_ok(x) ||
-	    !unary_run("logical_not", SPYRE_UN_LOGICAL_NOT, x, {}, false, &r, at::kBool))
-		return SPYRE_FALLBACK(logical_not, x);
-	return r;
-}
-
-at::Tensor &logical_not_k_(at::Tensor &x)
-{
-	at::Tensor r;
-	if (!logical_not_ok(x) ||
-	    !unary_run("logical_not_", SPYRE_UN_LOGICAL_NOT, x, x, true, &r, at::kBool))
-		return SPYRE_FALLBACK(logical_not_, x);
-	return x;
-}
-
-at::Tensor &logical_not_k_out(const at::Tensor &x, at::Tensor &out)
-{
-	at::Tensor r;
-	if (!logical_not_ok(x) ||
-	    !unary_run("logical_not.out", SPYRE_UN_LOGICAL_NOT, x, out, false, &r, at::kBool))
-		return SPYRE_FALLBACK(logical_not_out, x, out);
+	unary_out("gelu.out", op, x, out, UnaryForm::Out);
 	return out;
 }
 
 // ~x of a bool tensor is logical_not; other dtypes' bit patterns have no
 // card function.
+bool bitwise_not_ok(const at::Tensor &x)
+{
+	return x.scalar_type() == at::kBool && card_runs(SPYRE_UN_LOGICAL_NOT, x);
+}
+
 at::Tensor bitwise_not_k(const at::Tensor &x)
 {
-	at::Tensor r;
-	if (x.scalar_type() != at::kBool ||
-	    !unary_run("bitwise_not", SPYRE_UN_LOGICAL_NOT, x, {}, false, &r, at::kBool))
+	if (!bitwise_not_ok(x))
 		return SPYRE_FALLBACK(bitwise_not, x);
-	return r;
+	at::Tensor out = at::empty(x.sizes(), x.options());
+	unary_out("bitwise_not", SPYRE_UN_LOGICAL_NOT, x, out, UnaryForm::Functional);
+	return out;
 }
 
 at::Tensor &bitwise_not_k_(at::Tensor &x)
 {
-	at::Tensor r;
-	if (x.scalar_type() != at::kBool ||
-	    !unary_run("bitwise_not_", SPYRE_UN_LOGICAL_NOT, x, x, true, &r, at::kBool))
+	if (!bitwise_not_ok(x))
 		return SPYRE_FALLBACK(bitwise_not_, x);
+	unary_out("bitwise_not_", SPYRE_UN_LOGICAL_NOT, x, x, UnaryForm::InPlace);
 	return x;
 }
 
 at::Tensor &bitwise_not_k_out(const at::Tensor &x, at::Tensor &out)
 {
-	at::Tensor r;
-	if (x.scalar_type() != at::kBool || out.scalar_type() != at::kBool ||
-	    !unary_run("bitwise_not.out", SPYRE_UN_LOGICAL_NOT, x, out, false, &r, at::kBool))
+	if (!bitwise_not_ok(x) || out.scalar_type() != at::kBool)
 		return SPYRE_FALLBACK(bitwise_not_out, x, out);
+	unary_out("bitwise_not.out", SPYRE_UN_LOGICAL_NOT, x, out, UnaryForm::Out);
 	return out;
 }
 
@@ -797,9 +697,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("logical_or", logical_or_k);
 	m.impl("logical_or_", logical_or_k_);
 	m.impl("logical_or.out", logical_or_k_out);
-	m.impl("logical_not", logical_not_k);
-	m.impl("logical_not_", logical_not_k_);
-	m.impl("logical_not.out", logical_not_k_out);
 	m.impl("bitwise_not", bitwise_not_k);
 	m.impl("bitwise_not_", bitwise_not_k_);
 	m.impl("bitwise_not.out", bitwise_not_k_out);
@@ -820,22 +717,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl(#name, name##_k);                                                                 \
 	m.impl(#name "_", name##_k_);                                                            \
 	m.impl(#name ".out", name##_k_out);
-	REG_UNARY(neg)
-	REG_UNARY(abs)
-	REG_UNARY(exp)
-	REG_UNARY(log)
-	REG_UNARY(sqrt)
-	REG_UNARY(rsqrt)
-	REG_UNARY(reciprocal)
-	REG_UNARY(tanh)
-	REG_UNARY(sigmoid)
-	REG_UNARY(silu)
-	REG_UNARY(sin)
-	REG_UNARY(cos)
-	REG_UNARY(erf)
 	REG_UNARY(gelu)
-	m.impl("relu", relu_k);
-	m.impl("relu_", relu_k_);
 	REG_UNARY(clamp)
 	m.impl("clamp.Tensor", clamp_tensor_k);
 	m.impl("clamp_.Tensor", clamp_tensor_k_);
