@@ -50,6 +50,31 @@ static double ref_unary(enum spyre_unary_op op, double x)
 	}
 }
 
+/* A bool-valued binary op as 0/1; NaN (failing the comparison) for none. */
+static double ref_bool(enum spyre_binary_op op, double x, double z)
+{
+	switch (op) {
+	case SPYRE_BIN_EQ:
+		return x == z;
+	case SPYRE_BIN_NE:
+		return x != z;
+	case SPYRE_BIN_LT:
+		return x < z;
+	case SPYRE_BIN_LE:
+		return x <= z;
+	case SPYRE_BIN_GT:
+		return x > z;
+	case SPYRE_BIN_GE:
+		return x >= z;
+	case SPYRE_BIN_LOGICAL_AND:
+		return x != 0 && z != 0;
+	case SPYRE_BIN_LOGICAL_OR:
+		return x != 0 || z != 0;
+	default:
+		return NAN;
+	}
+}
+
 static double ref_binary(enum spyre_binary_op op, double a, double b)
 {
 	switch (op) {
@@ -1258,20 +1283,26 @@ TEST(ops_compare_select)
 			   "where of float16 [6, 40]");
 		goto out;
 	}
-	for (op = SPYRE_BIN_EQ; op < SPYRE_BIN_COUNT; op++) {
+	/* every binary row of the op table with a bool result */
+	for (op = 0; op < SPYRE_BIN_COUNT; op++) {
+		if (spyre_op_find(SPYRE_OPK_BINARY, (int)op)->result != SPYRE_RESULT_BOOL)
+			continue;
 		OK(spyre_op_binary(c.ops, c.s, op, &da.t, &db.t, &dby.t));
 		OK(dt_read(&c, &dby, y));
-		for (i = 0; i < 240; i++) {
-			double x = a[i], z = b[i % 40];
-			bool v = op == SPYRE_BIN_EQ ? x == z : op == SPYRE_BIN_NE ? x != z :
-				 op == SPYRE_BIN_LT ? x < z : op == SPYRE_BIN_LE ? x <= z :
-				 op == SPYRE_BIN_GT ? x > z : op == SPYRE_BIN_GE ? x >= z :
-				 op == SPYRE_BIN_LOGICAL_AND ? (x != 0 && z != 0) :
-							       (x != 0 || z != 0);
-
-			r[i] = v;
-		}
+		for (i = 0; i < 240; i++)
+			r[i] = ref_bool(op, a[i], b[i % 40]);
 		CHECK(compare("compare", y, r, NULL, 240, SPYRE_INT32, 0) < 0, "op %u", op);
+		/* a scalar operand (either side), negative and zero */
+		for (q = 0; q < 4; q++) {
+			double v = q & 1 ? 0.0 : -2.0;
+
+			OK(spyre_op_binary_scalar(c.ops, c.s, op, &da.t, v, q >= 2, &dby.t));
+			OK(dt_read(&c, &dby, y));
+			for (i = 0; i < 240; i++)
+				r[i] = q >= 2 ? ref_bool(op, v, a[i]) : ref_bool(op, a[i], v);
+			CHECK(compare("compare scalar", y, r, NULL, 240, SPYRE_INT32, 0) < 0,
+			      "op %u scalar %g reverse %d", op, v, q >= 2);
+		}
 	}
 	OK(spyre_op_unary(c.ops, c.s, SPYRE_UN_LOGICAL_NOT, &da.t, &dby.t));
 	OK(dt_read(&c, &dby, y));
