@@ -45,6 +45,8 @@ static double ref_unary(enum spyre_unary_op op, double x)
 		return cos(x);
 	case SPYRE_UN_ERF:
 		return erf(x);
+	case SPYRE_UN_LOG2:
+		return log2(x);
 	default:
 		return NAN;	/* a new op without a reference fails ops_unary */
 	}
@@ -119,7 +121,8 @@ TEST(ops_unary)
 				continue;
 			op = (unsigned int)rows[k].op;
 			CHECK(!isnan(ref_unary(op, 0.5)), "%s has no host reference", rows[k].name);
-			pos = op == SPYRE_UN_LOG || op == SPYRE_UN_SQRT || op == SPYRE_UN_RSQRT;
+			pos = op == SPYRE_UN_LOG || op == SPYRE_UN_SQRT || op == SPYRE_UN_RSQRT ||
+			      op == SPYRE_UN_LOG2;
 			/* sin/cos: rotary angles reach hundreds of radians */
 			span = op == SPYRE_UN_SIN || op == SPYRE_UN_COS ? 200 : 4;
 

@@ -74,6 +74,8 @@
 	X(COS, 15, "cos", SPYRE_IFACE(1, 4), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH) \
 	X(ERF, 16, "erf", SPYRE_IFACE(1, 4), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH) \
 	X(LOGICAL_NOT, 17, "logical_not", SPYRE_IFACE(1, 3), SPYRE_DTYPES_VECTOR, SPYRE_RESULT_BOOL, \
+	  SPYRE_OPF_TORCH)                                                                         \
+	X(LOG2, 18, "log2", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME,                \
 	  SPYRE_OPF_TORCH)
 
 /* Elementwise functions of two broadcast tensors of one dtype. */

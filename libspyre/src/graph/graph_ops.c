@@ -243,6 +243,10 @@ static int un_expr(struct ewb *b, enum spyre_unary_op op, int x)
 		return g_ew_op(b, SPYRE_VF_ERF, x, -1, 0, 0);
 	case SPYRE_UN_LOGICAL_NOT:
 		return g_ew_op(b, SPYRE_VF_CMP_EQ, x, g_ew_const(b, 0.0f), 0, 0);
+	case SPYRE_UN_LOG2:
+		/* log(x) / ln 2: a few fp32 ulps; 0, inf, NaN and x < 0 as log's */
+		t = g_ew_op(b, SPYRE_VF_LOG, x, -1, 0, 0);
+		return g_ew_op(b, SPYRE_VF_SCALE, t, -1, (float)M_LOG2E, -0.0f);
 	default:
 		(void)u;
 		return -1;
