@@ -41,7 +41,7 @@ TOL = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16:
 # attention samples have inputs up to 9 in magnitude: scores of several
 # hundred, which softmax turns into output errors ten times the others'
 TOL_SCALE = {"nn.functional.scaled_dot_product_attention": 10}
-MIN_PASSING = 2091  # measured on the sim (2091 passing, 48 unsupported, 102 ops)
+MIN_PASSING = 2100  # measured on the sim (2100 passing, 48 unsupported, 103 ops)
 
 OPS = [op for op in op_db if op.name in ALLOW and not op.variant_test_name]
 RESULTS = {}  # (op name, dtype) -> (passed, unsupported)
