@@ -51,7 +51,7 @@ at::Tensor direct_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarT
 void prepare_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType dt,
 		 const char *op);
 
-// ---- unary ops from the op table (ops_table.cpp) ----
+// ---- ops of the op table (registered from it by ops_table.cpp) ----
 
 enum class UnaryForm { Functional, InPlace, Out };
 
@@ -67,5 +67,21 @@ bool unary_out_ok(spyre_unary_op op, const at::Tensor &out);
 // Out checks and resizes @out first.
 void unary_out(const char *name, spyre_unary_op op, const at::Tensor &x, const at::Tensor &out,
 	       UnaryForm form);
+
+// Binary ops (ops_pointwise.cpp): arithmetic keeps the promoted dtype,
+// comparisons and logical ops give bool.
+enum class BinaryKind { Arith, Compare, Logical };
+// The dtype @kind computes a op b in (PyTorch's promotion; @true_div:
+// integers promote to the default float), or nullopt when the card cannot.
+std::optional<at::ScalarType> binary_dtype(BinaryKind kind, const at::Tensor &a,
+					   const at::Tensor &b, bool true_div);
+// The one kernel of a binary op: a op (alpha * b) in dtype @dt, into @out
+// when given (@inplace: out is a's storage and keeps its shape); a CPU
+// scalar operand is the op library's scalar.
+at::Tensor binary_run(const char *name, spyre_binary_op op, BinaryKind kind, at::ScalarType dt,
+		      const at::Tensor &a, const at::Tensor &b, double alpha, at::Tensor out,
+		      bool inplace);
+// A Python number as PyTorch passes it on (it does not promote dtypes).
+at::Tensor wrapped_number(const at::Scalar &v);
 
 } // namespace torch_spyre

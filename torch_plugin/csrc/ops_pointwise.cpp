@@ -24,8 +24,6 @@
 namespace torch_spyre {
 namespace {
 
-enum class Kind { Arith, Compare, Logical };
-
 double scalar_of(const at::Tensor &t)
 {
 	return t.item().toDouble();
@@ -49,8 +47,10 @@ const at::Tensor &device_operand(const at::Tensor &a, const at::Tensor &b)
 	return is_cpu_scalar(a) ? b : a;
 }
 
+} // namespace
+
 // The dtype the op computes in, or nullopt when the card cannot.
-std::optional<at::ScalarType> binary_dtype(Kind kind, const at::Tensor &a, const at::Tensor &b,
+std::optional<at::ScalarType> binary_dtype(BinaryKind kind, const at::Tensor &a, const at::Tensor &b,
 					   bool true_div)
 {
 	if (is_cpu_scalar(a) && is_cpu_scalar(b))
@@ -62,7 +62,7 @@ std::optional<at::ScalarType> binary_dtype(Kind kind, const at::Tensor &a, const
 	auto dt = at::result_type(a, b);
 	if (true_div && at::isIntegralType(dt, true))
 		dt = c10::typeMetaToScalarType(at::get_default_dtype());
-	if (kind == Kind::Logical) {
+	if (kind == BinaryKind::Logical) {
 		if (is_cpu_scalar(a) || is_cpu_scalar(b) || dt == at::kLong ||
 		    !to_spyre_dtype(dt))
 			return std::nullopt;
@@ -75,7 +75,7 @@ std::optional<at::ScalarType> binary_dtype(Kind kind, const at::Tensor &a, const
 
 // out = a op (alpha * b), into @out when given (@inplace: out is a's
 // storage and keeps its shape).
-at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::ScalarType dt,
+at::Tensor binary_run(const char *name, spyre_binary_op op, BinaryKind kind, at::ScalarType dt,
 		      const at::Tensor &a, const at::Tensor &b, double alpha, at::Tensor out,
 		      bool inplace)
 {
@@ -83,7 +83,7 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::Scala
 	c10::DeviceGuard guard(dev.device());
 	auto shape = at::infer_size(is_cpu_scalar(a) ? c10::IntArrayRef{} : a.sizes(),
 				    is_cpu_scalar(b) ? c10::IntArrayRef{} : b.sizes());
-	at::ScalarType rdt = kind == Kind::Arith ? dt : at::kBool;
+	at::ScalarType rdt = kind == BinaryKind::Arith ? dt : at::kBool;
 	if (inplace) {
 		TORCH_CHECK(out.sizes() == c10::IntArrayRef(shape), "output with shape ",
 			    out.sizes(), " doesn't match the broadcast shape ", shape);
@@ -104,7 +104,7 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::Scala
 	double bval = 0;
 	if (is_cpu_scalar(b)) {
 		bval = scalar_of(b) * alpha;
-		if (kind == Kind::Compare)
+		if (kind == BinaryKind::Compare)
 			bval = round_to(bval, dt);
 	} else {
 		bb = card_cast(b, dt);
@@ -118,7 +118,7 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::Scala
 	}
 	if (is_cpu_scalar(a)) {
 		double aval = scalar_of(a);
-		if (kind == Kind::Compare)
+		if (kind == BinaryKind::Compare)
 			aval = round_to(aval, dt);
 		spyre_tensor bd = describe(bb);
 		check_op(spyre_op_binary_scalar(ops, s, op, &bd, aval, 1, &od), name);
@@ -136,106 +136,39 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::Scala
 	return out.defined() ? out : dst;
 }
 
-// A Python number as PyTorch passes it on (it does not promote dtypes).
-at::Tensor wrapped(const at::Scalar &v)
+at::Tensor wrapped_number(const at::Scalar &v)
 {
 	at::Tensor t = at::scalar_to_tensor(v);
 	t.unsafeGetTensorImpl()->set_wrapped_number(true);
 	return t;
 }
 
+namespace {
+
 double alpha_of(const at::Scalar &alpha)
 {
 	return alpha.toDouble();
 }
 
-// ---- binary ops: functional, in-place and out= forms ----------------------
-
-#define BINARY_ALPHA(fn, aten, opname, op)                                                 \
-	at::Tensor fn(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha)         \
-	{                                                                                        \
-		auto dt = binary_dtype(Kind::Arith, a, b, false);                                \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten##_Tensor, a, b, alpha);                       \
-		return binary_run(opname, op, Kind::Arith, *dt, a, b, alpha_of(alpha), {},       \
-				  false);                                                        \
-	}                                                                                        \
-	at::Tensor &fn##_(at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha)           \
-	{                                                                                        \
-		auto dt = binary_dtype(Kind::Arith, a, b, false);                                \
-		if (!dt || is_cpu_scalar(a))                                                     \
-			return SPYRE_FALLBACK(aten##__Tensor, a, b, alpha);                      \
-		binary_run(opname "_", op, Kind::Arith, *dt, a, b, alpha_of(alpha), a, true);    \
-		return a;                                                                        \
-	}                                                                                        \
-	at::Tensor &fn##_out(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha,  \
-			     at::Tensor &out)                                                    \
-	{                                                                                        \
-		auto dt = binary_dtype(Kind::Arith, a, b, false);                                \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten##_out, a, b, alpha, out);                     \
-		binary_run(opname ".out", op, Kind::Arith, *dt, a, b, alpha_of(alpha), out,      \
-			   false);                                                               \
-		return out;                                                                      \
-	}
-
-BINARY_ALPHA(add_k, add, "add", SPYRE_BIN_ADD)
-BINARY_ALPHA(sub_k, sub, "sub", SPYRE_BIN_SUB)
+// ---- binary ops ---------------------------------------------------------------
+//
+// The op table's binary ops are registered from the table (ops_table.cpp)
+// over binary_run; rsub and div's rounding modes are written here.
 
 // rsub(a, b, alpha) = b - alpha * a
 at::Tensor rsub_k(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha)
 {
-	auto dt = binary_dtype(Kind::Arith, b, a, false);
+	auto dt = binary_dtype(BinaryKind::Arith, b, a, false);
 	if (!dt)
 		return SPYRE_FALLBACK(rsub_Tensor, a, b, alpha);
-	return binary_run("rsub", SPYRE_BIN_SUB, Kind::Arith, *dt, b, a, alpha_of(alpha), {},
+	return binary_run("rsub", SPYRE_BIN_SUB, BinaryKind::Arith, *dt, b, a, alpha_of(alpha), {},
 			  false);
 }
 
 at::Tensor rsub_scalar_k(const at::Tensor &a, const at::Scalar &b, const at::Scalar &alpha)
 {
-	return rsub_k(a, wrapped(b), alpha);
+	return rsub_k(a, wrapped_number(b), alpha);
 }
-
-#define BINARY(fn, aten, aten_out, opname, op, kind, true_div)                                             \
-	at::Tensor fn(const at::Tensor &a, const at::Tensor &b)                                  \
-	{                                                                                        \
-		auto dt = binary_dtype(kind, a, b, true_div);                                    \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten, a, b);                                       \
-		return binary_run(opname, op, kind, *dt, a, b, 1.0, {}, false);                  \
-	}                                                                                        \
-	at::Tensor &fn##_out(const at::Tensor &a, const at::Tensor &b, at::Tensor &out)          \
-	{                                                                                        \
-		auto dt = binary_dtype(kind, a, b, true_div);                                    \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten_out, a, b, out);                               \
-		binary_run(opname ".out", op, kind, *dt, a, b, 1.0, out, false);                 \
-		return out;                                                                      \
-	}
-
-#define BINARY_INPLACE(fn, aten_inplace, opname, op, kind, true_div)                             \
-	at::Tensor &fn##_(at::Tensor &a, const at::Tensor &b)                                    \
-	{                                                                                        \
-		auto dt = binary_dtype(kind, a, b, true_div);                                    \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten_inplace, a, b);                               \
-		binary_run(opname "_", op, kind, *dt, a, b, 1.0, a, true);                       \
-		return a;                                                                        \
-	}
-
-BINARY(mul_k, mul_Tensor, mul_out, "mul", SPYRE_BIN_MUL, Kind::Arith, false)
-BINARY_INPLACE(mul_k, mul__Tensor, "mul", SPYRE_BIN_MUL, Kind::Arith, false)
-BINARY(div_k, div_Tensor, div_out, "div", SPYRE_BIN_DIV, Kind::Arith, true)
-BINARY_INPLACE(div_k, div__Tensor, "div", SPYRE_BIN_DIV, Kind::Arith, true)
-BINARY(maximum_k, maximum, maximum_out, "maximum", SPYRE_BIN_MAX, Kind::Arith, false)
-BINARY(minimum_k, minimum, minimum_out, "minimum", SPYRE_BIN_MIN, Kind::Arith, false)
-BINARY(logical_and_k, logical_and, logical_and_out, "logical_and", SPYRE_BIN_LOGICAL_AND, Kind::Logical, false)
-BINARY_INPLACE(logical_and_k, logical_and_, "logical_and", SPYRE_BIN_LOGICAL_AND,
-	       Kind::Logical, false)
-BINARY(logical_or_k, logical_or, logical_or_out, "logical_or", SPYRE_BIN_LOGICAL_OR, Kind::Logical, false)
-BINARY_INPLACE(logical_or_k, logical_or_, "logical_or", SPYRE_BIN_LOGICAL_OR, Kind::Logical,
-	       false)
 
 // div with rounding_mode: None is true division; trunc/floor have no card
 // function.
@@ -244,14 +177,14 @@ at::Tensor div_mode_k(const at::Tensor &a, const at::Tensor &b,
 {
 	if (mode.has_value())
 		return SPYRE_FALLBACK(div_Tensor_mode, a, b, mode);
-	return div_k(a, b);
+	return at::div(a, b);
 }
 
 at::Tensor &div_mode_k_(at::Tensor &a, const at::Tensor &b, std::optional<c10::string_view> mode)
 {
 	if (mode.has_value())
 		return SPYRE_FALLBACK(div__Tensor_mode, a, b, mode);
-	return div_k_(a, b);
+	return a.div_(b);
 }
 
 at::Tensor &div_mode_k_out(const at::Tensor &a, const at::Tensor &b,
@@ -259,33 +192,8 @@ at::Tensor &div_mode_k_out(const at::Tensor &a, const at::Tensor &b,
 {
 	if (mode.has_value())
 		return SPYRE_FALLBACK(div_out_mode, a, b, mode, out);
-	return div_k_out(a, b, out);
+	return at::div_out(out, a, b);
 }
-
-// ---- comparisons: Tensor and Scalar overloads -----------------------------
-
-#define COMPARE(name, op)                                                                        \
-	BINARY(name##_t, name##_Tensor, name##_Tensor_out, #name, op, Kind::Compare, false)                         \
-	BINARY_INPLACE(name##_t, name##__Tensor, #name, op, Kind::Compare, false)                \
-	at::Tensor name##_s(const at::Tensor &a, const at::Scalar &b)                            \
-	{                                                                                        \
-		return name##_t(a, wrapped(b));                                     \
-	}                                                                                        \
-	at::Tensor &name##_s_out(const at::Tensor &a, const at::Scalar &b, at::Tensor &out)      \
-	{                                                                                        \
-		return name##_t_out(a, wrapped(b), out);                            \
-	}                                                                                        \
-	at::Tensor &name##_s_(at::Tensor &a, const at::Scalar &b)                                \
-	{                                                                                        \
-		return name##_t_(a, wrapped(b));                                    \
-	}
-
-COMPARE(eq, SPYRE_BIN_EQ)
-COMPARE(ne, SPYRE_BIN_NE)
-COMPARE(lt, SPYRE_BIN_LT)
-COMPARE(le, SPYRE_BIN_LE)
-COMPARE(gt, SPYRE_BIN_GT)
-COMPARE(ge, SPYRE_BIN_GE)
 
 // ---- unary ops --------------------------------------------------------------
 //
@@ -670,49 +578,14 @@ at::Tensor &masked_fill_t_(at::Tensor &x, const at::Tensor &mask, const at::Tens
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
-	m.impl("add.Tensor", add_k);
-	m.impl("add_.Tensor", add_k_);
-	m.impl("add.out", add_k_out);
-	m.impl("sub.Tensor", sub_k);
-	m.impl("sub_.Tensor", sub_k_);
-	m.impl("sub.out", sub_k_out);
 	m.impl("rsub.Tensor", rsub_k);
 	m.impl("rsub.Scalar", rsub_scalar_k);
-	m.impl("mul.Tensor", mul_k);
-	m.impl("mul_.Tensor", mul_k_);
-	m.impl("mul.out", mul_k_out);
-	m.impl("div.Tensor", div_k);
-	m.impl("div_.Tensor", div_k_);
-	m.impl("div.out", div_k_out);
 	m.impl("div.Tensor_mode", div_mode_k);
 	m.impl("div_.Tensor_mode", div_mode_k_);
 	m.impl("div.out_mode", div_mode_k_out);
-	m.impl("maximum", maximum_k);
-	m.impl("maximum.out", maximum_k_out);
-	m.impl("minimum", minimum_k);
-	m.impl("minimum.out", minimum_k_out);
-	m.impl("logical_and", logical_and_k);
-	m.impl("logical_and_", logical_and_k_);
-	m.impl("logical_and.out", logical_and_k_out);
-	m.impl("logical_or", logical_or_k);
-	m.impl("logical_or_", logical_or_k_);
-	m.impl("logical_or.out", logical_or_k_out);
 	m.impl("bitwise_not", bitwise_not_k);
 	m.impl("bitwise_not_", bitwise_not_k_);
 	m.impl("bitwise_not.out", bitwise_not_k_out);
-#define REG_COMPARE(name)                                                                        \
-	m.impl(#name ".Tensor", name##_t);                                                       \
-	m.impl(#name "_.Tensor", name##_t_);                                                     \
-	m.impl(#name ".Tensor_out", name##_t_out);                                               \
-	m.impl(#name ".Scalar", name##_s);                                                       \
-	m.impl(#name "_.Scalar", name##_s_);                                                     \
-	m.impl(#name ".Scalar_out", name##_s_out);
-	REG_COMPARE(eq)
-	REG_COMPARE(ne)
-	REG_COMPARE(lt)
-	REG_COMPARE(le)
-	REG_COMPARE(gt)
-	REG_COMPARE(ge)
 #define REG_UNARY(name)                                                                          \
 	m.impl(#name, name##_k);                                                                 \
 	m.impl(#name "_", name##_k_);                                                            \

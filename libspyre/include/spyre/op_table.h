@@ -24,7 +24,9 @@
  *         the plugin registers its eager forms and lowers it from the row
  *         (ops PyTorch reaches otherwise, e.g. gelu's approximate argument,
  *         leave it out and are bound by hand); SPYRE_OPF_TRUTH: operands
- *         are read as truth values (x != 0), as logical ops do
+ *         are read as truth values (x != 0), as logical ops do;
+ *         SPYRE_OPF_TRUE_DIV: integer inputs give PyTorch's default float
+ *         dtype (true division), for the plugin's type promotion
  */
 #ifndef SPYRE_OP_TABLE_H
 #define SPYRE_OP_TABLE_H
@@ -44,6 +46,7 @@
 
 #define SPYRE_OPF_TORCH 0x1u
 #define SPYRE_OPF_TRUTH 0x2u
+#define SPYRE_OPF_TRUE_DIV 0x4u
 
 /* Elementwise functions of one tensor (spyre_op_unary, spyre_graph_unary). */
 #define SPYRE_UNARY_OPS(X)                                                                         \
@@ -83,7 +86,8 @@
 	X(ADD, 0, "add", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH) \
 	X(SUB, 1, "sub", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH) \
 	X(MUL, 2, "mul", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH) \
-	X(DIV, 3, "div", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH) \
+	X(DIV, 3, "div", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME,                 \
+	  SPYRE_OPF_TORCH | SPYRE_OPF_TRUE_DIV)                                                    \
 	X(MAX, 4, "maximum", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME,              \
 	  SPYRE_OPF_TORCH)                                                                         \
 	X(MIN, 5, "minimum", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME,              \
