@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""Every unary row of libspyre's op table that PyTorch names (torch_spyre.op_table),
-against PyTorch's own CPU kernel of that name: its functional, in-place and
-out= forms eagerly (all made from the row by csrc/ops_table.cpp) and its
-lowering under torch.compile, on the card (a CPU fallback fails). A new row
-is tested here without a line of its own."""
+"""Every unary and binary row of libspyre's op table that PyTorch names
+(torch_spyre.op_table), against PyTorch's own CPU kernel of that name: its
+functional, in-place and out= forms eagerly (all made from the row by
+csrc/ops_table.cpp; a binary row's Tensor and Scalar overloads) and, for
+unary rows, its lowering under torch.compile, on the card (a CPU fallback
+fails). A new row is tested here without a line of its own."""
 import pytest
 import torch
 
@@ -28,6 +29,44 @@ def forms(name):
     inplace = getattr(aten, name + "_").default if hasattr(aten, name + "_") else None
     out = getattr(aten, name).out if "out" in getattr(aten, name).overloads() else None
     return getattr(aten, name).default, inplace, out
+
+
+BINARY = [r.name for r in op_table.rows("binary", torch_only=True)]
+
+
+def overload(packet, *names):
+    """The first of the overloads @names that @packet has, else None."""
+    return next((getattr(packet, n) for n in names if n in packet.overloads()), None)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_row_forms(name, dtype):
+    aten = torch.ops.aten
+    packet = getattr(aten, name)
+    inplace = getattr(aten, name + "_", None)
+    a = rand((4, 6), dtype, -2, 2)
+    b = rand((6,), dtype, 0.5, 2)  # broadcast; away from 0 for div
+    b[1] = a[0, 1]                  # an equal pair for the comparisons
+    f = overload(packet, "Tensor", "default")
+    with on_card():
+        want = f(a, b)
+        assert_close(f(a.to(DEV), b.to(DEV)), want, scale=2)
+        if overload(packet, "Scalar"):
+            assert_close(packet.Scalar(a.to(DEV), 1.5), packet.Scalar(a, 1.5), scale=2)
+        if inplace is not None:
+            g = overload(inplace, "Tensor", "default")
+            x = a.to(DEV)
+            assert g(x, b.to(DEV)) is x
+            assert_close(x, g(a.clone(), b), scale=2)
+            if overload(inplace, "Scalar"):
+                x = a.to(DEV)
+                assert_close(inplace.Scalar(x, 1.5), inplace.Scalar(a.clone(), 1.5), scale=2)
+        out_form = overload(packet, "out", "Tensor_out")
+        if out_form:
+            out = torch.empty(0, device=DEV, dtype=want.dtype)
+            assert out_form(a.to(DEV), b.to(DEV), out=out) is out
+            assert_close(out, want, scale=2)
 
 
 def test_table_reaches_python():
