@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Helpers shared by the device kernels of ops_pointwise.cpp, ops_reduce.cpp
-// and ops_convert.cpp: dtype questions, copies and casts on the card
-// (int64 included, as int32 words), and writing a result into out=.
+// Helpers shared by the device kernels of ops_pointwise.cpp, ops_reduce.cpp,
+// ops_convert.cpp and ops_table.cpp: dtype questions, copies and casts on
+// the card (int64 included, as int32 words), writing a result into out=,
+// and the out kernels of the op table's unary and binary ops.
 #pragma once
 
 #include "fallback.h"
@@ -53,7 +54,7 @@ void prepare_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType d
 
 // ---- ops of the op table (registered from it by ops_table.cpp) ----
 
-enum class UnaryForm { Functional, InPlace, Out };
+enum class OpForm { Functional, InPlace, Out };
 
 // The result dtype of unary op @op on a tensor of @in (its table row's).
 at::ScalarType unary_result_dtype(spyre_unary_op op, at::ScalarType in);
@@ -66,7 +67,7 @@ bool unary_out_ok(spyre_unary_op op, const at::Tensor &out);
 // functional form passes a fresh result, the in-place form @x itself;
 // Out checks and resizes @out first.
 void unary_out(const char *name, spyre_unary_op op, const at::Tensor &x, const at::Tensor &out,
-	       UnaryForm form);
+	       OpForm form);
 
 // Binary ops (ops_pointwise.cpp): arithmetic keeps the promoted dtype,
 // comparisons and logical ops give bool.

@@ -50,8 +50,8 @@ const at::Tensor &device_operand(const at::Tensor &a, const at::Tensor &b)
 } // namespace
 
 // The dtype the op computes in, or nullopt when the card cannot.
-std::optional<at::ScalarType> binary_dtype(BinaryKind kind, const at::Tensor &a, const at::Tensor &b,
-					   bool true_div)
+std::optional<at::ScalarType> binary_dtype(BinaryKind kind, const at::Tensor &a,
+					   const at::Tensor &b, bool true_div)
 {
 	if (is_cpu_scalar(a) && is_cpu_scalar(b))
 		return std::nullopt;
@@ -214,7 +214,7 @@ at::Tensor gelu_k(const at::Tensor &x, c10::string_view approximate)
 	if (!card_runs(op, x))
 		return SPYRE_FALLBACK(gelu, x, approximate);
 	at::Tensor out = at::empty(x.sizes(), x.options());
-	unary_out("gelu", op, x, out, UnaryForm::Functional);
+	unary_out("gelu", op, x, out, OpForm::Functional);
 	return out;
 }
 
@@ -223,7 +223,7 @@ at::Tensor &gelu_k_(at::Tensor &x, c10::string_view approximate)
 	spyre_unary_op op = gelu_op(approximate);
 	if (!card_runs(op, x))
 		return SPYRE_FALLBACK(gelu_, x, approximate);
-	unary_out("gelu_", op, x, x, UnaryForm::InPlace);
+	unary_out("gelu_", op, x, x, OpForm::InPlace);
 	return x;
 }
 
@@ -232,7 +232,7 @@ at::Tensor &gelu_k_out(const at::Tensor &x, c10::string_view approximate, at::Te
 	spyre_unary_op op = gelu_op(approximate);
 	if (!card_runs(op, x) || !unary_out_ok(op, out))
 		return SPYRE_FALLBACK(gelu_out, x, approximate, out);
-	unary_out("gelu.out", op, x, out, UnaryForm::Out);
+	unary_out("gelu.out", op, x, out, OpForm::Out);
 	return out;
 }
 
@@ -248,7 +248,7 @@ at::Tensor bitwise_not_k(const at::Tensor &x)
 	if (!bitwise_not_ok(x))
 		return SPYRE_FALLBACK(bitwise_not, x);
 	at::Tensor out = at::empty(x.sizes(), x.options());
-	unary_out("bitwise_not", SPYRE_UN_LOGICAL_NOT, x, out, UnaryForm::Functional);
+	unary_out("bitwise_not", SPYRE_UN_LOGICAL_NOT, x, out, OpForm::Functional);
 	return out;
 }
 
@@ -256,7 +256,7 @@ at::Tensor &bitwise_not_k_(at::Tensor &x)
 {
 	if (!bitwise_not_ok(x))
 		return SPYRE_FALLBACK(bitwise_not_, x);
-	unary_out("bitwise_not_", SPYRE_UN_LOGICAL_NOT, x, x, UnaryForm::InPlace);
+	unary_out("bitwise_not_", SPYRE_UN_LOGICAL_NOT, x, x, OpForm::InPlace);
 	return x;
 }
 
@@ -264,7 +264,7 @@ at::Tensor &bitwise_not_k_out(const at::Tensor &x, at::Tensor &out)
 {
 	if (!bitwise_not_ok(x) || out.scalar_type() != at::kBool)
 		return SPYRE_FALLBACK(bitwise_not_out, x, out);
-	unary_out("bitwise_not.out", SPYRE_UN_LOGICAL_NOT, x, out, UnaryForm::Out);
+	unary_out("bitwise_not.out", SPYRE_UN_LOGICAL_NOT, x, out, OpForm::Out);
 	return out;
 }
 

@@ -39,11 +39,11 @@ bool card_runs(spyre_unary_op op, const at::Tensor &x)
 }
 
 void unary_out(const char *name, spyre_unary_op op, const at::Tensor &x, const at::Tensor &out,
-	       UnaryForm form)
+	       OpForm form)
 {
 	c10::DeviceGuard guard(x.device());
 	at::ScalarType rdt = unary_result_dtype(op, x.scalar_type());
-	if (form == UnaryForm::Out)
+	if (form == OpForm::Out)
 		prepare_out(out, x.sizes(), rdt, name);
 	at::Tensor dst = direct_out(out, x.sizes(), rdt, {x});
 	if (x.numel()) {
@@ -73,7 +73,7 @@ namespace {
 // "add.out").
 struct TableKernel {
 	const spyre_op_info *row;
-	UnaryForm form;
+	OpForm form;
 	std::string label;
 	bool alpha; // a binary op's third argument is alpha (add, sub)
 };
@@ -90,15 +90,15 @@ void table_unary(const c10::OperatorHandle &handle, torch::jit::Stack *stack)
 	spyre_unary_op op = spyre_unary_op(k.row->op);
 	size_t nargs = handle.schema().arguments().size();
 	at::Tensor x = torch::jit::peek(*stack, 0, nargs).toTensor();
-	at::Tensor out = k.form == UnaryForm::Out ? torch::jit::peek(*stack, 1, nargs).toTensor() :
+	at::Tensor out = k.form == OpForm::Out ? torch::jit::peek(*stack, 1, nargs).toTensor() :
 						    at::Tensor();
 	if (!card_runs(op, x) || (out.defined() && !unary_out_ok(op, out))) {
 		spyre_cpu_fallback(handle, stack);
 		return;
 	}
-	if (k.form == UnaryForm::Functional)
+	if (k.form == OpForm::Functional)
 		out = at::empty(x.sizes(), x.options().dtype(unary_result_dtype(op, x.scalar_type())));
-	else if (k.form == UnaryForm::InPlace)
+	else if (k.form == OpForm::InPlace)
 		out = x;
 	unary_out(k.label.c_str(), op, x, out, k.form);
 	torch::jit::drop(*stack, nargs);
@@ -128,25 +128,25 @@ void table_binary(const c10::OperatorHandle &handle, torch::jit::Stack *stack)
 	const c10::IValue &other = torch::jit::peek(*stack, 1, nargs);
 	at::Tensor b = other.isTensor() ? other.toTensor() : wrapped_number(other.toScalar());
 	double alpha = k.alpha ? torch::jit::peek(*stack, 2, nargs).toScalar().toDouble() : 1.0;
-	at::Tensor out = k.form == UnaryForm::Out ?
+	at::Tensor out = k.form == OpForm::Out ?
 				 torch::jit::peek(*stack, nargs - 1, nargs).toTensor() :
-				 k.form == UnaryForm::InPlace ? a : at::Tensor();
+				 k.form == OpForm::InPlace ? a : at::Tensor();
 	BinaryKind kind = binary_kind(*k.row);
 	auto dt = binary_dtype(kind, a, b, k.row->flags & SPYRE_OPF_TRUE_DIV);
-	if (!dt || (k.form == UnaryForm::InPlace && is_cpu_scalar(a)) ||
+	if (!dt || (k.form == OpForm::InPlace && is_cpu_scalar(a)) ||
 	    !card_takes(*k.row, is_cpu_scalar(a) ? b : a, *dt)) {
 		spyre_cpu_fallback(handle, stack);
 		return;
 	}
 	at::Tensor r = binary_run(k.label.c_str(), spyre_binary_op(k.row->op), kind, *dt, a, b,
-				  alpha, out, k.form == UnaryForm::InPlace);
+				  alpha, out, k.form == OpForm::InPlace);
 	torch::jit::drop(*stack, nargs);
-	torch::jit::push(*stack, k.form == UnaryForm::Functional ? r : out);
+	torch::jit::push(*stack, k.form == OpForm::Functional ? r : out);
 }
 
 // Registers aten::@name.@overload (when PyTorch defines it) as @form of
 // row @row, counted as @label.
-void register_one(torch::Library &m, const spyre_op_info &row, UnaryForm form,
+void register_one(torch::Library &m, const spyre_op_info &row, OpForm form,
 		  const std::string &name, const char *overload, const std::string &label)
 {
 	c10::OperatorName opname("aten::" + name, overload);
@@ -169,19 +169,19 @@ void register_row(torch::Library &m, const spyre_op_info &row)
 {
 	std::string name = row.name, inplace = name + "_";
 	if (row.kind == SPYRE_OPK_UNARY) {
-		register_one(m, row, UnaryForm::Functional, name, "", name);
-		register_one(m, row, UnaryForm::InPlace, inplace, "", inplace);
-		register_one(m, row, UnaryForm::Out, name, "out", name + ".out");
+		register_one(m, row, OpForm::Functional, name, "", name);
+		register_one(m, row, OpForm::InPlace, inplace, "", inplace);
+		register_one(m, row, OpForm::Out, name, "out", name + ".out");
 		return;
 	}
 	// binary: the one-overload ops (maximum, logical_and) and the Tensor and
 	// Scalar overloads of the others
 	for (const char *ov : {"", "Tensor", "Scalar"}) {
-		register_one(m, row, UnaryForm::Functional, name, ov, name);
-		register_one(m, row, UnaryForm::InPlace, inplace, ov, inplace);
+		register_one(m, row, OpForm::Functional, name, ov, name);
+		register_one(m, row, OpForm::InPlace, inplace, ov, inplace);
 	}
 	for (const char *ov : {"out", "Tensor_out", "Scalar_out"})
-		register_one(m, row, UnaryForm::Out, name, ov, name + ".out");
+		register_one(m, row, OpForm::Out, name, ov, name + ".out");
 }
 
 } // namespace
