@@ -288,3 +288,17 @@ int64_t compare(const char *what, const double *got, const double *ref, const do
 	}
 	return -1;
 }
+
+/* Reports an older card (the sim honours SPYRE_SIM_HW_VERSION) to a new op context? */
+bool old_card_ops(spyre_device *dev, const char *ver, spyre_ops **ops)
+{
+	struct spyre_device_props p;
+	int ret;
+
+	if (spyre_device_get_props(dev, &p) || strcmp(p.backend, "sim"))
+		return false;
+	setenv("SPYRE_SIM_HW_VERSION", ver, 1);
+	ret = spyre_ops_create(dev, 0, ops);
+	unsetenv("SPYRE_SIM_HW_VERSION");
+	return !ret;
+}

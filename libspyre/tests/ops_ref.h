@@ -52,4 +52,10 @@ int64_t compare(const char *what, const double *got, const double *ref, const do
 
 int64_t numel(unsigned int ndim, const int64_t *shape);
 
+/*
+ * An op context on @dev that sees card interface @ver ("1.3"): the sim
+ * honours SPYRE_SIM_HW_VERSION; false on other backends.
+ */
+bool old_card_ops(spyre_device *dev, const char *ver, spyre_ops **ops);
+
 #endif

@@ -45,6 +45,33 @@ static double ref_unary(enum spyre_unary_op op, double x)
 		return cos(x);
 	case SPYRE_UN_ERF:
 		return erf(x);
+	case SPYRE_UN_LOG2:
+		return log2(x);
+	default:
+		return NAN;	/* a new op without a reference fails ops_unary */
+	}
+}
+
+/* A bool-valued binary op as 0/1; NaN (failing the comparison) for none. */
+static double ref_bool(enum spyre_binary_op op, double x, double z)
+{
+	switch (op) {
+	case SPYRE_BIN_EQ:
+		return x == z;
+	case SPYRE_BIN_NE:
+		return x != z;
+	case SPYRE_BIN_LT:
+		return x < z;
+	case SPYRE_BIN_LE:
+		return x <= z;
+	case SPYRE_BIN_GT:
+		return x > z;
+	case SPYRE_BIN_GE:
+		return x >= z;
+	case SPYRE_BIN_LOGICAL_AND:
+		return x != 0 && z != 0;
+	case SPYRE_BIN_LOGICAL_OR:
+		return x != 0 || z != 0;
 	default:
 		return NAN;
 	}
@@ -63,23 +90,17 @@ static double ref_binary(enum spyre_binary_op op, double a, double b)
 		return a / b;
 	case SPYRE_BIN_MAX:
 		return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
-	default:
+	case SPYRE_BIN_MIN:
 		return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+	default:
+		return NAN;	/* a new op without a reference fails its tests */
 	}
 }
 
-/* Reports an older card (the sim honours SPYRE_SIM_HW_VERSION) to a new op context? */
-static bool old_card_ops(spyre_device *dev, const char *ver, spyre_ops **ops)
+/* Binary rows of the op table whose result keeps the inputs' dtype. */
+static bool arith_row(unsigned int op)
 {
-	struct spyre_device_props p;
-	int ret;
-
-	if (spyre_device_get_props(dev, &p) || strcmp(p.backend, "sim"))
-		return false;
-	setenv("SPYRE_SIM_HW_VERSION", ver, 1);
-	ret = spyre_ops_create(dev, 0, ops);
-	unsetenv("SPYRE_SIM_HW_VERSION");
-	return !ret;
+	return spyre_op_find(SPYRE_OPK_BINARY, (int)op)->result == SPYRE_RESULT_SAME;
 }
 
 TEST(ops_unary)
@@ -91,18 +112,27 @@ TEST(ops_unary)
 	struct dtensor dx, dy;
 	spyre_ops *old = NULL;
 	struct tctx c;
-	unsigned int d, op;
+	unsigned int d, op, k, nrows;
+	const struct spyre_op_info *rows = spyre_op_table(&nrows);
 
 	ASSERT(x && y && r, "alloc");
 	OK(tctx_open(dev, &c));
 	for (d = 0; d < 3; d++) {
 		OK(dt_new(&c, &dx, fdt[d], 2, shape));
 		OK(dt_new(&c, &dy, fdt[d], 2, shape));
-		for (op = 0; op < SPYRE_UN_LOGICAL_NOT; op++) {
-			bool pos = op == SPYRE_UN_LOG || op == SPYRE_UN_SQRT ||
-				   op == SPYRE_UN_RSQRT;
+		/* every unary row of the op table that keeps a float dtype */
+		for (k = 0; k < nrows; k++) {
+			bool pos;
+			double span;
+
+			if (rows[k].kind != SPYRE_OPK_UNARY || rows[k].result != SPYRE_RESULT_SAME)
+				continue;
+			op = (unsigned int)rows[k].op;
+			CHECK(!isnan(ref_unary(op, 0.5)), "%s has no host reference", rows[k].name);
+			pos = op == SPYRE_UN_LOG || op == SPYRE_UN_SQRT || op == SPYRE_UN_RSQRT ||
+			      op == SPYRE_UN_LOG2;
 			/* sin/cos: rotary angles reach hundreds of radians */
-			double span = op == SPYRE_UN_SIN || op == SPYRE_UN_COS ? 200 : 4;
+			span = op == SPYRE_UN_SIN || op == SPYRE_UN_COS ? 200 : 4;
 
 			rnd_fill(x, n, pos ? 0.05 : -span, span, op + 10 * d, fdt[d]);
 			x[0] = 0.0;
@@ -162,8 +192,12 @@ static void binary_case(struct tctx *c, enum spyre_dtype dt, unsigned int na, co
 	rnd_fill(b, nb_, 0.5, 3, 2, dt);
 	dt_write(c, &da, a);
 	dt_write(c, &db, b);
-	for (op = 0; op <= SPYRE_BIN_MIN; op++) {
-		int ret = spyre_op_binary(c->ops, c->s, op, &da.t, &db.t, &dy.t);
+	for (op = 0; op < SPYRE_BIN_COUNT; op++) {
+		int ret;
+
+		if (!arith_row(op))
+			continue;
+		ret = spyre_op_binary(c->ops, c->s, op, &da.t, &db.t, &dy.t);
 
 		CHECK(ret == 0, "binary op %u", op);
 		dt_read(c, &dy, y);
@@ -714,8 +748,8 @@ TEST(ops_scalar_clamp_fill)
 	OK(dt_new(&c, &dy, SPYRE_FLOAT16, 2, sx));
 	rnd_fill(x, n, 0.5, 4, 41, SPYRE_FLOAT16);
 	OK(dt_write(&c, &dx, x));
-	for (op = 0; op <= SPYRE_BIN_MIN; op++)
-		for (rev = 0; rev < 2; rev++) {
+	for (op = 0; op < SPYRE_BIN_COUNT; op++)
+		for (rev = 0; rev < 2 && arith_row(op); rev++) {
 			OK(spyre_op_binary_scalar(c.ops, c.s, op, &dx.t, 1.75, rev, &dy.t));
 			OK(dt_read(&c, &dy, y));
 			for (i = 0; i < n; i++)
@@ -1264,20 +1298,26 @@ TEST(ops_compare_select)
 			   "where of float16 [6, 40]");
 		goto out;
 	}
-	for (op = SPYRE_BIN_EQ; op < SPYRE_BIN_COUNT; op++) {
+	/* every binary row of the op table with a bool result */
+	for (op = 0; op < SPYRE_BIN_COUNT; op++) {
+		if (spyre_op_find(SPYRE_OPK_BINARY, (int)op)->result != SPYRE_RESULT_BOOL)
+			continue;
 		OK(spyre_op_binary(c.ops, c.s, op, &da.t, &db.t, &dby.t));
 		OK(dt_read(&c, &dby, y));
-		for (i = 0; i < 240; i++) {
-			double x = a[i], z = b[i % 40];
-			bool v = op == SPYRE_BIN_EQ ? x == z : op == SPYRE_BIN_NE ? x != z :
-				 op == SPYRE_BIN_LT ? x < z : op == SPYRE_BIN_LE ? x <= z :
-				 op == SPYRE_BIN_GT ? x > z : op == SPYRE_BIN_GE ? x >= z :
-				 op == SPYRE_BIN_LOGICAL_AND ? (x != 0 && z != 0) :
-							       (x != 0 || z != 0);
-
-			r[i] = v;
-		}
+		for (i = 0; i < 240; i++)
+			r[i] = ref_bool(op, a[i], b[i % 40]);
 		CHECK(compare("compare", y, r, NULL, 240, SPYRE_INT32, 0) < 0, "op %u", op);
+		/* a scalar operand (either side), negative and zero */
+		for (q = 0; q < 4; q++) {
+			double v = q & 1 ? 0.0 : -2.0;
+
+			OK(spyre_op_binary_scalar(c.ops, c.s, op, &da.t, v, q >= 2, &dby.t));
+			OK(dt_read(&c, &dby, y));
+			for (i = 0; i < 240; i++)
+				r[i] = q >= 2 ? ref_bool(op, v, a[i]) : ref_bool(op, a[i], v);
+			CHECK(compare("compare scalar", y, r, NULL, 240, SPYRE_INT32, 0) < 0,
+			      "op %u scalar %g reverse %d", op, v, q >= 2);
+		}
 	}
 	OK(spyre_op_unary(c.ops, c.s, SPYRE_UN_LOGICAL_NOT, &da.t, &dby.t));
 	OK(dt_read(&c, &dby, y));

@@ -7,6 +7,8 @@
 #include "stream.h"
 #include "trace.h"
 
+#include "spyre_hw.h" // SPYRE_HW_VERSION_{MAJOR,MINOR}_OF
+
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -343,33 +345,40 @@ std::vector<int> as_int(const std::vector<int64_t> &xs)
 	return std::vector<int>(xs.begin(), xs.end());
 }
 
+// libspyre's op table (spyre/op_table.h) for Python: one dict per row, read
+// by the lowering (torch_spyre/op_table.py) instead of lists of its own.
+py::list op_table_rows()
+{
+	static const char *const kinds[] = {"unary", "binary", "reduce"};
+	unsigned int n = 0;
+	const spyre_op_info *rows = spyre_op_table(&n);
+	py::list out;
+	for (unsigned int i = 0; i < n; i++) {
+		const spyre_op_info &r = rows[i];
+		py::list dtypes;
+		for (unsigned int dt = 0; dt < 32; dt++)
+			if (r.dtypes & SPYRE_DTYPE_BIT(dt))
+				dtypes.append(spyre_dtype_name(spyre_dtype(dt)));
+		py::dict d;
+		d["kind"] = kinds[r.kind];
+		d["name"] = r.name;
+		d["op"] = r.op;
+		d["iface"] = py::make_tuple(SPYRE_HW_VERSION_MAJOR_OF(r.iface),
+					    SPYRE_HW_VERSION_MINOR_OF(r.iface));
+		d["dtypes"] = dtypes;
+		d["result"] = r.result == SPYRE_RESULT_BOOL ? "bool" : "same";
+		d["torch"] = bool(r.flags & SPYRE_OPF_TORCH);
+		d["truth"] = bool(r.flags & SPYRE_OPF_TRUTH);
+		out.append(d);
+	}
+	return out;
+}
+
 } // namespace
 
 void init_graph_bindings(py::module &m)
 {
-	py::dict unary, binary, reduce;
-	unary["neg"] = int(SPYRE_UN_NEG), unary["abs"] = int(SPYRE_UN_ABS);
-	unary["exp"] = int(SPYRE_UN_EXP), unary["log"] = int(SPYRE_UN_LOG);
-	unary["sqrt"] = int(SPYRE_UN_SQRT), unary["rsqrt"] = int(SPYRE_UN_RSQRT);
-	unary["reciprocal"] = int(SPYRE_UN_RECIPROCAL), unary["tanh"] = int(SPYRE_UN_TANH);
-	unary["sigmoid"] = int(SPYRE_UN_SIGMOID), unary["relu"] = int(SPYRE_UN_RELU);
-	unary["gelu"] = int(SPYRE_UN_GELU), unary["gelu_tanh"] = int(SPYRE_UN_GELU_TANH);
-	unary["silu"] = int(SPYRE_UN_SILU), unary["square"] = int(SPYRE_UN_SQUARE);
-	unary["sin"] = int(SPYRE_UN_SIN), unary["cos"] = int(SPYRE_UN_COS);
-	unary["erf"] = int(SPYRE_UN_ERF), unary["logical_not"] = int(SPYRE_UN_LOGICAL_NOT);
-	binary["add"] = int(SPYRE_BIN_ADD), binary["sub"] = int(SPYRE_BIN_SUB);
-	binary["mul"] = int(SPYRE_BIN_MUL), binary["div"] = int(SPYRE_BIN_DIV);
-	binary["maximum"] = int(SPYRE_BIN_MAX), binary["minimum"] = int(SPYRE_BIN_MIN);
-	binary["eq"] = int(SPYRE_BIN_EQ), binary["ne"] = int(SPYRE_BIN_NE);
-	binary["lt"] = int(SPYRE_BIN_LT), binary["le"] = int(SPYRE_BIN_LE);
-	binary["gt"] = int(SPYRE_BIN_GT), binary["ge"] = int(SPYRE_BIN_GE);
-	binary["logical_and"] = int(SPYRE_BIN_LOGICAL_AND);
-	binary["logical_or"] = int(SPYRE_BIN_LOGICAL_OR);
-	reduce["sum"] = int(SPYRE_RED_SUM), reduce["mean"] = int(SPYRE_RED_MEAN);
-	reduce["max"] = int(SPYRE_RED_MAX), reduce["min"] = int(SPYRE_RED_MIN);
-	m.attr("_GRAPH_UNARY") = unary;
-	m.attr("_GRAPH_BINARY") = binary;
-	m.attr("_GRAPH_REDUCE") = reduce;
+	m.attr("_OP_TABLE") = op_table_rows();
 	m.attr("_GRAPH_NO_FUSION") = int(SPYRE_COMPILE_NO_FUSION);
 	m.attr("_GRAPH_OP_BY_OP") = int(SPYRE_COMPILE_OP_BY_OP);
 	m.attr("_OPS_VERSION") = int(SPYRE_OPS_VERSION);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Helpers shared by the device kernels of ops_pointwise.cpp, ops_reduce.cpp
-// and ops_convert.cpp: dtype questions, copies and casts on the card
-// (int64 included, as int32 words), and writing a result into out=.
+// Helpers shared by the device kernels of ops_pointwise.cpp, ops_reduce.cpp,
+// ops_convert.cpp and ops_table.cpp: dtype questions, copies and casts on
+// the card (int64 included, as int32 words), writing a result into out=,
+// and the out kernels of the op table's unary and binary ops.
 #pragma once
 
 #include "fallback.h"
@@ -50,5 +51,38 @@ at::Tensor direct_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarT
 // Checks and resizes an out= tensor for a result of @shape and dtype @dt.
 void prepare_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType dt,
 		 const char *op);
+
+// ---- ops of the op table (registered from it by ops_table.cpp) ----
+
+enum class OpForm { Functional, InPlace, Out };
+
+// The result dtype of unary op @op on a tensor of @in (its table row's).
+at::ScalarType unary_result_dtype(spyre_unary_op op, at::ScalarType in);
+// The card runs @op on @x: a spyre tensor of a dtype the op's table row
+// takes, on a card of the interface the row needs.
+bool card_runs(spyre_unary_op op, const at::Tensor &x);
+// @out can take @op's result on the card.
+bool unary_out_ok(spyre_unary_op op, const at::Tensor &out);
+// The one kernel of a unary op: out = op(x), counted as @name. The
+// functional form passes a fresh result, the in-place form @x itself;
+// Out checks and resizes @out first.
+void unary_out(const char *name, spyre_unary_op op, const at::Tensor &x, const at::Tensor &out,
+	       OpForm form);
+
+// Binary ops (ops_pointwise.cpp): arithmetic keeps the promoted dtype,
+// comparisons and logical ops give bool.
+enum class BinaryKind { Arith, Compare, Logical };
+// The dtype @kind computes a op b in (PyTorch's promotion; @true_div:
+// integers promote to the default float), or nullopt when the card cannot.
+std::optional<at::ScalarType> binary_dtype(BinaryKind kind, const at::Tensor &a,
+					   const at::Tensor &b, bool true_div);
+// The one kernel of a binary op: a op (alpha * b) in dtype @dt, into @out
+// when given (@inplace: out is a's storage and keeps its shape); a CPU
+// scalar operand is the op library's scalar.
+at::Tensor binary_run(const char *name, spyre_binary_op op, BinaryKind kind, at::ScalarType dt,
+		      const at::Tensor &a, const at::Tensor &b, double alpha, at::Tensor out,
+		      bool inplace);
+// A Python number as PyTorch passes it on (it does not promote dtypes).
+at::Tensor wrapped_number(const at::Scalar &v);
 
 } // namespace torch_spyre

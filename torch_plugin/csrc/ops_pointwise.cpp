@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // Elementwise device kernels: arithmetic, comparisons, logical ops, where,
-// masked_fill, clamp, pow and the unary functions, each in its functional,
-// in-place and out= form, over the op library (spyre_op_unary/binary/...).
+// masked_fill, clamp, pow, gelu and bitwise_not, each in its functional,
+// in-place and out= form, over the op library (spyre_op_binary/...). The
+// unary functions PyTorch names as the op table does are ops_table.cpp's.
 //
 // Type promotion is PyTorch's (at::result_type); operands of another dtype
 // are cast on the card first. A 0-dim CPU tensor operand (a Python number)
@@ -22,8 +23,6 @@
 
 namespace torch_spyre {
 namespace {
-
-enum class Kind { Arith, Compare, Logical };
 
 double scalar_of(const at::Tensor &t)
 {
@@ -48,9 +47,11 @@ const at::Tensor &device_operand(const at::Tensor &a, const at::Tensor &b)
 	return is_cpu_scalar(a) ? b : a;
 }
 
+} // namespace
+
 // The dtype the op computes in, or nullopt when the card cannot.
-std::optional<at::ScalarType> binary_dtype(Kind kind, const at::Tensor &a, const at::Tensor &b,
-					   bool true_div)
+std::optional<at::ScalarType> binary_dtype(BinaryKind kind, const at::Tensor &a,
+					   const at::Tensor &b, bool true_div)
 {
 	if (is_cpu_scalar(a) && is_cpu_scalar(b))
 		return std::nullopt;
@@ -61,7 +62,7 @@ std::optional<at::ScalarType> binary_dtype(Kind kind, const at::Tensor &a, const
 	auto dt = at::result_type(a, b);
 	if (true_div && at::isIntegralType(dt, true))
 		dt = c10::typeMetaToScalarType(at::get_default_dtype());
-	if (kind == Kind::Logical) {
+	if (kind == BinaryKind::Logical) {
 		if (is_cpu_scalar(a) || is_cpu_scalar(b) || dt == at::kLong ||
 		    !to_spyre_dtype(dt))
 			return std::nullopt;
@@ -74,7 +75,7 @@ std::optional<at::ScalarType> binary_dtype(Kind kind, const at::Tensor &a, const
 
 // out = a op (alpha * b), into @out when given (@inplace: out is a's
 // storage and keeps its shape).
-at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::ScalarType dt,
+at::Tensor binary_run(const char *name, spyre_binary_op op, BinaryKind kind, at::ScalarType dt,
 		      const at::Tensor &a, const at::Tensor &b, double alpha, at::Tensor out,
 		      bool inplace)
 {
@@ -82,7 +83,7 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::Scala
 	c10::DeviceGuard guard(dev.device());
 	auto shape = at::infer_size(is_cpu_scalar(a) ? c10::IntArrayRef{} : a.sizes(),
 				    is_cpu_scalar(b) ? c10::IntArrayRef{} : b.sizes());
-	at::ScalarType rdt = kind == Kind::Arith ? dt : at::kBool;
+	at::ScalarType rdt = kind == BinaryKind::Arith ? dt : at::kBool;
 	if (inplace) {
 		TORCH_CHECK(out.sizes() == c10::IntArrayRef(shape), "output with shape ",
 			    out.sizes(), " doesn't match the broadcast shape ", shape);
@@ -103,7 +104,7 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::Scala
 	double bval = 0;
 	if (is_cpu_scalar(b)) {
 		bval = scalar_of(b) * alpha;
-		if (kind == Kind::Compare)
+		if (kind == BinaryKind::Compare)
 			bval = round_to(bval, dt);
 	} else {
 		bb = card_cast(b, dt);
@@ -117,7 +118,7 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::Scala
 	}
 	if (is_cpu_scalar(a)) {
 		double aval = scalar_of(a);
-		if (kind == Kind::Compare)
+		if (kind == BinaryKind::Compare)
 			aval = round_to(aval, dt);
 		spyre_tensor bd = describe(bb);
 		check_op(spyre_op_binary_scalar(ops, s, op, &bd, aval, 1, &od), name);
@@ -135,106 +136,39 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, Kind kind, at::Scala
 	return out.defined() ? out : dst;
 }
 
-// A Python number as PyTorch passes it on (it does not promote dtypes).
-at::Tensor wrapped(const at::Scalar &v)
+at::Tensor wrapped_number(const at::Scalar &v)
 {
 	at::Tensor t = at::scalar_to_tensor(v);
 	t.unsafeGetTensorImpl()->set_wrapped_number(true);
 	return t;
 }
 
+namespace {
+
 double alpha_of(const at::Scalar &alpha)
 {
 	return alpha.toDouble();
 }
 
-// ---- binary ops: functional, in-place and out= forms ----------------------
-
-#define BINARY_ALPHA(fn, aten, opname, op)                                                 \
-	at::Tensor fn(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha)         \
-	{                                                                                        \
-		auto dt = binary_dtype(Kind::Arith, a, b, false);                                \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten##_Tensor, a, b, alpha);                       \
-		return binary_run(opname, op, Kind::Arith, *dt, a, b, alpha_of(alpha), {},       \
-				  false);                                                        \
-	}                                                                                        \
-	at::Tensor &fn##_(at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha)           \
-	{                                                                                        \
-		auto dt = binary_dtype(Kind::Arith, a, b, false);                                \
-		if (!dt || is_cpu_scalar(a))                                                     \
-			return SPYRE_FALLBACK(aten##__Tensor, a, b, alpha);                      \
-		binary_run(opname "_", op, Kind::Arith, *dt, a, b, alpha_of(alpha), a, true);    \
-		return a;                                                                        \
-	}                                                                                        \
-	at::Tensor &fn##_out(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha,  \
-			     at::Tensor &out)                                                    \
-	{                                                                                        \
-		auto dt = binary_dtype(Kind::Arith, a, b, false);                                \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten##_out, a, b, alpha, out);                     \
-		binary_run(opname ".out", op, Kind::Arith, *dt, a, b, alpha_of(alpha), out,      \
-			   false);                                                               \
-		return out;                                                                      \
-	}
-
-BINARY_ALPHA(add_k, add, "add", SPYRE_BIN_ADD)
-BINARY_ALPHA(sub_k, sub, "sub", SPYRE_BIN_SUB)
+// ---- binary ops ---------------------------------------------------------------
+//
+// The op table's binary ops are registered from the table (ops_table.cpp)
+// over binary_run; rsub and div's rounding modes are written here.
 
 // rsub(a, b, alpha) = b - alpha * a
 at::Tensor rsub_k(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha)
 {
-	auto dt = binary_dtype(Kind::Arith, b, a, false);
+	auto dt = binary_dtype(BinaryKind::Arith, b, a, false);
 	if (!dt)
 		return SPYRE_FALLBACK(rsub_Tensor, a, b, alpha);
-	return binary_run("rsub", SPYRE_BIN_SUB, Kind::Arith, *dt, b, a, alpha_of(alpha), {},
+	return binary_run("rsub", SPYRE_BIN_SUB, BinaryKind::Arith, *dt, b, a, alpha_of(alpha), {},
 			  false);
 }
 
 at::Tensor rsub_scalar_k(const at::Tensor &a, const at::Scalar &b, const at::Scalar &alpha)
 {
-	return rsub_k(a, wrapped(b), alpha);
+	return rsub_k(a, wrapped_number(b), alpha);
 }
-
-#define BINARY(fn, aten, aten_out, opname, op, kind, true_div)                                             \
-	at::Tensor fn(const at::Tensor &a, const at::Tensor &b)                                  \
-	{                                                                                        \
-		auto dt = binary_dtype(kind, a, b, true_div);                                    \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten, a, b);                                       \
-		return binary_run(opname, op, kind, *dt, a, b, 1.0, {}, false);                  \
-	}                                                                                        \
-	at::Tensor &fn##_out(const at::Tensor &a, const at::Tensor &b, at::Tensor &out)          \
-	{                                                                                        \
-		auto dt = binary_dtype(kind, a, b, true_div);                                    \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten_out, a, b, out);                               \
-		binary_run(opname ".out", op, kind, *dt, a, b, 1.0, out, false);                 \
-		return out;                                                                      \
-	}
-
-#define BINARY_INPLACE(fn, aten_inplace, opname, op, kind, true_div)                             \
-	at::Tensor &fn##_(at::Tensor &a, const at::Tensor &b)                                    \
-	{                                                                                        \
-		auto dt = binary_dtype(kind, a, b, true_div);                                    \
-		if (!dt)                                                                         \
-			return SPYRE_FALLBACK(aten_inplace, a, b);                               \
-		binary_run(opname "_", op, kind, *dt, a, b, 1.0, a, true);                       \
-		return a;                                                                        \
-	}
-
-BINARY(mul_k, mul_Tensor, mul_out, "mul", SPYRE_BIN_MUL, Kind::Arith, false)
-BINARY_INPLACE(mul_k, mul__Tensor, "mul", SPYRE_BIN_MUL, Kind::Arith, false)
-BINARY(div_k, div_Tensor, div_out, "div", SPYRE_BIN_DIV, Kind::Arith, true)
-BINARY_INPLACE(div_k, div__Tensor, "div", SPYRE_BIN_DIV, Kind::Arith, true)
-BINARY(maximum_k, maximum, maximum_out, "maximum", SPYRE_BIN_MAX, Kind::Arith, false)
-BINARY(minimum_k, minimum, minimum_out, "minimum", SPYRE_BIN_MIN, Kind::Arith, false)
-BINARY(logical_and_k, logical_and, logical_and_out, "logical_and", SPYRE_BIN_LOGICAL_AND, Kind::Logical, false)
-BINARY_INPLACE(logical_and_k, logical_and_, "logical_and", SPYRE_BIN_LOGICAL_AND,
-	       Kind::Logical, false)
-BINARY(logical_or_k, logical_or, logical_or_out, "logical_or", SPYRE_BIN_LOGICAL_OR, Kind::Logical, false)
-BINARY_INPLACE(logical_or_k, logical_or_, "logical_or", SPYRE_BIN_LOGICAL_OR, Kind::Logical,
-	       false)
 
 // div with rounding_mode: None is true division; trunc/floor have no card
 // function.
@@ -243,14 +177,14 @@ at::Tensor div_mode_k(const at::Tensor &a, const at::Tensor &b,
 {
 	if (mode.has_value())
 		return SPYRE_FALLBACK(div_Tensor_mode, a, b, mode);
-	return div_k(a, b);
+	return at::div(a, b);
 }
 
 at::Tensor &div_mode_k_(at::Tensor &a, const at::Tensor &b, std::optional<c10::string_view> mode)
 {
 	if (mode.has_value())
 		return SPYRE_FALLBACK(div__Tensor_mode, a, b, mode);
-	return div_k_(a, b);
+	return a.div_(b);
 }
 
 at::Tensor &div_mode_k_out(const at::Tensor &a, const at::Tensor &b,
@@ -258,111 +192,14 @@ at::Tensor &div_mode_k_out(const at::Tensor &a, const at::Tensor &b,
 {
 	if (mode.has_value())
 		return SPYRE_FALLBACK(div_out_mode, a, b, mode, out);
-	return div_k_out(a, b, out);
+	return at::div_out(out, a, b);
 }
 
-// ---- comparisons: Tensor and Scalar overloads -----------------------------
-
-#define COMPARE(name, op)                                                                        \
-	BINARY(name##_t, name##_Tensor, name##_Tensor_out, #name, op, Kind::Compare, false)                         \
-	BINARY_INPLACE(name##_t, name##__Tensor, #name, op, Kind::Compare, false)                \
-	at::Tensor name##_s(const at::Tensor &a, const at::Scalar &b)                            \
-	{                                                                                        \
-		return name##_t(a, wrapped(b));                                     \
-	}                                                                                        \
-	at::Tensor &name##_s_out(const at::Tensor &a, const at::Scalar &b, at::Tensor &out)      \
-	{                                                                                        \
-		return name##_t_out(a, wrapped(b), out);                            \
-	}                                                                                        \
-	at::Tensor &name##_s_(at::Tensor &a, const at::Scalar &b)                                \
-	{                                                                                        \
-		return name##_t_(a, wrapped(b));                                    \
-	}
-
-COMPARE(eq, SPYRE_BIN_EQ)
-COMPARE(ne, SPYRE_BIN_NE)
-COMPARE(lt, SPYRE_BIN_LT)
-COMPARE(le, SPYRE_BIN_LE)
-COMPARE(gt, SPYRE_BIN_GT)
-COMPARE(ge, SPYRE_BIN_GE)
-
-// ---- unary ops ------------------------------------------------------------
-
-bool unary_ok(const at::Tensor &x, const at::Tensor &out = {})
-{
-	return card_float(x.scalar_type()) && (!out.defined() || card_float(out.scalar_type()) ||
-					       out.scalar_type() == at::kDouble);
-}
-
-// out = op(x); returns false when the card has no function for @op (the
-// caller then takes the fallback).
-bool unary_run(const char *name, spyre_unary_op op, const at::Tensor &x, at::Tensor out,
-	       bool inplace, at::Tensor *result, at::ScalarType rdt)
-{
-	c10::DeviceGuard guard(x.device());
-	if (out.defined() && !inplace)
-		prepare_out(out, x.sizes(), rdt, name);
-	at::Tensor dst = out.defined() ? direct_out(out, x.sizes(), rdt, {x}) :
-					 at::empty(x.sizes(), x.options().dtype(rdt));
-	if (x.numel()) {
-		spyre_tensor xd = describe(x), od = describe(dst);
-		int rc = spyre_op_unary(ops_context(x.device().index()), launch_stream(x), op, &xd,
-					&od);
-		if (rc == -EOPNOTSUPP && op >= SPYRE_UN_SIN && op <= SPYRE_UN_ERF)
-			return false; // an older op library: the fallback runs it
-		check_op(rc, name);
-		if (out.defined() && !dst.is_same(out))
-			card_copy(dst, out);
-	}
-	count_device_op(name);
-	*result = out.defined() ? out : dst;
-	return true;
-}
-
-#define UNARY_OP(fn, aten, opname, op)                                                           \
-	at::Tensor fn(const at::Tensor &x)                                                       \
-	{                                                                                        \
-		at::Tensor r;                                                                    \
-		if (!unary_ok(x) || !unary_run(opname, op, x, {}, false, &r, x.scalar_type()))   \
-			return SPYRE_FALLBACK(aten, x);                                          \
-		return r;                                                                        \
-	}                                                                                        \
-	at::Tensor &fn##_(at::Tensor &x)                                                         \
-	{                                                                                        \
-		at::Tensor r;                                                                    \
-		if (!unary_ok(x) || !unary_run(opname "_", op, x, x, true, &r, x.scalar_type())) \
-			return SPYRE_FALLBACK(aten##_, x);                                       \
-		return x;                                                                        \
-	}
-
-#define UNARY_OUT(fn, aten, opname, op)                                                          \
-	at::Tensor &fn##_out(const at::Tensor &x, at::Tensor &out)                               \
-	{                                                                                        \
-		at::Tensor r;                                                                    \
-		if (!unary_ok(x, out) ||                                                         \
-		    !unary_run(opname ".out", op, x, out, false, &r, x.scalar_type()))           \
-			return SPYRE_FALLBACK(aten##_out, x, out);                               \
-		return out;                                                                      \
-	}
-
-#define UNARY(fn, aten, op)                                                                      \
-	UNARY_OP(fn, aten, #aten, op)                                                            \
-	UNARY_OUT(fn, aten, #aten, op)
-
-UNARY(neg_k, neg, SPYRE_UN_NEG)
-UNARY(abs_k, abs, SPYRE_UN_ABS)
-UNARY(exp_k, exp, SPYRE_UN_EXP)
-UNARY(log_k, log, SPYRE_UN_LOG)
-UNARY(sqrt_k, sqrt, SPYRE_UN_SQRT)
-UNARY(rsqrt_k, rsqrt, SPYRE_UN_RSQRT)
-UNARY(reciprocal_k, reciprocal, SPYRE_UN_RECIPROCAL)
-UNARY(tanh_k, tanh, SPYRE_UN_TANH)
-UNARY(sigmoid_k, sigmoid, SPYRE_UN_SIGMOID)
-UNARY(silu_k, silu, SPYRE_UN_SILU)
-UNARY(sin_k, sin, SPYRE_UN_SIN)
-UNARY(cos_k, cos, SPYRE_UN_COS)
-UNARY(erf_k, erf, SPYRE_UN_ERF)
-UNARY_OP(relu_k, relu, "relu", SPYRE_UN_RELU)
+// ---- unary ops --------------------------------------------------------------
+//
+// The op table's unary ops with a plain aten::<name> are registered from the
+// table (ops_table.cpp); gelu picks its row from an argument and bitwise_not
+// is logical_not on bools only, so they call the same out kernel by hand.
 
 spyre_unary_op gelu_op(c10::string_view approximate)
 {
@@ -373,90 +210,61 @@ spyre_unary_op gelu_op(c10::string_view approximate)
 
 at::Tensor gelu_k(const at::Tensor &x, c10::string_view approximate)
 {
-	at::Tensor r;
-	if (!unary_ok(x) ||
-	    !unary_run("gelu", gelu_op(approximate), x, {}, false, &r, x.scalar_type()))
+	spyre_unary_op op = gelu_op(approximate);
+	if (!card_runs(op, x))
 		return SPYRE_FALLBACK(gelu, x, approximate);
-	return r;
+	at::Tensor out = at::empty(x.sizes(), x.options());
+	unary_out("gelu", op, x, out, OpForm::Functional);
+	return out;
 }
 
 at::Tensor &gelu_k_(at::Tensor &x, c10::string_view approximate)
 {
-	at::Tensor r;
-	if (!unary_ok(x) ||
-	    !unary_run("gelu_", gelu_op(approximate), x, x, true, &r, x.scalar_type()))
+	spyre_unary_op op = gelu_op(approximate);
+	if (!card_runs(op, x))
 		return SPYRE_FALLBACK(gelu_, x, approximate);
+	unary_out("gelu_", op, x, x, OpForm::InPlace);
 	return x;
 }
 
 at::Tensor &gelu_k_out(const at::Tensor &x, c10::string_view approximate, at::Tensor &out)
 {
-	at::Tensor r;
-	if (!unary_ok(x, out) ||
-	    !unary_run("gelu.out", gelu_op(approximate), x, out, false, &r, x.scalar_type()))
+	spyre_unary_op op = gelu_op(approximate);
+	if (!card_runs(op, x) || !unary_out_ok(op, out))
 		return SPYRE_FALLBACK(gelu_out, x, approximate, out);
-	return out;
-}
-
-// logical_not: any card dtype but int64 -> bool.
-bool logical_not_ok(const at::Tensor &x)
-{
-	return x.scalar_type() != at::kLong && to_spyre_dtype(x.scalar_type()).has_value();
-}
-
-at::Tensor logical_not_k(const at::Tensor &x)
-{
-	at::Tensor r;
-	if (!logical_not_ok(x) ||
-	    !unary_run("logical_not", SPYRE_UN_LOGICAL_NOT, x, {}, false, &r, at::kBool))
-		return SPYRE_FALLBACK(logical_not, x);
-	return r;
-}
-
-at::Tensor &logical_not_k_(at::Tensor &x)
-{
-	at::Tensor r;
-	if (!logical_not_ok(x) ||
-	    !unary_run("logical_not_", SPYRE_UN_LOGICAL_NOT, x, x, true, &r, at::kBool))
-		return SPYRE_FALLBACK(logical_not_, x);
-	return x;
-}
-
-at::Tensor &logical_not_k_out(const at::Tensor &x, at::Tensor &out)
-{
-	at::Tensor r;
-	if (!logical_not_ok(x) ||
-	    !unary_run("logical_not.out", SPYRE_UN_LOGICAL_NOT, x, out, false, &r, at::kBool))
-		return SPYRE_FALLBACK(logical_not_out, x, out);
+	unary_out("gelu.out", op, x, out, OpForm::Out);
 	return out;
 }
 
 // ~x of a bool tensor is logical_not; other dtypes' bit patterns have no
 // card function.
+bool bitwise_not_ok(const at::Tensor &x)
+{
+	return x.scalar_type() == at::kBool && card_runs(SPYRE_UN_LOGICAL_NOT, x);
+}
+
 at::Tensor bitwise_not_k(const at::Tensor &x)
 {
-	at::Tensor r;
-	if (x.scalar_type() != at::kBool ||
-	    !unary_run("bitwise_not", SPYRE_UN_LOGICAL_NOT, x, {}, false, &r, at::kBool))
+	if (!bitwise_not_ok(x))
 		return SPYRE_FALLBACK(bitwise_not, x);
-	return r;
+	at::Tensor out = at::empty(x.sizes(), x.options());
+	unary_out("bitwise_not", SPYRE_UN_LOGICAL_NOT, x, out, OpForm::Functional);
+	return out;
 }
 
 at::Tensor &bitwise_not_k_(at::Tensor &x)
 {
-	at::Tensor r;
-	if (x.scalar_type() != at::kBool ||
-	    !unary_run("bitwise_not_", SPYRE_UN_LOGICAL_NOT, x, x, true, &r, at::kBool))
+	if (!bitwise_not_ok(x))
 		return SPYRE_FALLBACK(bitwise_not_, x);
+	unary_out("bitwise_not_", SPYRE_UN_LOGICAL_NOT, x, x, OpForm::InPlace);
 	return x;
 }
 
 at::Tensor &bitwise_not_k_out(const at::Tensor &x, at::Tensor &out)
 {
-	at::Tensor r;
-	if (x.scalar_type() != at::kBool || out.scalar_type() != at::kBool ||
-	    !unary_run("bitwise_not.out", SPYRE_UN_LOGICAL_NOT, x, out, false, &r, at::kBool))
+	if (!bitwise_not_ok(x) || out.scalar_type() != at::kBool)
 		return SPYRE_FALLBACK(bitwise_not_out, x, out);
+	unary_out("bitwise_not.out", SPYRE_UN_LOGICAL_NOT, x, out, OpForm::Out);
 	return out;
 }
 
@@ -770,72 +578,19 @@ at::Tensor &masked_fill_t_(at::Tensor &x, const at::Tensor &mask, const at::Tens
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
-	m.impl("add.Tensor", add_k);
-	m.impl("add_.Tensor", add_k_);
-	m.impl("add.out", add_k_out);
-	m.impl("sub.Tensor", sub_k);
-	m.impl("sub_.Tensor", sub_k_);
-	m.impl("sub.out", sub_k_out);
 	m.impl("rsub.Tensor", rsub_k);
 	m.impl("rsub.Scalar", rsub_scalar_k);
-	m.impl("mul.Tensor", mul_k);
-	m.impl("mul_.Tensor", mul_k_);
-	m.impl("mul.out", mul_k_out);
-	m.impl("div.Tensor", div_k);
-	m.impl("div_.Tensor", div_k_);
-	m.impl("div.out", div_k_out);
 	m.impl("div.Tensor_mode", div_mode_k);
 	m.impl("div_.Tensor_mode", div_mode_k_);
 	m.impl("div.out_mode", div_mode_k_out);
-	m.impl("maximum", maximum_k);
-	m.impl("maximum.out", maximum_k_out);
-	m.impl("minimum", minimum_k);
-	m.impl("minimum.out", minimum_k_out);
-	m.impl("logical_and", logical_and_k);
-	m.impl("logical_and_", logical_and_k_);
-	m.impl("logical_and.out", logical_and_k_out);
-	m.impl("logical_or", logical_or_k);
-	m.impl("logical_or_", logical_or_k_);
-	m.impl("logical_or.out", logical_or_k_out);
-	m.impl("logical_not", logical_not_k);
-	m.impl("logical_not_", logical_not_k_);
-	m.impl("logical_not.out", logical_not_k_out);
 	m.impl("bitwise_not", bitwise_not_k);
 	m.impl("bitwise_not_", bitwise_not_k_);
 	m.impl("bitwise_not.out", bitwise_not_k_out);
-#define REG_COMPARE(name)                                                                        \
-	m.impl(#name ".Tensor", name##_t);                                                       \
-	m.impl(#name "_.Tensor", name##_t_);                                                     \
-	m.impl(#name ".Tensor_out", name##_t_out);                                               \
-	m.impl(#name ".Scalar", name##_s);                                                       \
-	m.impl(#name "_.Scalar", name##_s_);                                                     \
-	m.impl(#name ".Scalar_out", name##_s_out);
-	REG_COMPARE(eq)
-	REG_COMPARE(ne)
-	REG_COMPARE(lt)
-	REG_COMPARE(le)
-	REG_COMPARE(gt)
-	REG_COMPARE(ge)
 #define REG_UNARY(name)                                                                          \
 	m.impl(#name, name##_k);                                                                 \
 	m.impl(#name "_", name##_k_);                                                            \
 	m.impl(#name ".out", name##_k_out);
-	REG_UNARY(neg)
-	REG_UNARY(abs)
-	REG_UNARY(exp)
-	REG_UNARY(log)
-	REG_UNARY(sqrt)
-	REG_UNARY(rsqrt)
-	REG_UNARY(reciprocal)
-	REG_UNARY(tanh)
-	REG_UNARY(sigmoid)
-	REG_UNARY(silu)
-	REG_UNARY(sin)
-	REG_UNARY(cos)
-	REG_UNARY(erf)
 	REG_UNARY(gelu)
-	m.impl("relu", relu_k);
-	m.impl("relu_", relu_k_);
 	REG_UNARY(clamp)
 	m.impl("clamp.Tensor", clamp_tensor_k);
 	m.impl("clamp_.Tensor", clamp_tensor_k_);

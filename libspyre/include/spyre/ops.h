@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever generated programs change: part of every cache key. */
-#define SPYRE_OPS_VERSION 2
+#define SPYRE_OPS_VERSION 3
 
 #define SPYRE_MAX_DIMS 6
 
@@ -99,32 +99,56 @@ struct spyre_ops_stats {
 };
 int spyre_ops_get_stats(spyre_ops *ops, struct spyre_ops_stats *st);
 
-/* ---- Op kinds ------------------------------------------------------------ */
+/* ---- Op kinds ------------------------------------------------------------
+ *
+ * Made from the op table (op_table.h): its rows give each op's value, name,
+ * dtypes and the card interface it needs.
+ */
+#include "spyre/op_table.h"
+
+#define SPYRE_UN_ENUM_(e, v, ...) SPYRE_UN_##e = v,
+#define SPYRE_BIN_ENUM_(e, v, ...) SPYRE_BIN_##e = v,
+#define SPYRE_RED_ENUM_(e, v, ...) SPYRE_RED_##e = v,
+#define SPYRE_OP_ONE_(...) +1
 
 enum spyre_unary_op {
-	SPYRE_UN_NEG, SPYRE_UN_ABS, SPYRE_UN_EXP, SPYRE_UN_LOG, SPYRE_UN_SQRT,
-	SPYRE_UN_RSQRT, SPYRE_UN_RECIPROCAL, SPYRE_UN_TANH, SPYRE_UN_SIGMOID,
-	SPYRE_UN_RELU, SPYRE_UN_GELU, SPYRE_UN_GELU_TANH, SPYRE_UN_SILU,
-	SPYRE_UN_SQUARE,
-	/* card interface 1.4 (VEC sin/cos/erf); -EOPNOTSUPP on older cards */
-	SPYRE_UN_SIN, SPYRE_UN_COS, SPYRE_UN_ERF,
-	SPYRE_UN_LOGICAL_NOT,	/* any dtype -> bool (card interface 1.3) */
-	SPYRE_UN_COUNT,
+	SPYRE_UNARY_OPS(SPYRE_UN_ENUM_)
+	SPYRE_UN_COUNT = 0 SPYRE_UNARY_OPS(SPYRE_OP_ONE_),
 };
 
 enum spyre_binary_op {
-	SPYRE_BIN_ADD, SPYRE_BIN_SUB, SPYRE_BIN_MUL, SPYRE_BIN_DIV,
-	SPYRE_BIN_MAX, SPYRE_BIN_MIN,
-	/* -> bool; need card interface 1.3 (VEC compare/select) */
-	SPYRE_BIN_EQ, SPYRE_BIN_NE, SPYRE_BIN_LT, SPYRE_BIN_LE, SPYRE_BIN_GT, SPYRE_BIN_GE,
-	SPYRE_BIN_LOGICAL_AND, SPYRE_BIN_LOGICAL_OR,
-	SPYRE_BIN_COUNT,
+	SPYRE_BINARY_OPS(SPYRE_BIN_ENUM_)
+	SPYRE_BIN_COUNT = 0 SPYRE_BINARY_OPS(SPYRE_OP_ONE_),
 };
 
 enum spyre_reduce_op {
-	SPYRE_RED_SUM, SPYRE_RED_MEAN, SPYRE_RED_MAX, SPYRE_RED_MIN,
-	SPYRE_RED_COUNT,
+	SPYRE_REDUCE_OPS(SPYRE_RED_ENUM_)
+	SPYRE_RED_COUNT = 0 SPYRE_REDUCE_OPS(SPYRE_OP_ONE_),
 };
+
+enum spyre_op_kind { SPYRE_OPK_UNARY, SPYRE_OPK_BINARY, SPYRE_OPK_REDUCE };
+enum spyre_op_result { SPYRE_RESULT_SAME, SPYRE_RESULT_BOOL };
+
+/* One row of the op table. */
+struct spyre_op_info {
+	enum spyre_op_kind kind;
+	int op;				/* its enum spyre_{unary,binary,reduce}_op */
+	const char *name;		/* PyTorch's name */
+	uint32_t iface;			/* oldest card interface, as hw_version */
+	uint32_t dtypes;		/* input dtypes, bit 1 << enum spyre_dtype */
+	enum spyre_op_result result;
+	unsigned int flags;		/* SPYRE_OPF_* */
+};
+
+/* The whole table, unary rows first, then binary, then reductions. */
+const struct spyre_op_info *spyre_op_table(unsigned int *count);
+/* The row of op @op of @kind, NULL when there is none. */
+const struct spyre_op_info *spyre_op_find(enum spyre_op_kind kind, int op);
+/*
+ * 1 when @ops's card runs @op on inputs of dtype @dt (its interface and the
+ * row's dtypes), 0 when it does not: the op would fail with -EOPNOTSUPP.
+ */
+int spyre_ops_supports(spyre_ops *ops, const struct spyre_op_info *op, enum spyre_dtype dt);
 
 /* ---- Eager ops: run now on compute stream @s ------------------------------
  *

@@ -23,6 +23,9 @@ int g_need_iface(spyre_graph *g, unsigned int minor, const char *call, const cha
 		 const struct gval *x);
 int g_need_select(spyre_graph *g, const char *call, const char *op, const struct gval *x);
 int g_unsupported(const char *call, const char *op, const struct gval *x, const char *why);
+/* -EOPNOTSUPP unless op table row @op takes @x's dtype on this card. */
+int g_check_row(spyre_graph *g, const char *call, const struct spyre_op_info *op,
+		const struct gval *x);
 
 int g_ew_in(struct ewb *b, int value);
 int g_ew_op(struct ewb *b, unsigned int func, int a, int bb, float i0, float i1);

@@ -140,25 +140,21 @@ int g_make_ew(spyre_graph *g, const char *call, const char *name, struct ewb *b,
 	return 0;
 }
 
-static const char *const un_names[SPYRE_UN_COUNT] = {
-	"neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "relu",
-	"gelu", "gelu_tanh", "silu", "square", "sin", "cos", "erf", "logical_not",
-};
-
-static const char *const bin_names[SPYRE_BIN_COUNT] = {
-	"add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-	"logical_and", "logical_or",
-};
-
+/* The card's vector function of each binary op (its kernel). */
 static const uint8_t bin_func[SPYRE_BIN_COUNT] = {
-	SPYRE_VF_ADD, SPYRE_VF_SUB, SPYRE_VF_MUL, SPYRE_VF_DIV, SPYRE_VF_MAX, SPYRE_VF_MIN,
-	SPYRE_VF_CMP_EQ, SPYRE_VF_CMP_NE, SPYRE_VF_CMP_LT, SPYRE_VF_CMP_LE, SPYRE_VF_CMP_GT,
-	SPYRE_VF_CMP_GE, SPYRE_VF_MIN, SPYRE_VF_MAX,
+	[SPYRE_BIN_ADD] = SPYRE_VF_ADD,		[SPYRE_BIN_SUB] = SPYRE_VF_SUB,
+	[SPYRE_BIN_MUL] = SPYRE_VF_MUL,		[SPYRE_BIN_DIV] = SPYRE_VF_DIV,
+	[SPYRE_BIN_MAX] = SPYRE_VF_MAX,		[SPYRE_BIN_MIN] = SPYRE_VF_MIN,
+	[SPYRE_BIN_EQ] = SPYRE_VF_CMP_EQ,	[SPYRE_BIN_NE] = SPYRE_VF_CMP_NE,
+	[SPYRE_BIN_LT] = SPYRE_VF_CMP_LT,	[SPYRE_BIN_LE] = SPYRE_VF_CMP_LE,
+	[SPYRE_BIN_GT] = SPYRE_VF_CMP_GT,	[SPYRE_BIN_GE] = SPYRE_VF_CMP_GE,
+	/* on truth values (0/1): and is the minimum, or the maximum */
+	[SPYRE_BIN_LOGICAL_AND] = SPYRE_VF_MIN,	[SPYRE_BIN_LOGICAL_OR] = SPYRE_VF_MAX,
 };
 
-static bool is_cmp(enum spyre_binary_op op)
+static enum spyre_dtype result_dtype(const struct spyre_op_info *op, enum spyre_dtype in)
 {
-	return op >= SPYRE_BIN_EQ;
+	return op->result == SPYRE_RESULT_BOOL ? SPYRE_BOOL : in;
 }
 
 /* -EOPNOTSUPP unless the card has interface @minor (1.x) or newer. */
@@ -245,6 +241,12 @@ static int un_expr(struct ewb *b, enum spyre_unary_op op, int x)
 		return g_ew_op(b, SPYRE_VF_COS, x, -1, 0, 0);
 	case SPYRE_UN_ERF:
 		return g_ew_op(b, SPYRE_VF_ERF, x, -1, 0, 0);
+	case SPYRE_UN_LOGICAL_NOT:
+		return g_ew_op(b, SPYRE_VF_CMP_EQ, x, g_ew_const(b, 0.0f), 0, 0);
+	case SPYRE_UN_LOG2:
+		/* log(x) / ln 2: a few fp32 ulps; 0, inf, NaN and x < 0 as log's */
+		t = g_ew_op(b, SPYRE_VF_LOG, x, -1, 0, 0);
+		return g_ew_op(b, SPYRE_VF_SCALE, t, -1, (float)M_LOG2E, -0.0f);
 	default:
 		(void)u;
 		return -1;
@@ -254,39 +256,38 @@ static int un_expr(struct ewb *b, enum spyre_unary_op op, int x)
 int spyre_graph_unary(spyre_graph *g, enum spyre_unary_op op, spyre_value x, spyre_value *out)
 {
 	static const char *call = "spyre_graph_unary";
+	const struct spyre_op_info *row = spyre_op_find(SPYRE_OPK_UNARY, op);
 	struct ewb b = { 0 };
 	int ret = g_check_val(g, call, x, "x");
 
 	if (ret)
 		return ret;
-	if (!out || (unsigned int)op >= SPYRE_UN_COUNT)
+	if (!out || !row)
 		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
-	if (op == SPYRE_UN_LOGICAL_NOT) {
-		ret = g->v[x].dt == SPYRE_INT64 ? g_unsupported(call, un_names[op], &g->v[x],
-								"no int64 on the card") :
-			g_need_select(g, call, un_names[op], &g->v[x]);
-		if (ret)
-			return ret;
-		g_ew_op(&b, SPYRE_VF_CMP_EQ, g_ew_in(&b, x), g_ew_const(&b, 0.0f), 0, 0);
-		return g_make_ew(g, call, un_names[op], &b, SPYRE_BOOL, out);
-	}
-	if (!g_is_float(g->v[x].dt))
-		return g_unsupported(call, un_names[op], &g->v[x], "float dtypes only");
-	if (op >= SPYRE_UN_SIN && op <= SPYRE_UN_ERF) {
-		ret = g_need_iface(g, 4, call, un_names[op], &g->v[x]);
-		if (ret)
-			return ret;
-	}
+	ret = g_check_row(g, call, row, &g->v[x]);
+	if (ret)
+		return ret;
 	if (un_expr(&b, op, g_ew_in(&b, x)) < 0)
-		return g_unsupported(call, un_names[op], &g->v[x],
-				   "the card has no vector function for it");
-	return g_make_ew(g, call, un_names[op], &b, g->v[x].dt, out);
+		return g_unsupported(call, row->name, &g->v[x],
+				     "the card has no vector function for it");
+	return g_make_ew(g, call, row->name, &b, result_dtype(row, g->v[x].dt), out);
+}
+
+/* The kernel of binary op @row on operands @x and @y of @e. */
+static void bin_expr(struct ewb *e, const struct spyre_op_info *row, int x, int y)
+{
+	if (row->flags & SPYRE_OPF_TRUTH) {
+		x = truth(e, x);
+		y = truth(e, y);
+	}
+	g_ew_op(e, bin_func[row->op], x, y, 0, 0);
 }
 
 int spyre_graph_binary(spyre_graph *g, enum spyre_binary_op op, spyre_value a, spyre_value b,
 		       spyre_value *out)
 {
 	static const char *call = "spyre_graph_binary";
+	const struct spyre_op_info *row = spyre_op_find(SPYRE_OPK_BINARY, op);
 	struct ewb e = { 0 };
 	int ret = g_check_val(g, call, a, "a");
 
@@ -294,64 +295,50 @@ int spyre_graph_binary(spyre_graph *g, enum spyre_binary_op op, spyre_value a, s
 		ret = g_check_val(g, call, b, "b");
 	if (ret)
 		return ret;
-	if (!out || (unsigned int)op >= SPYRE_BIN_COUNT)
+	if (!out || !row)
 		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
 	if (g->v[a].dt != g->v[b].dt)
 		return spy_err(-EINVAL, "%s: %s of %s and %s: cast one operand first", call,
-			       bin_names[op], spyre_dtype_name(g->v[a].dt),
+			       row->name, spyre_dtype_name(g->v[a].dt),
 			       spyre_dtype_name(g->v[b].dt));
-	if (op >= SPYRE_BIN_LOGICAL_AND) {
-		ret = g->v[a].dt == SPYRE_INT64 ? g_unsupported(call, bin_names[op], &g->v[a],
-								"no int64 on the card") :
-			g_need_select(g, call, bin_names[op], &g->v[a]);
-		if (ret)
-			return ret;
-		g_ew_op(&e, bin_func[op], truth(&e, g_ew_in(&e, a)), truth(&e, g_ew_in(&e, b)), 0,
-			0);
-		return g_make_ew(g, call, bin_names[op], &e, SPYRE_BOOL, out);
-	}
-	if (!g_is_float(g->v[a].dt))
-		return g_unsupported(call, bin_names[op], &g->v[a], "float dtypes only");
-	if (is_cmp(op)) {
-		ret = g_need_select(g, call, bin_names[op], &g->v[a]);
-		if (ret)
-			return ret;
-	}
-	g_ew_op(&e, bin_func[op], g_ew_in(&e, a), g_ew_in(&e, b), 0, 0);
-	return g_make_ew(g, call, bin_names[op], &e, is_cmp(op) ? SPYRE_BOOL : g->v[a].dt, out);
+	ret = g_check_row(g, call, row, &g->v[a]);
+	if (ret)
+		return ret;
+	bin_expr(&e, row, g_ew_in(&e, a), g_ew_in(&e, b));
+	return g_make_ew(g, call, row->name, &e, result_dtype(row, g->v[a].dt), out);
 }
 
 int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_value a,
 			      double scalar, int reverse, spyre_value *out)
 {
 	static const char *call = "spyre_graph_binary_scalar";
+	const struct spyre_op_info *row = spyre_op_find(SPYRE_OPK_BINARY, op);
 	struct ewb e = { 0 };
 	int x, c, ret = g_check_val(g, call, a, "a");
 
 	if (ret)
 		return ret;
-	if (!out || (unsigned int)op >= SPYRE_BIN_COUNT)
+	if (!out || !row)
 		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
+	/* the scalar is an fp32 vector operand: float tensors only */
 	if (!g_is_float(g->v[a].dt))
-		return g_unsupported(call, bin_names[op], &g->v[a], "float dtypes only");
-	if (is_cmp(op)) {
-		ret = g_need_select(g, call, bin_names[op], &g->v[a]);
-		if (ret)
-			return ret;
-	}
+		return g_unsupported(call, row->name, &g->v[a], "float dtypes only");
+	ret = g_check_row(g, call, row, &g->v[a]);
+	if (ret)
+		return ret;
 	x = g_ew_in(&e, a);
-	if (op == SPYRE_BIN_MUL && !reverse)
+	if (op == SPYRE_BIN_MUL && !reverse) {
 		g_ew_op(&e, SPYRE_VF_SCALE, x, -1, (float)scalar, -0.0f);	/* exact */
-	else if (op == SPYRE_BIN_ADD)
+	} else if (op == SPYRE_BIN_ADD) {
 		g_ew_op(&e, SPYRE_VF_SCALE, x, -1, 1.0f, (float)scalar);
-	else {
+	} else {
 		c = g_ew_const(&e, (float)scalar);
 		if (reverse)
-			g_ew_op(&e, bin_func[op], c, x, 0, 0);
+			bin_expr(&e, row, c, x);
 		else
-			g_ew_op(&e, bin_func[op], x, c, 0, 0);
+			bin_expr(&e, row, x, c);
 	}
-	return g_make_ew(g, call, bin_names[op], &e, is_cmp(op) ? SPYRE_BOOL : g->v[a].dt, out);
+	return g_make_ew(g, call, row->name, &e, result_dtype(row, g->v[a].dt), out);
 }
 
 int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre_value *out)
@@ -621,7 +608,7 @@ int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, i
 		       int keepdim, spyre_value *out)
 {
 	static const char *call = "spyre_graph_reduce";
-	static const char *const names[] = { "sum", "mean", "amax", "amin" };
+	const struct spyre_op_info *row = spyre_op_find(SPYRE_OPK_REDUCE, op);
 	int64_t oshape[SPYRE_MAX_DIMS];
 	unsigned int ond = 0, d;
 	struct ewb e = { 0 };
@@ -631,17 +618,18 @@ int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, i
 	if (ret)
 		return ret;
 	X = &g->v[x];
-	if (!out || (unsigned int)op >= SPYRE_RED_COUNT)
+	if (!out || !row)
 		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
 	if (!X->ndim)
 		return spy_err(-EINVAL, "%s: a scalar has no dim to reduce", call);
 	ret = g_norm_dim(call, X, dim, &dim);
 	if (ret)
 		return ret;
-	if (!g_is_float(X->dt))
-		return g_unsupported(call, names[op], X, "float dtypes only");
+	ret = g_check_row(g, call, row, X);
+	if (ret)
+		return ret;
 	if (!X->shape[dim] && (op == SPYRE_RED_MAX || op == SPYRE_RED_MIN))
-		return spy_err(-EINVAL, "%s: %s over an empty dim", call, names[op]);
+		return spy_err(-EINVAL, "%s: %s over an empty dim", call, row->name);
 	for (d = 0; d < X->ndim; d++)
 		if ((int)d != dim)
 			oshape[ond++] = X->shape[d];
@@ -666,7 +654,7 @@ int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, i
 		g_ew_op(&e, SPYRE_VF_SCALE, t, -1, -1.0f, -0.0f);
 		break;
 	}
-	return row_node(g, call, names[op], &e, x, dim, true, ond, oshape, X->dt, out);
+	return row_node(g, call, row->name, &e, x, dim, true, ond, oshape, X->dt, out);
 }
 
 static int softmax_like(spyre_graph *g, const char *call, bool lg, spyre_value x, int dim,

@@ -13,12 +13,12 @@ import operator
 
 import torch
 
-from .. import _C
+from .. import op_table
 
 aten = torch.ops.aten
-UNARY = _C._GRAPH_UNARY
-BINARY = _C._GRAPH_BINARY
-REDUCE = _C._GRAPH_REDUCE
+UNARY = op_table.values("unary")
+BINARY = op_table.values("binary")
+REDUCE = op_table.values("reduce")
 
 LOWERINGS = {}
 # ops whose result aliases their input (no data moves): an output made by
@@ -189,8 +189,15 @@ def _addmm(ctx, n):
 
 # ---- elementwise -------------------------------------------------------------
 
-def _binary(name):
-    compare = name in ("eq", "ne", "lt", "le", "gt", "ge")
+def _overloads(name, names):
+    """The overloads @names of aten::@name that PyTorch defines."""
+    packet = getattr(aten, name)
+    return [getattr(packet, o) for o in names if o in packet.overloads()]
+
+
+def _binary(row):
+    name = row.name
+    compare = row.result == "bool" and not row.truth
 
     def lower(ctx, n):
         a_node, b_node = (isinstance(x, torch.fx.Node) for x in n.args[:2])
@@ -246,16 +253,10 @@ def _via_fp32(ctx, n, name, a, b, a_node, b_node, alpha, out_dt):
     return ctx.cast(r, out_dt)
 
 
-for _name, _ops in {
-    "add": (aten.add.Tensor, aten.add.Scalar), "sub": (aten.sub.Tensor, aten.sub.Scalar),
-    "mul": (aten.mul.Tensor, aten.mul.Scalar), "div": (aten.div.Tensor, aten.div.Scalar),
-    "maximum": (aten.maximum.default,), "minimum": (aten.minimum.default,),
-    "eq": (aten.eq.Tensor, aten.eq.Scalar), "ne": (aten.ne.Tensor, aten.ne.Scalar),
-    "lt": (aten.lt.Tensor, aten.lt.Scalar), "le": (aten.le.Tensor, aten.le.Scalar),
-    "gt": (aten.gt.Tensor, aten.gt.Scalar), "ge": (aten.ge.Tensor, aten.ge.Scalar),
-    "logical_and": (aten.logical_and.default,), "logical_or": (aten.logical_or.default,),
-}.items():
-    lowers(*_ops)(_binary(_name))
+# every binary row of the op table PyTorch names: its Tensor and Scalar
+# overloads (div's rounding modes are other overloads, left to eager)
+for _row in op_table.rows("binary", torch_only=True):
+    lowers(*_overloads(_row.name, ("Tensor", "Scalar", "default")))(_binary(_row))
 
 
 @lowers(aten.rsub.Scalar)
@@ -275,9 +276,8 @@ def _unary(name):
     return lower
 
 
-for _name in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid",
-              "relu", "silu", "sin", "cos", "erf", "logical_not"):
-    lowers(getattr(aten, _name).default)(_unary(_name))
+for _row in op_table.rows("unary", torch_only=True):
+    lowers(getattr(aten, _row.name).default)(_unary(_row.name))
 
 
 @lowers(aten.gelu.default)
@@ -333,10 +333,8 @@ def _reduce(name):
     return lower
 
 
-lowers(aten.sum.dim_IntList, aten.sum.default)(_reduce("sum"))
-lowers(aten.mean.dim, aten.mean.default)(_reduce("mean"))
-lowers(aten.amax.default)(_reduce("max"))
-lowers(aten.amin.default)(_reduce("min"))
+for _row in op_table.rows("reduce", torch_only=True):
+    lowers(*_overloads(_row.name, ("default", "dim", "dim_IntList")))(_reduce(_row.name))
 
 
 @lowers(aten._softmax.default, aten._log_softmax.default)
