@@ -37,7 +37,7 @@ from .. import _C
 
 ENV = "SPYRE_COMPILE_CACHE"
 _MAGIC = b"SPYRECC1"
-_FORMAT = 2  # 2: host inputs (signatures carry a host flag)
+_FORMAT = 3  # 2: host inputs (signatures carry a host flag); 3: libspyre serial format 3 (any number of inputs)
 _identity = None
 
 
