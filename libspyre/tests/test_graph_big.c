@@ -73,7 +73,8 @@ static int io_open(struct tctx *c, struct io *io)
 					      k == HOST_IN ? buf_of(io->hin, k * nb, nb) :
 							     buf_of(io->din, k * nb, nb));
 	for (k = 0; k < NOUT; k++)
-		io->to[k] = spyre_tensor_make(SPYRE_FLOAT32, 1, shape, buf_of(io->dout, k * nb, nb));
+		io->to[k] = spyre_tensor_make(SPYRE_FLOAT32, 1, shape,
+					      buf_of(io->dout, k * nb, nb));
 	{
 		struct spyre_buf d = spyre_bo_buf(io->din), h = spyre_bo_buf(io->hin);
 

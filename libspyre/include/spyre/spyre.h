@@ -507,8 +507,9 @@ int spyre_recipe_timestamp(spyre_recipe *r, unsigned int stream, struct spyre_op
  * signalled on stream A orders B's following steps after A's submission
  * that holds the signal (each stream's run of device steps is one
  * submission, or a few when it is too long for one, so the wait covers
- * all of that submission, not only the steps up to the signal). Waits must follow their signal in build order; waits that
- * would form a cycle between submissions make finalize fail (-EDEADLK).
+ * all of that submission, not only the steps up to the signal). Waits
+ * must follow their signal in build order; waits that would form a cycle
+ * between submissions make finalize fail (-EDEADLK).
  * Host steps split a stream's steps into separate submissions.
  */
 int spyre_recipe_signal(spyre_recipe *r, unsigned int stream, unsigned int event_id);

@@ -362,8 +362,8 @@ int spyre_compiled_run_with_transfer(spyre_compiled *c, spyre_stream *s, spyre_s
 		snprintf(what, sizeof(what), "%s %u", i < ninputs ? "input" : "output",
 			 i < ninputs ? i : i - ninputs);
 		ret = g_check_tensor_in(call, what, t,
-					i < ninputs && c->host_in[i] ? SPYRE_MEM_HOST :
-										   SPYRE_MEM_DEVICE);
+					i < ninputs && c->host_in[i] ? SPYRE_MEM_HOST
+								     : SPYRE_MEM_DEVICE);
 		if (ret)
 			return ret;
 		memset(&tv, 0, sizeof(tv));
