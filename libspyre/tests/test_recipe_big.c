@@ -160,7 +160,8 @@ TEST(recipe_long_stream_is_cut_into_few_submits)
 	struct spyre_device_props props;
 	struct spyre_device_stats s0, s1;
 	struct spyre_operand cargs[2] = { spyre_op_arg(0), spyre_op_arg(0) };
-	unsigned int per = 0, i, want;
+	unsigned int per = 0, i, want, nspans = 0, traced = 0;
+	struct spyre_trace_span *spans = NULL;
 	spyre_bo *x, *h;
 	spyre_program *p;
 	spyre_recipe *r;
@@ -193,11 +194,24 @@ TEST(recipe_long_stream_is_cut_into_few_submits)
 
 		OK(spyre_memcpy_async(s, &a, &b, N * 4));
 	}
+	OK(spyre_stream_synchronize(s));
+	/* traced: the trace's TIMESTAMPs fit every part, none is left untraced */
+	OK(spyre_trace_start(dev, NULL));
 	OK(spyre_device_get_stats(dev, &s0));
 	OK(spyre_recipe_launch(r, &s, &a, 1));
 	OK(spyre_device_get_stats(dev, &s1));
 	CHECK(s1.submits - s0.submits == per, "%llu SUBMITs, the recipe says %u",
 	      (unsigned long long)(s1.submits - s0.submits), per);
+	OK(spyre_trace_stop_spans(dev, &spans, &nspans));
+	CHECK(nspans == per, "%u spans traced, %u SUBMITs", nspans, per);
+	for (i = 0; i < nspans; i++) {
+		traced += spans[i].cmds;
+		/* in order on the compute engine */
+		CHECK(!i || spans[i].start_ns >= spans[i - 1].end_ns, "part %u overlaps part %u",
+		      i, i - 1);
+	}
+	CHECK(traced == STEPS, "%u LAUNCHes traced of %d", traced, STEPS);
+	free(spans);
 	{
 		struct spyre_buf b = spyre_bo_buf(h);
 
@@ -264,4 +278,56 @@ TEST(recipe_wide_launches_are_cut_by_ring_space)
 	spyre_bo_destroy(src);
 	spyre_bo_destroy(dst);
 	free(args);
+}
+
+/*
+ * With profiling every LAUNCH brings a TIMESTAMP: 400 steps are 800
+ * commands, cut into parts of whole steps (a step and its TIMESTAMP stay
+ * together), and every step's completion time is recorded in order.
+ */
+TEST(recipe_profiled_long_stream_keeps_step_times)
+{
+	enum { N = 256, STEPS = 400 };
+	struct spyre_device_props props;
+	struct spyre_operand cargs[2] = { spyre_op_arg(0), spyre_op_arg(0) };
+	uint64_t *ns = calloc(STEPS, sizeof(*ns));
+	unsigned int per = 0, i, fit;
+	spyre_program *p;
+	spyre_recipe *r;
+	spyre_stream *s;
+	struct spyre_buf a;
+	spyre_bo *x;
+	size_t sz;
+	void *img;
+
+	ASSERT(ns, "out of memory");
+	OK(spyre_device_get_props(dev, &props));
+	img = kern_scale_f32(N, 1.0f, 1.0f, &sz);
+	OK(spyre_program_load(dev, img, sz, &p));
+	free(img);
+	OK(spyre_recipe_create(dev, 1, 1, 0, &r));
+	OK(spyre_recipe_set_profiling(r, 1));
+	for (i = 0; i < STEPS; i++)
+		OK(spyre_recipe_compute(r, 0, p, cargs, 2, spyre_op_ws(0, 0)));
+	OK(spyre_recipe_finalize(r));
+	OK(spyre_recipe_submits_per_launch(r, &per));
+	fit = ((unsigned int)props.max_cmds - 2) / 2;
+	CHECK(per == (STEPS + fit - 1) / fit && per >= 2, "%u submits per launch", per);
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &s));
+	OK(spyre_bo_create(dev, N * 4, SPYRE_MEM_DEVICE, &x));
+	a = spyre_bo_buf(x);
+	OK(spyre_recipe_launch(r, &s, &a, 1));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_recipe_step_times(r, ns, STEPS));
+	for (i = 0; i < STEPS; i++)
+		if (!ns[i] || (i && ns[i] < ns[i - 1])) {
+			CHECK(0, "step %u: time %llu after %llu", i, (unsigned long long)ns[i],
+			      (unsigned long long)(i ? ns[i - 1] : 0));
+			break;
+		}
+	OK(spyre_recipe_destroy(r));
+	OK(spyre_program_destroy(p));
+	OK(spyre_stream_destroy(s));
+	spyre_bo_destroy(x);
+	free(ns);
 }
