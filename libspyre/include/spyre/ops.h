@@ -317,7 +317,11 @@ typedef int spyre_value;
 int spyre_graph_create(spyre_ops *ops, spyre_graph **out);
 int spyre_graph_destroy(spyre_graph *g);
 
-/* A run-time input (contiguous, bound at each run, in declaration order). */
+/*
+ * A run-time input (contiguous, bound at each run, in declaration order).
+ * A graph has at most SPYRE_RECIPE_MAX_ARGS inputs and outputs together
+ * (-E2BIG past that): each is an argument slot of the graph's recipe.
+ */
 int spyre_graph_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
 		      const int64_t *shape, spyre_value *out);
 /*

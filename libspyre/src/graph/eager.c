@@ -60,6 +60,8 @@ static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor 
 			for (k = 0; k < w->ndim; k++)
 				w->strides[k] = out->strides[k] * 2;
 	}
+	if (g_grow((void **)&g->outputs, &g->capout, k, sizeof(*g->outputs)))
+		return -ENOMEM;
 	g->outputs[k] = v;
 	g->noutputs = k + 1;
 	return 0;
