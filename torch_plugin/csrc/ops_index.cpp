@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // Device kernels of the indexing and shaping ops: embedding and
-// index_select (the op library's row gather), cat, tril/triu, and arange
+// index_select (the op library's row gather), cat, tril/triu (float and
+// bool; int32/int64 through fp32), and arange
 // (the op library has no iota: a fill of ones and a running sum).
 #include "kernels.h"
 #include "op_tensor.h"
@@ -193,9 +194,13 @@ at::Tensor spyre_cat(const at::ITensorListRef &tensors, int64_t dim)
 at::Tensor tri(const char *op, const at::Tensor &self, int64_t k, bool upper)
 {
 	TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
-	TORCH_CHECK_NOT_IMPLEMENTED(is_float(self.scalar_type()), "spyre: ", op,
-				    " of float32/float16/bfloat16 only, not ", self.scalar_type());
+	auto dt = self.scalar_type();
 	c10::DeviceGuard guard(self.device());
+	if (dt == at::kInt || dt == at::kLong) // through fp32 as every integer op (ops_integer.h)
+		return card_cast(tri(op, card_cast(self, at::kFloat), k, upper), dt);
+	TORCH_CHECK_NOT_IMPLEMENTED(is_float(dt) || dt == at::kBool, "spyre: ", op,
+				    " of float32/float16/bfloat16, bool, int32 and int64 only, not ",
+				    dt);
 	auto out = at::empty(self.sizes(), self.options());
 	if (out.numel() == 0)
 		return out;
