@@ -346,12 +346,15 @@ native_layer_norm(const at::Tensor &input, c10::IntArrayRef normalized_shape,
 namespace {
 
 // Grouped-query heads: q [.., H, Lq, D] with k and v [.., Hkv, Lk, D], H a
-// multiple of Hkv > 1 (what enable_gqa allows; Hkv 1 broadcasts anyway).
+// multiple of Hkv (what enable_gqa allows). Symbolic sizes: under
+// torch.compile the tensors are fake, and size() would specialise every
+// dim (the KV cache's length too), sym_size() only the heads.
 bool grouped_heads(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v)
 {
-	return q.dim() >= 3 && k.dim() >= 3 && v.dim() >= 3 && k.size(-3) > 1 &&
-	       v.size(-3) == k.size(-3) && q.size(-3) != k.size(-3) &&
-	       q.size(-3) % k.size(-3) == 0;
+	if (q.dim() < 3 || k.dim() < 3 || v.dim() < 3)
+		return false;
+	auto h = q.sym_size(-3), hkv = k.sym_size(-3);
+	return hkv > 0 && v.sym_size(-3) == hkv && h != hkv && h % hkv == 0;
 }
 
 } // namespace
@@ -366,7 +369,7 @@ int64_t sdp_choice(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v
 	bool fits = dropout_p == 0 && q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2 &&
 		    q.dim() <= 4 && k.dim() <= 4 && v.dim() <= 4 && is_float(q.scalar_type()) &&
 		    k.scalar_type() == q.scalar_type() && v.scalar_type() == q.scalar_type() &&
-		    (q.dim() < 3 || q.size(-3) == k.size(-3) ||
+		    (q.dim() < 3 || k.dim() < 3 || q.sym_size(-3) == k.sym_size(-3) ||
 		     (enable_gqa && grouped_heads(q, k, v)));
 	return int64_t(fits ? sdp::SDPBackend::overrideable : sdp::SDPBackend::math);
 }
@@ -383,7 +386,7 @@ sdpa_overrideable(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tens
 	TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0, "spyre: ", op, " with dropout");
 	TORCH_CHECK(q_in.dim() >= 2 && k_in.dim() >= 2 && v_in.dim() >= 2, op,
 		    ": query, key and value need 2+ dims");
-	if (grouped_heads(q_in, k_in, v_in)) {
+	if (grouped_heads(q_in, k_in, v_in) && k_in.size(-3) > 1) {
 		// enable_gqa (sdp_choice sends only it here): query head h reads
 		// key/value head h / G, as PyTorch's repeat_interleave. q as
 		// [.., Hkv, G, Lq, D], k and v as [.., Hkv, 1, Lk, D] broadcast
