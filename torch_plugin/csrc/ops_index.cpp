@@ -199,8 +199,8 @@ at::Tensor tri(const char *op, const at::Tensor &self, int64_t k, bool upper)
 	if (dt == at::kInt || dt == at::kLong) // through fp32 as every integer op (ops_integer.h)
 		return card_cast(tri(op, card_cast(self, at::kFloat), k, upper), dt);
 	TORCH_CHECK_NOT_IMPLEMENTED(is_float(dt) || dt == at::kBool, "spyre: ", op,
-				    " of float32/float16/bfloat16, bool, int32 and int64 only, not ",
-				    dt);
+				    " of float32/float16/bfloat16, bool, int32 and int64 only, ",
+				    "not ", dt);
 	auto out = at::empty(self.sizes(), self.options());
 	if (out.numel() == 0)
 		return out;
@@ -349,14 +349,15 @@ at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at:
 		if (ok && t.dim() > 0 &&
 		    (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte)) {
 			// a mask: the integer indices of its true elements (ops_select.cpp)
-			TORCH_CHECK_INDEX(dim + t.dim() <= self.dim(), "too many indices for tensor ",
-					  "of dimension ", self.dim());
+			TORCH_CHECK_INDEX(dim + t.dim() <= self.dim(),
+					  "too many indices for tensor of dimension ", self.dim());
 			for (int64_t d = 0; d < t.dim(); d++)
-				TORCH_CHECK_INDEX(t.size(d) == self.size(dim + d), "The shape of the "
-						  "mask ", t.sizes(), " at index ", d, " does not match "
-						  "the shape of the indexed tensor ", self.sizes(),
-						  " at index ", dim + d);
-			for (auto &p : mask_as_indices(t.scalar_type() == at::kBool ? t : t.ne(0))) {
+				TORCH_CHECK_INDEX(t.size(d) == self.size(dim + d),
+						  "The shape of the mask ", t.sizes(), " at index ",
+						  d, " does not match the shape of the indexed ",
+						  "tensor ", self.sizes(), " at index ", dim + d);
+			at::Tensor mask = t.scalar_type() == at::kBool ? t : t.ne(0);
+			for (auto &p : mask_as_indices(mask)) {
 				first = first < 0 ? dim : first;
 				last = dim++;
 				idx.push_back(p);

@@ -99,7 +99,8 @@ std::tuple<at::Tensor, at::Tensor> sort_any(const char *op, const at::Tensor &se
 	int64_t n = self.dim() ? self.size(dim) : 1;
 	c10::DeviceGuard guard(self.device());
 	if (self.numel() == 0)
-		return { at::empty_like(self), at::empty(self.sizes(), self.options().dtype(at::kLong)) };
+		return { at::empty_like(self),
+			 at::empty(self.sizes(), self.options().dtype(at::kLong)) };
 	bool integer = dt == at::kInt || dt == at::kLong || dt == at::kBool;
 	at::Tensor x = rows_of(integer ? card_cast(self, at::kFloat) : self, dim);
 	auto [v, i] = sort_rows(x, descending);
