@@ -370,7 +370,10 @@ int64_t sdp_choice(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v
 		    q.dim() <= 4 && k.dim() <= 4 && v.dim() <= 4 && is_float(q.scalar_type()) &&
 		    k.scalar_type() == q.scalar_type() && v.scalar_type() == q.scalar_type() &&
 		    (q.dim() < 3 || k.dim() < 3 || q.sym_size(-3) == k.sym_size(-3) ||
-		     (enable_gqa && grouped_heads(q, k, v)));
+		     // grouped heads only with enable_gqa (else the math path
+		     // raises PyTorch's error); one key head broadcasts anyway
+		     (enable_gqa ? grouped_heads(q, k, v) :
+				   !grouped_heads(q, k, v) || k.sym_size(-3) == 1));
 	return int64_t(fits ? sdp::SDPBackend::overrideable : sdp::SDPBackend::math);
 }
 

@@ -122,6 +122,20 @@ def test_sdpa_grouped_query_heads(kv_heads, mask, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_sdpa_heads_broadcast_without_enable_gqa(mode):
+    # one key/value head broadcasts over the query heads, as on the CPU;
+    # two for four without enable_gqa are PyTorch's shape error, not GQA
+    q, k, v = qkv(heads=4, kv_heads=1)
+    fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v)  # noqa: E731
+    torch.testing.assert_close(on_card(fn, mode, q, k, v), fn(q, k, v), rtol=1e-4, atol=1e-4)
+    q, k, v = qkv(heads=4, kv_heads=2)
+    with pytest.raises(RuntimeError):
+        fn(q, k, v)
+    with pytest.raises(RuntimeError):
+        fn(q.to(D), k.to(D), v.to(D))
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.int64, torch.float32,
                                    torch.float16], ids=str)
 def test_tril_triu(dtype, mode):
