@@ -12,6 +12,8 @@
 #include <ATen/Operators.h>
 #include <ATen/native/CPUFallback.h>
 
+#include <vector>
+
 namespace torch_spyre {
 
 // The counted CPU fallback for op @op (an ATen operator struct name such as
@@ -36,6 +38,10 @@ void card_copy(const at::Tensor &src, const at::Tensor &dst);
 
 // @t in dtype @dt: @t itself, or a contiguous cast made on the card.
 at::Tensor card_cast(const at::Tensor &t, at::ScalarType dt);
+
+// The integer index tensors a bool mask index stands for in x[mask], one
+// per dim of the mask (ops_select.cpp; synchronises once for the count).
+std::vector<at::Tensor> mask_as_indices(const at::Tensor &mask);
 
 // int32 values known to be >= 0 (indices) widened into the int64 @dst.
 void widen_indices(const at::Tensor &idx32, const at::Tensor &dst);

@@ -22,13 +22,14 @@
 
 int g_int64_low(spyre_graph *g, spyre_value x)
 {
-	const struct gval *v = &g->v[x];
+	/* a copy: g_value may move g->v while it reads the shape */
+	const struct gval v = g->v[x];
 	int64_t st[SPYRE_MAX_DIMS];
 	unsigned int d;
 
-	for (d = 0; d < v->ndim; d++)
-		st[d] = v->strides[d] * 2;
-	return g_value(g, SPYRE_INT32, v->ndim, v->shape, st, v->off * 2, v->store);
+	for (d = 0; d < v.ndim; d++)
+		st[d] = v.strides[d] * 2;
+	return g_value(g, SPYRE_INT32, v.ndim, v.shape, st, v.off * 2, v.store);
 }
 
 /* An ew node computing expression @e (already fixed up) into value @sv. */
