@@ -166,6 +166,49 @@ at::Tensor &masked_select_out(const at::Tensor &src, const at::Tensor &mask, at:
 	return out.copy_(r);
 }
 
+// x[mask] = value with one bool mask index (after leading ":"s) and one
+// value: a masked_fill_ on the card, with no synchronisation. Other index
+// puts (integer indices, a value per selected element, accumulate) need a
+// scatter the card does not have: the counted fallback.
+at::Tensor &index_put_impl(at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices,
+			   const at::Tensor &values, bool accumulate, bool unsafe)
+{
+	int64_t lead = 0, found = -1; // ":"s before the mask, the mask's position
+	bool other = false;	      // another index, or one not bool
+	for (size_t i = 0; i < indices.size(); i++) {
+		std::optional<at::Tensor> o = indices.get(i);
+		if (!o || !o->defined()) {
+			lead += found < 0;
+			continue;
+		}
+		if (found >= 0 || o->scalar_type() != at::kBool)
+			other = true;
+		else
+			found = int64_t(i);
+	}
+	at::Tensor mask;
+	if (found >= 0)
+		mask = *indices.get(size_t(found));
+	bool ok = found >= 0 && !other && !accumulate && values.numel() == 1 && mask.dim() > 0 &&
+		  lead + mask.dim() <= self.dim() && !mask.device().is_cpu() &&
+		  mask.device() == self.device() &&
+		  (values.device() == self.device() || values.device().is_cpu());
+	for (int64_t d = 0; ok && d < mask.dim(); d++)
+		ok = mask.size(d) == self.size(lead + d);
+	if (!ok)
+		return SPYRE_FALLBACK(_index_put_impl_, self, indices, values, accumulate, unsafe);
+	c10::DeviceGuard guard(self.device());
+	std::vector<int64_t> shape(size_t(lead), 1);
+	shape.insert(shape.end(), mask.sizes().begin(), mask.sizes().end());
+	shape.resize(size_t(self.dim()), 1);
+	at::Tensor v = values.reshape({});
+	if (v.device().is_cpu())
+		self.masked_fill_(mask.view(shape), v.item());
+	else
+		self.masked_fill_(mask.view(shape), v);
+	return self;
+}
+
 } // namespace
 
 // A bool (or uint8) index of x[..] as the integer index tensors it stands
@@ -185,6 +228,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("nonzero.out", nonzero_out);
 	m.impl("masked_select", spyre_masked_select);
 	m.impl("masked_select.out", masked_select_out);
+	m.impl("_index_put_impl_", index_put_impl);
 }
 
 } // namespace torch_spyre

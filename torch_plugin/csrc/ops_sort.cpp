@@ -214,15 +214,6 @@ std::tuple<at::Tensor &, at::Tensor &> topk_values(const at::Tensor &self, c10::
 	return { values, indices };
 }
 
-// isnan: x != x on the card (integers and bool are never NaN).
-at::Tensor spyre_isnan(const at::Tensor &self)
-{
-	auto dt = self.scalar_type();
-	if (dt == at::kFloat || dt == at::kHalf || dt == at::kBFloat16)
-		return self.ne(self);
-	return at::zeros(self.sizes(), self.options().dtype(at::kBool));
-}
-
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
@@ -231,7 +222,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("sort.values_stable", sort_values_stable);
 	m.impl("topk", spyre_topk);
 	m.impl("topk.values", topk_values);
-	m.impl("isnan", spyre_isnan);
 }
 
 } // namespace torch_spyre

@@ -87,6 +87,36 @@ def test_sdpa_nan_score_stays_nan(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_math_path_fully_masked_query_is_zero(mode):
+    # 5-D attention takes PyTorch's math path (its _safe_softmax, isneginf)
+    g = torch.Generator().manual_seed(16)
+    q, k, v = (torch.randn(2, 2, 3, n, 8, generator=g) for n in (4, 5, 5))
+    mask = torch.rand(4, 5, generator=g) > 0.3
+    mask[1] = False
+    q[1, 0, 2, 3, 0] = math.nan
+    fn = lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m)  # noqa: E731
+    got = on_card(fn, mode, q, k, v, mask)
+    assert torch.equal(got[..., 1, :], torch.zeros_like(got[..., 1, :]))
+    assert got[1, 0, 2, 3].isnan().all()
+    torch.testing.assert_close(got, fn(q, k, v, mask), rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_isneginf_isposinf_isnan(mode):
+    x = torch.tensor([1.0, -math.inf, math.inf, math.nan, -0.0])
+
+    def fn(x):
+        return torch.stack([torch.isneginf(x), torch.isposinf(x), torch.isnan(x),
+                            torch.isinf(x), torch.isfinite(x)])
+
+    if mode == "compiled":  # no lowering: the eager kernels, on the card
+        torch._dynamo.reset()
+    got = (fn if mode == "eager" else torch.compile(fn, backend="spyre"))(x.to(D))
+    assert torch.equal(got.cpu(), fn(x))
+    assert not torch.isneginf(torch.arange(3, device=D)).any()
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 def test_softmax_of_an_all_neg_inf_row_stays_nan(op, mode):
     # PyTorch's softmax is not "safe": an all -inf row is NaN; only SDPA

@@ -103,13 +103,24 @@ def test_bool_mask_indexing(dtype):
         xd[torch.ones(3, 5, dtype=torch.bool, device=D)]
 
 
-def test_masked_assignment_reads_back():
-    # t[mask] (a read) after an in-place masked_fill: the values are the CPU's
-    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(25))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.int64,
+                                   torch.bool], ids=str)
+def test_bool_mask_assignment(dtype):
+    # x[mask] = value: a masked_fill_ on the card (no count needed)
+    x = data((3, 4, 5), dtype)
     xd = x.to(D)
-    xd.masked_fill_(xd < 0, 0.0)
-    x.masked_fill_(x < 0, 0.0)
-    assert torch.equal(xd[xd > 0].cpu(), x[x > 0])
+    m = data((3, 4, 5), torch.bool, seed=27)
+    rows = torch.tensor([True, False, True])
+    cols = torch.tensor([False, True, True, False])
+    one = True if dtype == torch.bool else 1
+    for idx, value in (((m,), one), ((rows,), 0), ((slice(None), cols), one),
+                       ((torch.zeros(3, dtype=torch.bool),), one),
+                       ((slice(None), slice(None), m[0, 0]), torch.tensor(0, dtype=dtype))):
+        x[idx] = value
+        xd[tuple(i.to(D) if torch.is_tensor(i) else i for i in idx)] = (
+            value.to(D) if torch.is_tensor(value) else value)
+        assert torch.equal(xd.cpu().nan_to_num(7), x.nan_to_num(7)), idx
+    assert torch.equal(xd[xd != 0].cpu().nan_to_num(7), x[x != 0].nan_to_num(7))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool],

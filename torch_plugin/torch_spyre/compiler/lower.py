@@ -352,6 +352,19 @@ def _softmax(ctx, n):
     return f(x, dim)
 
 
+@lowers(aten._safe_softmax.default)
+def _safe_softmax(ctx, n):
+    """PyTorch's math attention path: softmax whose all -inf rows are 0 (a
+    NaN row, whose max is NaN, stays NaN), as libspyre's SDPA does."""
+    x, dim = ctx.v(n.args[0]), n.args[1]
+    dt = n.args[2] if len(n.args) > 2 else n.kwargs.get("dtype")
+    if dt is not None:
+        x = ctx.cast(x, dt)
+    p = ctx.g.softmax(x, dim)
+    top = ctx.g.reduce_dims(REDUCE["amax"], x, [dim], True)
+    return ctx.g.masked_fill(p, ctx.g.binary_scalar(BINARY["eq"], top, -math.inf, False), 0.0)
+
+
 @lowers(aten.argmax.default)
 def _argmax(ctx, n):
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
