@@ -37,6 +37,17 @@ c10::Device target_device(std::optional<c10::Device> device)
 	return d;
 }
 
+// The card has no complex arithmetic, and a complex tensor on it would
+// reach the conjugate fallback's copies, which recurse through _copy_from
+// without end: refuse complex dtypes where a spyre tensor is made.
+void check_dtype(at::ScalarType dt, c10::IntArrayRef size)
+{
+	TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(dt), "spyre: ", dt,
+				    " tensors are not supported (the card has no complex arithmetic); "
+				    "shape ",
+				    size);
+}
+
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
 			       std::optional<at::Layout> layout, std::optional<at::Device> device,
 			       std::optional<bool> pin_memory,
@@ -44,6 +55,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarTy
 {
 	TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided,
 		    "spyre: only strided tensors are supported");
+	check_dtype(c10::dtype_or_default(dtype), size);
 	c10::DeviceGuard guard(target_device(device));
 	return at::detail::empty_generic(size, device_allocator(), kKeys,
 					 c10::dtype_or_default(dtype), memory_format);
@@ -55,6 +67,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
 {
 	TORCH_CHECK(layout.value_or(at::kStrided) == at::kStrided,
 		    "spyre: only strided tensors are supported");
+	check_dtype(c10::dtype_or_default(dtype), size);
 	c10::DeviceGuard guard(target_device(device));
 	return at::detail::empty_strided_generic(size, stride, device_allocator(), kKeys,
 						 c10::dtype_or_default(dtype));

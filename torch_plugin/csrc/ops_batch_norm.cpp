@@ -60,7 +60,14 @@ batch_norm(const at::Tensor &input, const std::optional<at::Tensor> &weight,
 	check_input(input);
 	const bool have_running = running_mean && running_mean->defined() && running_var &&
 				  running_var->defined();
-	at::Tensor empty = at::empty({ 0 }, input.options().dtype(at::kFloat));
+	// the saved statistics have the input's dtype, or the parameters' where
+	// they differ (a half input with float parameters), as on the CPU
+	at::ScalarType stat_dt = input.scalar_type();
+	if (weight && weight->defined())
+		stat_dt = weight->scalar_type();
+	else if (have_running)
+		stat_dt = running_mean->scalar_type();
+	at::Tensor empty = at::empty({ 0 }, input.options().dtype(stat_dt));
 	if (!training) {
 		TORCH_CHECK(have_running, "spyre: native_batch_norm: running_mean and running_var "
 					  "must be defined in evaluation mode");
@@ -87,7 +94,8 @@ batch_norm(const at::Tensor &input, const std::optional<at::Tensor> &weight,
 		running_var->mul_(1 - momentum).add_(unbiased.to(running_var->scalar_type()),
 						      momentum);
 	}
-	return { normalise(input, mean, invstd, weight, bias), mean, invstd };
+	return { normalise(input, mean, invstd, weight, bias), mean.to(stat_dt),
+		 invstd.to(stat_dt) };
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor>

@@ -245,18 +245,25 @@ at::Tensor &triu_out(const at::Tensor &self, int64_t k, at::Tensor &out)
 at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at::Scalar &step,
 		       at::Tensor &out)
 {
-	double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+	// PyTorch converts the bounds and step to the result's accumulate type
+	// first (int64 for integer results: 2.9 -> 2), and sizes an int64
+	// result in integers, any other one as ceil((end - start) / step) of
+	// the given values.
+	TORCH_CHECK(std::isfinite(start.toDouble()) && std::isfinite(end.toDouble()),
+		    "unsupported range: ", start.toDouble(), " -> ", end.toDouble());
+	const bool integral = at::isIntegralType(out.scalar_type(), true);
+	double s = integral ? double(start.toLong()) : start.toDouble();
+	double e = integral ? double(end.toLong()) : end.toDouble();
+	double st = integral ? double(step.toLong()) : step.toDouble();
 	TORCH_CHECK(st != 0, "step must be nonzero");
-	TORCH_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", s, " -> ", e);
 	TORCH_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
 		    "upper bound and larger bound inconsistent with step sign");
 	int64_t n;
-	if (at::isIntegralType(out.scalar_type(), true) && start.isIntegral(true) &&
-	    end.isIntegral(true) && step.isIntegral(true)) {
+	if (out.scalar_type() == at::kLong) {
 		int64_t a = start.toLong(), b = end.toLong(), c = step.toLong();
-		n = c > 0 ? (b - a + c - 1) / c : (a - b - c - 1) / -c;
+		n = (b - a + c - (c > 0 ? 1 : -1)) / c;
 	} else {
-		n = int64_t(std::ceil((e - s) / st));
+		n = int64_t(std::ceil((end.toDouble() - start.toDouble()) / step.toDouble()));
 	}
 	c10::DeviceGuard guard(out.device());
 	at::native::resize_output(out, {n});

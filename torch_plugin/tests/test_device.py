@@ -219,3 +219,16 @@ print("ok", hasattr(torch, "spyre"), torch.ones(2).sum().item())
     assert rc == 0, out
     assert "ok False 2.0" in out, out
     assert "spyre backend failed to load" in out, out
+
+
+def test_complex_tensors_are_refused_with_a_clear_error():
+    # the card has no complex arithmetic; a complex spyre tensor used to send
+    # the conjugate fallback's copies into endless recursion (a crash)
+    with pytest.raises(NotImplementedError, match=r"spyre: ComplexFloat tensors .*\[3\]"):
+        torch.zeros(3, dtype=torch.complex64, device="spyre")
+    with pytest.raises(NotImplementedError, match="ComplexDouble"):
+        torch.ones(2, dtype=torch.complex128).to("spyre")
+    x = torch.randn(5).to("spyre")
+    with pytest.raises(NotImplementedError, match="complex"):
+        torch.fft.hfft(x)
+    assert torch.equal(x.cpu(), x.cpu())    # the device still works

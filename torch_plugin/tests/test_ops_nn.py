@@ -120,10 +120,22 @@ def test_cat_tril_triu():
 @pytest.mark.parametrize("args,dtype", [
     ((7,), torch.int64), ((2, 11, 3), torch.int64), ((5,), torch.float32),
     ((0.5, 3.0, 0.25), torch.float32), ((10, 0, -3), torch.int32),
-    ((0, 2, 0.125), torch.float16)])
+    ((0, 2, 0.125), torch.float16),
+    # float bounds of an integer result: PyTorch truncates them to int64
+    # first, and sizes an int64 result in integers, an int32 one in doubles
+    ((0.0, -8.000001, -4.0), torch.int64), ((2.1, -2.9, -1.0), torch.int64),
+    ((0.0, -8.000001, -4.0), torch.int32), ((2.1, -2.9, -1.0), torch.int32),
+    ((3.1,), torch.int64), ((5.000001, 1.0, -2.0), torch.int32)])
 def test_arange(args, dtype):
     got = torch.arange(*args, dtype=dtype, device=D)
-    torch.testing.assert_close(got.cpu(), torch.arange(*args, dtype=dtype))
+    want = torch.arange(*args, dtype=dtype)
+    assert got.dtype == want.dtype
+    assert torch.equal(got.cpu(), want), (got.cpu(), want)
+
+
+def test_arange_step_truncated_to_zero_is_an_error():
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        torch.arange(0, 3, 0.5, dtype=torch.int64, device=D)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
