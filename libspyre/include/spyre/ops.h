@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever generated programs change: part of every cache key. */
-#define SPYRE_OPS_VERSION 3
+#define SPYRE_OPS_VERSION 4
 
 #define SPYRE_MAX_DIMS 6
 
@@ -149,6 +149,12 @@ const struct spyre_op_info *spyre_op_find(enum spyre_op_kind kind, int op);
  * row's dtypes), 0 when it does not: the op would fail with -EOPNOTSUPP.
  */
 int spyre_ops_supports(spyre_ops *ops, const struct spyre_op_info *op, enum spyre_dtype dt);
+/*
+ * The card interface (as hw_version) @op needs for inputs of dtype @dt:
+ * its row's, or 1.9 (SPYRE_IFACE_INT) for int32 and int64, which the card
+ * computes exactly in its vector unit's integer mode.
+ */
+uint32_t spyre_op_iface(const struct spyre_op_info *op, enum spyre_dtype dt);
 
 /* ---- Eager ops: run now on compute stream @s ------------------------------
  *
