@@ -13,6 +13,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <cstdlib>
 
 namespace torch_spyre {
 namespace {
@@ -234,9 +235,10 @@ at::Tensor &triu_out(const at::Tensor &self, int64_t k, at::Tensor &out)
 	return out.copy_(r);
 }
 
-// arange: float and int32 results on the card (ones, a running sum, then
-// start + i * step); int64 ones (the card has no int64 arithmetic) are
-// written on the host and uploaded.
+// arange: float results on the card (ones, a running sum, then start + i *
+// step); int32/int64 ones with integer start and step by the op library's
+// exact arange (card interface 1.9); others are written on the host and
+// uploaded.
 at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at::Scalar &step,
 		       at::Tensor &out)
 {
@@ -258,8 +260,18 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 	if (n == 0)
 		return out;
 	auto dt = out.scalar_type();
-	if (!(is_float(dt) || dt == at::kInt) || n > (int64_t(1) << 24) ||
-	    !out.is_contiguous()) {
+	constexpr int64_t exact = int64_t(1) << 53; // the op library takes doubles
+	bool int_ok = card_int(out) && start.isIntegral(true) && step.isIntegral(true) &&
+		      std::llabs(start.toLong()) <= exact && std::llabs(step.toLong()) <= exact;
+	if (int_ok && n <= (int64_t(1) << 24) && out.is_contiguous()) {
+		spyre_tensor dout = describe(out);
+		check_op(spyre_op_arange(ops_context(out.device().index()), launch_stream(out), s, st,
+					 &dout),
+			 "arange");
+		count_device_op("arange");
+		return out;
+	}
+	if (!is_float(dt) || n > (int64_t(1) << 24) || !out.is_contiguous()) {
 		auto host = at::arange(start, end, step, out.options().device(c10::kCPU));
 		out.copy_(host);
 		count_device_op("arange");
@@ -281,20 +293,21 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 			 "arange");
 	} else {
 		check_op(spyre_op_binary_scalar(ops, str, SPYRE_BIN_ADD, &di, s, 0, &di), "arange");
-		check_op(spyre_op_copy(ops, str, &di, &dout), "arange");
+		check_op(spyre_op_copy(ops, str, &di, &dout), "arange");	/* fp16/bf16 */
 	}
 	count_device_op("arange");
 	return out;
 }
 
-// torch.gather through the op library (spyre_op_gather): float, int32 and
-// int64 data (integers exact to 2^24), x of at most 2^24 elements.
+// torch.gather through the op library (spyre_op_gather): float data, x of
+// at most 2^24 elements. Integer data would pass through fp32 (exact only to
+// 2^24): the fallback takes it.
 at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &index,
 			bool sparse_grad)
 {
 	(void)sparse_grad;
 	auto dt = self.scalar_type();
-	bool ok = (is_float(dt) || dt == at::kInt || dt == at::kLong) &&
+	bool ok = is_float(dt) &&
 		  (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt) &&
 		  index.device() == self.device() && self.dim() > 0 &&
 		  index.dim() == self.dim() && self.numel() <= (int64_t(1) << 24);
@@ -321,8 +334,9 @@ at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &i
 // x[i0, i1, ..] with integer index tensors at adjacent positions (the others
 // ":"): the index tensors broadcast together, become one linear index over
 // the indexed dims (row-major, negative indices wrapped), and that is an
-// index_select of the tensor with those dims merged. int32, int64 and bool
-// data take the card's fp32 path (exact to 2^24, as ops_integer.cpp).
+// index_select of the tensor with those dims merged. Bool data takes the
+// card's fp32 path (0 and 1 are exact); int32/int64 data would not be exact
+// beyond 2^24 through it and takes the fallback.
 // Bool masks (a result whose shape depends on the data) and index tensors
 // that are not adjacent go to the fallback.
 at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices)
@@ -344,7 +358,7 @@ at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at:
 		idx.push_back(t);
 	}
 	auto dt = self.scalar_type();
-	bool integer = dt == at::kInt || dt == at::kLong || dt == at::kBool;
+	bool integer = dt == at::kBool;
 	if (!ok || idx.empty() || (!is_float(dt) && !integer))
 		return SPYRE_FALLBACK(index_Tensor, self, indices);
 	c10::DeviceGuard guard(self.device());

@@ -274,8 +274,13 @@ int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int d
 	ret = g_norm_dim(call, x0, dim, &dim);
 	if (ret)
 		return ret;
-	if (!x0->ndim || x0->dt == SPYRE_INT64)
-		return spy_err(-EINVAL, "%s: cat of scalars or int64 values", call);
+	if (!x0->ndim)
+		return spy_err(-EINVAL, "%s: cat of scalars", call);
+	if (x0->dt == SPYRE_INT64) {
+		ret = g_need_int(g, call, "cat", x0);	/* int64 elements: 1.9 */
+		if (ret)
+			return ret;
+	}
 	memcpy(shape, x0->shape, sizeof(shape));
 	shape[dim] = 0;
 	for (i = 0; i < n; i++) {
@@ -309,7 +314,10 @@ int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int d
 		sv = g_value(g, sl.dt, sl.ndim, sl.shape, sl.strides, sl.off, s);
 		if (sv < 0)
 			return sv;
-		g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, xs[i]), -1, 0, 0);
+		if (g_is_int(sl.dt) && g->ops->hw_version >= SPYRE_IFACE_INT)
+			g_ew_iop(&e, SPYRE_VF_COPY, g_ew_in(&e, xs[i]), -1, g_int_t(sl.dt), 0);
+		else
+			g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, xs[i]), -1, 0, 0);
 		g_ew_fix(&e);
 		if (g_grow((void **)&g->n, &g->capn, g->nn, sizeof(*g->n)))
 			return -ENOMEM;
