@@ -251,6 +251,23 @@ TEST(intops_broadcast_and_scalars)
 		CHECK(y[i] == fdiv(1ll << 33, a[i]), "2^33 // x [%lld]", (long long)i);
 	FAILS_WITH(spyre_op_binary_scalar(c.ops, c.s, SPYRE_BIN_ADD, &d1.t, 0.5, 0, &d1y.t),
 		   -EOPNOTSUPP, "0.5");
+	/* int32: 5 - x expands the scalar in int32 */
+	{
+		static const int32_t a32[4] = { INT32_MAX, -5, INT32_MIN, 17 };
+		struct dtensor e, ey;
+		int32_t y32[4];
+
+		OK(dt_new(&c, &e, SPYRE_INT32, 1, s1));
+		OK(dt_new(&c, &ey, SPYRE_INT32, 1, s1));
+		OK(dt_write_raw(&c, &e, a32));
+		OK(spyre_op_binary_scalar(c.ops, c.s, SPYRE_BIN_SUB, &e.t, 5, 1, &ey.t));
+		OK(dt_read_raw(&c, &ey, y32));
+		for (i = 0; i < 4; i++)
+			CHECK(y32[i] == (int32_t)(5u - (uint32_t)a32[i]), "int32 5 - x [%lld]: %d",
+			      (long long)i, y32[i]);
+		dt_free(&e);
+		dt_free(&ey);
+	}
 	dt_free(&da);
 	dt_free(&db);
 	dt_free(&dy);
@@ -505,5 +522,35 @@ TEST(intops_refused_before_1_9)
 	dt_free(&d32);
 	dt_free(&d64);
 	dt_free(&df);
+	tctx_close(&c);
+}
+
+/* Rows of int64 move exactly through embedding and gather (1.9): no fp32. */
+TEST(intops_gather_moves_integers_exactly)
+{
+	static const int64_t sw[2] = { 4, 2 }, si[1] = { 3 }, so[2] = { 3, 2 };
+	static const int64_t w[8] = { INT64_MIN, 1, (1ll << 40) + 3, -(1ll << 53) - 1,
+				      (1 << 24) + 1, 7, INT64_MAX, -1 };
+	static const int32_t idx[3] = { 2, 0, 3 };
+	struct dtensor dw, di, dy;
+	int64_t y[6];
+	struct tctx c;
+	int i;
+
+	if (!has_int(dev))
+		return;
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dw, SPYRE_INT64, 2, sw));
+	OK(dt_new(&c, &di, SPYRE_INT32, 1, si));
+	OK(dt_new(&c, &dy, SPYRE_INT64, 2, so));
+	OK(dt_write_raw(&c, &dw, w));
+	OK(dt_write_raw(&c, &di, idx));
+	OK(spyre_op_embedding(c.ops, c.s, &dw.t, &di.t, &dy.t));
+	OK(dt_read_raw(&c, &dy, y));
+	for (i = 0; i < 6; i++)
+		CHECK(y[i] == w[idx[i / 2] * 2 + i % 2], "embedding [%d]: %lld", i, (long long)y[i]);
+	dt_free(&dw);
+	dt_free(&di);
+	dt_free(&dy);
 	tctx_close(&c);
 }

@@ -32,8 +32,9 @@ void check_index(const char *op, const at::Tensor &self, const at::Tensor &index
 		    ")");
 	TORCH_CHECK_INDEX(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
 			  "(): Expected dtype int32 or int64 for index");
-	TORCH_CHECK_NOT_IMPLEMENTED(is_float(self.scalar_type()), "spyre: ", op,
-				    " gathers float32/float16/bfloat16 rows on the card, not ",
+	TORCH_CHECK_NOT_IMPLEMENTED(is_float(self.scalar_type()) || card_int(self), "spyre: ", op,
+				    " gathers float32/float16/bfloat16 rows on the card (int32/int64 "
+				    "from card interface 1.9), not ",
 				    self.scalar_type());
 }
 
@@ -299,15 +300,15 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 	return out;
 }
 
-// torch.gather through the op library (spyre_op_gather): float data, x of
-// at most 2^24 elements. Integer data would pass through fp32 (exact only to
-// 2^24): the fallback takes it.
+// torch.gather through the op library (spyre_op_gather): float data, and
+// int32/int64 data moved as rows (exact, card interface 1.9); x of at most
+// 2^24 elements.
 at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &index,
 			bool sparse_grad)
 {
 	(void)sparse_grad;
 	auto dt = self.scalar_type();
-	bool ok = is_float(dt) &&
+	bool ok = (is_float(dt) || card_int(self)) &&
 		  (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt) &&
 		  index.device() == self.device() && self.dim() > 0 &&
 		  index.dim() == self.dim() && self.numel() <= (int64_t(1) << 24);
@@ -334,9 +335,9 @@ at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &i
 // x[i0, i1, ..] with integer index tensors at adjacent positions (the others
 // ":"): the index tensors broadcast together, become one linear index over
 // the indexed dims (row-major, negative indices wrapped), and that is an
-// index_select of the tensor with those dims merged. Bool data takes the
-// card's fp32 path (0 and 1 are exact); int32/int64 data would not be exact
-// beyond 2^24 through it and takes the fallback.
+// index_select of the tensor with those dims merged. int32/int64 rows move
+// as they are (exact, card interface 1.9), bool data through fp32 (0 and 1
+// are exact).
 // Bool masks (a result whose shape depends on the data) and index tensors
 // that are not adjacent go to the fallback.
 at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices)
@@ -359,7 +360,7 @@ at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at:
 	}
 	auto dt = self.scalar_type();
 	bool integer = dt == at::kBool;
-	if (!ok || idx.empty() || (!is_float(dt) && !integer))
+	if (!ok || idx.empty() || (!is_float(dt) && !integer && !card_int(self)))
 		return SPYRE_FALLBACK(index_Tensor, self, indices);
 	c10::DeviceGuard guard(self.device());
 	idx = at::broadcast_tensors(idx);

@@ -98,6 +98,27 @@ at::Tensor &isin_out_k(const at::Tensor &elements, const at::Tensor &test, bool 
 	return into_out(isin_k(elements, test, assume_unique, invert), out);
 }
 
+// x << y and x >> y (Python's operators) are the shift ops of the table.
+at::Tensor lshift_t(const at::Tensor &a, const at::Tensor &b)
+{
+	return at::bitwise_left_shift(a, b);
+}
+
+at::Tensor lshift_s(const at::Tensor &a, const at::Scalar &b)
+{
+	return at::bitwise_left_shift(a, wrapped_number(b));
+}
+
+at::Tensor rshift_t(const at::Tensor &a, const at::Tensor &b)
+{
+	return at::bitwise_right_shift(a, b);
+}
+
+at::Tensor rshift_s(const at::Tensor &a, const at::Scalar &b)
+{
+	return at::bitwise_right_shift(a, wrapped_number(b));
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
@@ -116,6 +137,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("all.all_out", all_all_out_k);
 	m.impl("isin.Tensor_Tensor", isin_k);
 	m.impl("isin.Tensor_Tensor_out", isin_out_k);
+	m.impl("__lshift__.Tensor", lshift_t);
+	m.impl("__lshift__.Scalar", lshift_s);
+	m.impl("__rshift__.Tensor", rshift_t);
+	m.impl("__rshift__.Scalar", rshift_s);
+	m.impl("bitwise_left_shift.Tensor_Scalar", lshift_s);
+	m.impl("bitwise_right_shift.Tensor_Scalar", rshift_s);
 }
 
 } // namespace torch_spyre

@@ -90,16 +90,14 @@ static bool integral(at::ScalarType dt)
 	return dt == at::kInt || dt == at::kLong || dt == at::kBool;
 }
 
-// Integer division by zero fails the card's job with -EDOM: wait for it and
-// raise PyTorch's error instead of returning anything.
-static void check_division(spyre_stream *s, const char *name)
+// Integer division by zero: PyTorch raises ZeroDivisionError, so the
+// divisor is checked on the card first (a compare and an any, one byte
+// read back). The card would fail the division's job with an arithmetic
+// error (-EDOM) anyway, but a failed job's error travels on to every job
+// that waits for it (reused memory included), so it is not left to happen.
+static void check_divisor(const at::Tensor &b)
 {
-	int rc = spyre_stream_synchronize(s);
-	if (rc == -EDOM) {
-		spyre_stream_clear_error(s);
-		TORCH_CHECK(false, "ZeroDivisionError");
-	}
-	check_op(rc, name);
+	TORCH_CHECK(!at::eq(b, 0).any().item<bool>(), "ZeroDivisionError");
 }
 
 // out = a op (alpha * b), into @out when given (@inplace: out is a's
@@ -140,10 +138,10 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, BinaryKind kind, at:
 				 name);
 			bb = scaled;
 		}
+		if (op == SPYRE_BIN_FLOOR_DIVIDE || op == SPYRE_BIN_REMAINDER)
+			check_divisor(bb);
 		spyre_tensor ad = describe(aa), bd = describe(bb);
 		check_op(spyre_op_binary(ops, s, op, &ad, &bd, &od), name);
-		if (op == SPYRE_BIN_FLOOR_DIVIDE || op == SPYRE_BIN_REMAINDER)
-			check_division(s, name);
 		if (out.defined() && !dst.is_same(out))
 			card_copy(dst, out);
 		return out.defined() ? out : dst;

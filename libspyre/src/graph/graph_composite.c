@@ -118,8 +118,11 @@ int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 		return spy_err(-EINVAL, "%s: out is NULL", call);
 	W = &g->v[weight];
 	I = &g->v[idx];
-	if (W->ndim != 2 || !g_is_float(W->dt))
-		return spy_err(-EINVAL, "%s: weight must be a float [V, D] matrix", call);
+	/* integer rows move as bytes (LOAD GATHER), exactly; exact ints need 1.9 */
+	if (W->ndim != 2 ||
+	    !(g_is_float(W->dt) || (g_is_int(W->dt) && g->ops->hw_version >= SPYRE_IFACE_INT)))
+		return spy_err(-EINVAL, "%s: weight must be a float (or, on interface 1.9, "
+			       "int32/int64) [V, D] matrix", call);
 	if (I->dt != SPYRE_INT32 && I->dt != SPYRE_INT64)
 		return spy_err(-EINVAL, "%s: indices must be int32 or int64, not %s", call,
 			       spyre_dtype_name(I->dt));

@@ -331,6 +331,7 @@ static uint32_t dst_stride(uint8_t cls, uint32_t tc)
 static void expand(const struct texpr *t, struct pb *p, unsigned int core, struct opnd a,
 		   uint8_t rc, uint32_t dst, uint8_t dt_out, uint32_t trr, uint32_t tcc)
 {
+	bool im;
 	struct pb_vec v;
 
 	memset(&v, 0, sizeof(v));
@@ -339,9 +340,11 @@ static void expand(const struct texpr *t, struct pb *p, unsigned int core, struc
 	v.d = dst;
 	v.d_stride = dst_stride(rc, t->tc);
 	v.dtype_out = dt_out;
-	if (a.imode || dt_out == SPYRE_DT_INT64)
+	/* an integer value (an int32 input included) into an integer buffer */
+	im = a.imode || (int_dt(a.dt) && int_dt(dt_out));
+	if (im || dt_out == SPYRE_DT_INT64)
 		v.flags = SPYRE_VEC_INT;
-	if ((rc & 1) && !(a.cls & 1) && a.imode) {
+	if ((rc & 1) && !(a.cls & 1) && im) {
 		/* integer ones-row x per-row value, exact */
 		v.func = SPYRE_VF_MUL;
 		v.flags |= SPYRE_VEC_SRC1_COL;

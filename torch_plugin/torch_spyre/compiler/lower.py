@@ -247,6 +247,10 @@ def _scalar(v, dt):
 # overloads (div's rounding modes are other overloads, left to eager)
 for _row in op_table.rows("binary", torch_only=True):
     lowers(*_overloads(_row.name, ("Tensor", "Scalar", "default")))(_binary(_row))
+    if _row.name in ("bitwise_left_shift", "bitwise_right_shift"):
+        # Python's x << y, x >> y
+        op = "__lshift__" if _row.name == "bitwise_left_shift" else "__rshift__"
+        lowers(*_overloads(op, ("Tensor", "Scalar")))(_binary(_row))
 
 
 @lowers(aten.rsub.Scalar)
@@ -376,8 +380,6 @@ def _embedding(ctx, n):
 
 @lowers(aten.gather.default)
 def _gather(ctx, n):
-    if _integral(result_dtype(n)):
-        raise Unsupported("gather of integers (the op library moves them through fp32)")
     return ctx.g.gather(ctx.v(n.args[0]), n.args[1], ctx.v(n.args[2]))
 
 
@@ -532,8 +534,8 @@ def _index(ctx, n):
     if not idx or any(i is None for i in idx):
         raise Unsupported("index tensors that are not on the leading dims")
     shape, out_dt, f32 = ctx.shape(x), result_dtype(n), torch.float32
-    if out_dt in (torch.int32, torch.int64):
-        raise Unsupported("indexing integer data (the row gather moves it through fp32)")
+    # the table: int32/int64 rows move as they are (exact), bools through fp32
+    tdt = out_dt if out_dt in (torch.int32, torch.int64) else f32
     bshape = ints(n.meta["val"].shape)[:len(n.meta["val"].shape) - (len(shape) - len(idx))]
     linear = None
     for j, node in enumerate(idx):
@@ -546,7 +548,7 @@ def _index(ctx, n):
         linear = t if linear is None else ctx.g.binary(
             BINARY["add"], ctx.g.binary_scalar(BINARY["mul"], linear, float(shape[j]), False), t)
     rest = shape[len(idx):]
-    table = ctx.g.reshape(ctx.g.contiguous(ctx.cast(x, f32)),
+    table = ctx.g.reshape(ctx.g.contiguous(ctx.cast(x, tdt)),
                           [math.prod(shape[:len(idx)]), math.prod(rest)])
     rows = ctx.g.embedding(table, ctx.g.contiguous(ctx.cast(linear, torch.int64)))
     return ctx.cast(ctx.g.reshape(rows, bshape + rest), out_dt)
