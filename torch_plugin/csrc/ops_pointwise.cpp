@@ -69,6 +69,9 @@ std::optional<at::ScalarType> binary_dtype(BinaryKind kind, const at::Tensor &a,
 			return std::nullopt;
 		return dt;
 	}
+	// bools compare as int32 (exact; the result is bool either way)
+	if (kind == BinaryKind::Compare && dt == at::kBool)
+		dt = at::kInt;
 	// integers: exact on the card's integer mode (the caller checks the card)
 	if (!card_float(dt) && dt != at::kInt && dt != at::kLong &&
 	    !(dt == at::kBool && kind == BinaryKind::Arith))

@@ -44,7 +44,7 @@ enum spyre_dtype {
 	SPYRE_BFLOAT16 = 2,
 	SPYRE_INT8 = 4,
 	SPYRE_INT32 = 5,
-	SPYRE_INT64 = 6,	/* two int32 words: see "int64" below */
+	SPYRE_INT64 = 6,	/* an 8-byte card element from interface 1.9 */
 	SPYRE_BOOL = 7,		/* one byte, 0 or 1 (comparisons, masks) */
 };
 

@@ -54,9 +54,10 @@ struct uop {
 	uint8_t kind, func;
 	int8_t a, b;		/* value ids, -1: none */
 	float imm0, imm1;
-	uint8_t dt, rsvd[7];
+	uint8_t dt, rsvd[11];	/* no implicit padding: the spec is a cache key */
 	int64_t k;		/* integer immediate (integer mode) */
 };
+_Static_assert(sizeof(struct uop) == 32, "uop layout");
 
 struct ew_spec {
 	uint32_t magic;			/* 'EW01', part of the key */
