@@ -189,8 +189,8 @@ bool fill_pattern(const at::Tensor &t, const at::Scalar &value, uint32_t *patter
 }
 
 // Fills @self with spyre_op_fill (int64 as two int32 word fills, which every
-// card runs); false when the
-// value or dtype does not fit the card's fp32 constant.
+// card runs); false when the value or dtype does not fit the card's fp32
+// constant.
 bool card_fill(const at::Tensor &self, const at::Scalar &value)
 {
 	auto dt = self.scalar_type();
