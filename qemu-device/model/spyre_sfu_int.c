@@ -70,8 +70,9 @@ bool card_vec_int_valid(const struct spyre_insn *in)
 		return false;
 	if (in->dtype >= SPYRE_DT_COUNT || in->dtype_out >= SPYRE_DT_COUNT)
 		return false;
-	/* a float source only for COPY (the float -> integer conversion) */
-	return is_int_dt(in->dtype) || f == SPYRE_VF_COPY || f == SPYRE_VF_FILL;
+	/* a float source only for COPY into an integer (the float -> integer cast) */
+	return is_int_dt(in->dtype) || f == SPYRE_VF_FILL ||
+	       (f == SPYRE_VF_COPY && is_int_dt(in->dtype_out));
 }
 
 /*

@@ -199,6 +199,9 @@ TEST(vec_int_float_to_int_casts)
 			 .status, 0);
 	for (i = 0; i < 16; i++)
 		CHECK_EQ(((int8_t *)(t->dev + ARG2))[i], want8[i]);
+	/* a float -> float COPY is not integer mode's */
+	CHECK_EQ(run_vec(t, SPYRE_VEC_INT, SPYRE_VF_COPY, SPYRE_DT_FP32, SPYRE_DT_FP16, 16, 16, 0)
+			 .status, SPYRE_CMD_ERR_PROGRAM);
 	/* other functions take integer sources only */
 	CHECK_EQ(run_vec(t, SPYRE_VEC_INT, SPYRE_VF_ADD, SPYRE_DT_FP32, SPYRE_DT_INT32, 16, 16, 0)
 			 .status, SPYRE_CMD_ERR_PROGRAM);
