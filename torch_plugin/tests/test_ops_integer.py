@@ -347,6 +347,27 @@ def test_compiled_integer_ops_are_exact():
         same(g, w)
 
 
+def test_compiled_division_by_a_number_lowers_by_a_tensor_breaks():
+    import torch_spyre.compiler as spyre_compiler
+
+    def f(x, y):
+        return x // 7, x % -5, x // y
+
+    x = edges(torch.int64)
+    y = torch.tensor([3, -2] * 8)
+    want = f(x, y)
+    torch._dynamo.reset()
+    spyre_compiler.reset_stats()
+    got = torch.compile(f, backend="spyre")(x.to(D), y.to(D))
+    for g, w in zip(got, want):
+        same(g, w)
+    breaks = spyre_compiler.stats()["graph_breaks"]
+    assert len(breaks) == 1 and "floor_divide" in breaks[0], breaks
+    # a zero divisor in the tensor: the eager op raises, as the CPU
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.compile(f, backend="spyre")(x.to(D), torch.zeros(16, dtype=torch.int64).to(D))
+
+
 def test_compiled_casts_and_factories_are_exact():
     def f(x, i):
         return (x.to(torch.int64), x.to(torch.int32), i.to(torch.float32),

@@ -206,9 +206,10 @@ def _binary(row):
         out_dt = result_dtype(n)
         if not a_node and not b_node:
             raise Unsupported("an op on two Python numbers")
-        if name in ("floor_divide", "remainder"):
-            # by zero the card fails the job; eager raises ZeroDivisionError at the op
-            raise Unsupported(f"{name} (division by zero is checked eagerly)")
+        if name in ("floor_divide", "remainder") and (b_node or b == 0):
+            # by a tensor (or 0): eager checks the divisor and raises
+            # ZeroDivisionError at the op; a failed card job would not
+            raise Unsupported(f"{name} by a tensor (division by zero is checked eagerly)")
         if a_node and b_node:
             dt = torch.promote_types(ctx.dtype(a), ctx.dtype(b)) if compare else out_dt
             a, b = ctx.cast(a, dt), ctx.cast(b, dt)
