@@ -289,6 +289,21 @@ int spy_check_same_dev(spyre_device *dev, const struct spyre_buf *b, const char 
  */
 int spy_submit_cmds(struct spyre_stream *s, struct drm_spyre_cmd *cmds, unsigned int n,
 		    const char *call, uint64_t *point);
+
+/* ---- what one SUBMIT may carry (submit_budget.c) ---- */
+/* Ring descriptors the kernel budgets per command: a launch of 16 slots. */
+#define SPY_DESCS_PER_CMD 7
+/* Commands a running trace adds to every submission (two TIMESTAMPs). */
+#define SPY_TRACE_CMDS 2
+struct spy_budget {
+	unsigned int cmds, descs;	/* per submission, the trace's share left out */
+};
+/* Ring descriptors command @c takes (a LAUNCH: 1 + its ARGS descriptors). */
+unsigned int spy_cmd_descs(const struct drm_spyre_cmd *c);
+struct spy_budget spy_submit_budget(const spyre_device *dev);
+/* How many of @cmds[0..n) one submission takes (at least 1 when n > 0). */
+unsigned int spy_cmds_fit(const spyre_device *dev, const struct drm_spyre_cmd *cmds,
+			  unsigned int n);
 /* Read the errors of @s's points up to @upto (signalled ones) into its sticky error. */
 void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "recipe.h"
+#include "spyre_hw.h"
 
 int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int nargs,
 			uint64_t workspace_size, spyre_recipe **out)
@@ -26,9 +27,9 @@ int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int n
 	if (!nstreams || nstreams > 8)
 		return spy_err(-EINVAL, "spyre_recipe_create: %s: %u stream slots (1..8)",
 			       dev->name, nstreams);
-	if (nargs > 64)
-		return spy_err(-EINVAL, "spyre_recipe_create: %s: %u argument slots (at most 64)",
-			       dev->name, nargs);
+	if (nargs > SPYRE_RECIPE_MAX_ARGS)
+		return spy_err(-E2BIG, "spyre_recipe_create: %s: %u argument slots (at most %d)",
+			       dev->name, nargs, SPYRE_RECIPE_MAX_ARGS);
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->ws = calloc(1, sizeof(*r->ws)))) {
 		free(r);
@@ -448,10 +449,31 @@ static int build_prof_cmd(spyre_recipe *r, unsigned int step, unsigned int node,
 	return add_patch(r, node, ci, 0, PF_TS, &o, 8, SPYRE_MEM_HOST);
 }
 
-/* Group steps into nodes per stream slot. */
+/* Commands and ring descriptors device step @st adds to a node (its scalar copy apart). */
+static void step_cost(const spyre_recipe *r, const struct rstep *st, unsigned int *cmds,
+		      unsigned int *descs)
+{
+	unsigned int n = r->profile ? 2 : 1;
+
+	*cmds = *descs = 0;
+	if (st->kind == ST_HOST || st->kind == ST_SIGNAL || st->kind == ST_WAIT)
+		return;
+	*cmds = n;
+	*descs = n;
+	if (st->kind == ST_COMPUTE)
+		*descs += (st->nargs + SPYRE_ARGS_PER_DESC - 1) / SPYRE_ARGS_PER_DESC;
+}
+
+/*
+ * Group steps into nodes per stream slot: a host step is a node; a run of
+ * device steps is one node (one SUBMIT) unless it exceeds what one
+ * submission may carry (spy_submit_budget), then it is cut into as few
+ * consecutive nodes as fit, in order.
+ */
 static int make_nodes(spyre_recipe *r)
 {
-	unsigned int s, i, ncmds = 0, nranges = 0, ci = 0, ri = 0;
+	struct spy_budget b = spy_submit_budget(r->dev);
+	unsigned int s, i, ncmds = 0, nranges = 0, ci = 0, ri = 0, ndescs = 0;
 	int cur;
 
 	r->nodes = calloc(r->nsteps, sizeof(*r->nodes));
@@ -461,15 +483,20 @@ static int make_nodes(spyre_recipe *r)
 		cur = -1;
 		for (i = 0; i < r->nsteps; i++) {
 			struct rstep *st = &r->steps[i];
+			unsigned int c, d, sc;
 
 			if (st->stream != s)
 				continue;
-			if (st->kind == ST_HOST || cur < 0 || r->nodes[cur].host) {
+			step_cost(r, st, &c, &d);
+			sc = st->uses_scalars && cur >= 0 && !r->nodes[cur].scalars;
+			if (st->kind == ST_HOST || cur < 0 || r->nodes[cur].host ||
+			    r->nodes[cur].ncmds + c + sc > b.cmds || ndescs + d + sc > b.descs) {
 				cur = r->nnodes++;
 				r->nodes[cur].stream = s;
 				r->nodes[cur].host = st->kind == ST_HOST;
 				r->nodes[cur].fn = st->fn;
 				r->nodes[cur].user = st->user;
+				ndescs = 0;
 			}
 			st->node = cur;
 			if (st->kind == ST_HOST) {
@@ -480,13 +507,11 @@ static int make_nodes(spyre_recipe *r)
 				r->nodes[cur].scalars = true;
 				r->nodes[cur].ncmds++;
 				ncmds++;
+				ndescs++;
 			}
-			if (st->kind != ST_SIGNAL && st->kind != ST_WAIT) {
-				unsigned int n = r->profile ? 2 : 1;
-
-				r->nodes[cur].ncmds += n;
-				ncmds += n;
-			}
+			r->nodes[cur].ncmds += c;
+			ncmds += c;
+			ndescs += d;
 			if (st->kind == ST_COMPUTE) {
 				r->nodes[cur].nranges += st->nargs;
 				nranges += st->nargs;

@@ -914,7 +914,7 @@ int spyre_stream_destroy(spyre_stream *s)
 int spy_submit_cmds(struct spyre_stream *s, struct drm_spyre_cmd *cmds, unsigned int n,
 		    const char *call, uint64_t *point)
 {
-	unsigned int done = 0, max = s->dev->max_cmds ? (unsigned int)s->dev->max_cmds : 1;
+	unsigned int done = 0;
 	struct spy_op op;
 	int ret;
 
@@ -922,7 +922,7 @@ int spy_submit_cmds(struct spyre_stream *s, struct drm_spyre_cmd *cmds, unsigned
 		memset(&op, 0, sizeof(op));
 		op.kind = SPY_OP_SUBMIT;
 		op.cmds = cmds + done;
-		op.ncmds = n - done < max ? n - done : max;
+		op.ncmds = n ? spy_cmds_fit(s->dev, cmds + done, n - done) : 0;
 		op.what = call;
 		ret = spy_op_enqueue(s, &op);
 		if (ret)

@@ -94,6 +94,19 @@ int spyre_trace_start(spyre_device *dev, const char *path)
 	return 0;
 }
 
+/* Room in @sub for the trace's two TIMESTAMPs (commands and ring space)? */
+static bool trace_fits(const spyre_device *dev, const struct drm_spyre_submit *sub)
+{
+	const struct drm_spyre_cmd *c = (const struct drm_spyre_cmd *)(uintptr_t)sub->cmds;
+	uint64_t i, descs = 0;
+
+	if (sub->cmd_count + SPY_TRACE_CMDS > dev->max_cmds)
+		return false;
+	for (i = 0; i < sub->cmd_count; i++)
+		descs += spy_cmd_descs(&c[i]);
+	return descs + SPY_TRACE_CMDS <= dev->max_cmds * SPY_DESCS_PER_CMD;
+}
+
 int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int engine,
 		     const char *what, const char *label)
 {
@@ -106,7 +119,7 @@ int spy_trace_submit(spyre_device *dev, const struct drm_spyre_submit *sub, int 
 	if (!t)
 		return dev->ops->submit(dev, sub);
 	pthread_mutex_lock(&t->lock);
-	if (t->n >= TRACE_MAX || sub->cmd_count + 2 > dev->max_cmds) {
+	if (t->n >= TRACE_MAX || !trace_fits(dev, sub)) {
 		t->dropped++;
 		pthread_mutex_unlock(&t->lock);
 		return dev->ops->submit(dev, sub);

@@ -227,3 +227,35 @@ TEST(graph_arange_int64)
 	dt_free(&di);
 	tctx_close(&c);
 }
+
+/*
+ * Casts of an int64 value while the graph's value table grows: every one
+ * keeps the shape it was given (the low-word view used to read the shape
+ * from the table after growing it; ASan reports the stale read).
+ */
+TEST(graph_int64_casts_while_values_grow)
+{
+	int64_t sh[3] = { 2, 5, 7 }, got[SPYRE_MAX_DIMS];
+	spyre_value x, f, y;
+	enum spyre_dtype dt;
+	unsigned int nd;
+	spyre_graph *g;
+	struct tctx c;
+	int i;
+
+	if (!iface(dev, 4))
+		return;
+	OK(tctx_open(dev, &c));
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_INT64, 3, sh, &x));
+	for (i = 0; i < 300; i++) {
+		OK(spyre_graph_cast(g, x, SPYRE_FLOAT32, &f));
+		OK(spyre_graph_cast(g, f, SPYRE_INT64, &y));
+		OK(spyre_graph_value_info(g, f, &dt, &nd, got));
+		CHECK(dt == SPYRE_FLOAT32 && nd == 3 && got[0] == 2 && got[1] == 5 && got[2] == 7,
+		      "cast %d: %u dims, %lld x %lld x %lld", i, nd, (long long)got[0],
+		      (long long)got[1], (long long)got[2]);
+	}
+	OK(spyre_graph_destroy(g));
+	tctx_close(&c);
+}

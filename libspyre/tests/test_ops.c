@@ -1365,6 +1365,26 @@ TEST(ops_compare_select)
 		}
 	dt_free(&d3);
 	dt_free(&d3y);
+	/* bool (attention's causal masks): a bool result, exactly 0 or 1 */
+	OK(dt_new(&c, &d3, SPYRE_BOOL, 3, s3));
+	OK(dt_new(&c, &d3y, SPYRE_BOOL, 3, s3));
+	for (i = 0; i < 70; i++)
+		t[i] = i % 3 != 1;
+	OK(dt_write(&c, &d3, t));
+	for (k = -6; k <= 7; k += 3)
+		for (op = 0; op < 2; op++) {
+			OK(spyre_op_tril(c.ops, c.s, &d3.t, k, (int)op, &d3y.t));
+			OK(dt_read(&c, &d3y, y));
+			for (i = 0; i < 70; i++) {
+				int64_t d = i % 7 - i / 7 % 5;
+
+				r[i] = (op ? d >= k : d <= k) && t[i];
+			}
+			CHECK(compare("tril bool", y, r, NULL, 70, SPYRE_INT32, 0) < 0,
+			      "%s k=%d", op ? "triu" : "tril", k);
+		}
+	dt_free(&d3);
+	dt_free(&d3y);
 out:
 	dt_free(&da);
 	dt_free(&db);

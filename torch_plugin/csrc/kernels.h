@@ -12,6 +12,8 @@
 #include <ATen/Operators.h>
 #include <ATen/native/CPUFallback.h>
 
+#include <vector>
+
 namespace torch_spyre {
 
 // The counted CPU fallback for op @op (an ATen operator struct name such as
@@ -26,6 +28,10 @@ bool card_float(at::ScalarType t);
 // @t is an int32/int64 spyre tensor and its card computes them exactly
 // (interface 1.9, the vector unit's integer mode).
 bool card_int(const at::Tensor &t);
+// Every value of the int32/int64 spyre tensor @x is an integer fp32 holds
+// exactly (|x| <= 2^24): checked on the card, one byte read back. For
+// kernels that move integers through fp32 (sort); others are exact.
+bool ints_fit_fp32(const at::Tensor &x);
 
 // A 0-dim CPU tensor operand (a wrapped Python number or torch.tensor(x)):
 // PyTorch lets it meet device tensors, the kernels pass it as a scalar.
@@ -39,6 +45,10 @@ void card_copy(const at::Tensor &src, const at::Tensor &dst);
 
 // @t in dtype @dt: @t itself, or a contiguous cast made on the card.
 at::Tensor card_cast(const at::Tensor &t, at::ScalarType dt);
+
+// The integer index tensors a bool mask index stands for in x[mask], one
+// per dim of the mask (ops_select.cpp; synchronises once for the count).
+std::vector<at::Tensor> mask_as_indices(const at::Tensor &mask);
 
 // int32 values known to be >= 0 (indices) widened into the int64 @dst.
 void widen_indices(const at::Tensor &idx32, const at::Tensor &dst);

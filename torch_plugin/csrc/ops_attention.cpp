@@ -72,11 +72,19 @@ native_multi_head_attention(const at::Tensor &query, const at::Tensor &key,
 	if (!need_weights) {
 		// the attention alone: the SDPA backend op, one launch on the card
 		std::optional<at::Tensor> keep;
-		if (mask && mask->defined())
-			keep = masked_out(*mask, mask_type, bsz, src_len).logical_not();
-		at::Tensor ctx = at::scaled_dot_product_attention(q, k, v, keep, 0.0, false, scale)
-					 .transpose(1, 2)
-					 .reshape({bsz, tgt_len, embed_dim});
+		at::Tensor ctx;
+		if (mask && mask->defined()) {
+			at::Tensor out = masked_out(*mask, mask_type, bsz, src_len);
+			keep = out.logical_not();
+			ctx = at::scaled_dot_product_attention(q, k, v, keep, 0.0, false, scale);
+			// SDPA gives a fully masked query 0 (its safe softmax), the
+			// CPU kernel of this op NaN (a plain softmax): as the CPU
+			ctx = ctx.masked_fill(out.all(-1, true),
+					      std::numeric_limits<double>::quiet_NaN());
+		} else {
+			ctx = at::scaled_dot_product_attention(q, k, v, keep, 0.0, false, scale);
+		}
+		ctx = ctx.transpose(1, 2).reshape({bsz, tgt_len, embed_dim});
 		return {at::linear(ctx, proj_weight, proj_bias), at::Tensor()};
 	}
 	at::Tensor scores = at::matmul(q, k.transpose(-2, -1)).mul(scale);

@@ -66,6 +66,14 @@ bool card_float(at::ScalarType t)
 	return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
 }
 
+bool ints_fit_fp32(const at::Tensor &x)
+{
+	constexpr double kExact = double(int64_t(1) << 24);
+	if (x.numel() == 0)
+		return true;
+	return !at::logical_or(at::gt(x, kExact), at::lt(x, -kExact)).any().item<bool>();
+}
+
 bool card_int(const at::Tensor &t)
 {
 	auto dt = t.scalar_type();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // Device kernels of the indexing and shaping ops: embedding and
-// index_select (the op library's row gather), cat, tril/triu, and arange
+// index_select (the op library's row gather), cat, tril/triu (float and
+// bool; int32/int64 exactly as a where), and arange
 // (the op library has no iota: a fill of ones and a running sum).
 #include "kernels.h"
 #include "op_tensor.h"
@@ -195,9 +196,19 @@ at::Tensor spyre_cat(const at::ITensorListRef &tensors, int64_t dim)
 at::Tensor tri(const char *op, const at::Tensor &self, int64_t k, bool upper)
 {
 	TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
-	TORCH_CHECK_NOT_IMPLEMENTED(is_float(self.scalar_type()), "spyre: ", op,
-				    " of float32/float16/bfloat16 only, not ", self.scalar_type());
+	auto dt = self.scalar_type();
 	c10::DeviceGuard guard(self.device());
+	if (dt == at::kInt || dt == at::kLong) {
+		// exact: the kept triangle of a bool tensor of ones selects the integers
+		TORCH_CHECK_NOT_IMPLEMENTED(card_int(self), "spyre: ", op, " of ", dt,
+					    " needs card interface 1.9 (exact integers)");
+		at::Tensor keep = tri(op, at::ones(self.sizes(), self.options().dtype(at::kBool)), k,
+				      upper);
+		return at::where(keep, self, at::zeros({}, self.options()));
+	}
+	TORCH_CHECK_NOT_IMPLEMENTED(is_float(dt) || dt == at::kBool, "spyre: ", op,
+				    " of float32/float16/bfloat16, bool, int32 and int64 only, ",
+				    "not ", dt);
 	auto out = at::empty(self.sizes(), self.options());
 	if (out.numel() == 0)
 		return out;
@@ -337,25 +348,45 @@ at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &i
 // the indexed dims (row-major, negative indices wrapped), and that is an
 // index_select of the tensor with those dims merged. int32/int64 rows move
 // as they are (exact, card interface 1.9), bool data through fp32 (0 and 1
-// are exact).
-// Bool masks (a result whose shape depends on the data) and index tensors
-// that are not adjacent go to the fallback.
+// are exact). A bool mask stands for the integer indices of its true
+// elements (found on the card, one synchronisation for their count). Index
+// tensors that are not adjacent go to the fallback.
 at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices)
 {
 	std::vector<at::Tensor> idx;
-	int64_t first = -1, last = -1;
+	int64_t first = -1, last = -1, dim = 0;
 	bool ok = self.dim() > 0 && int64_t(indices.size()) <= self.dim();
 	for (size_t i = 0; i < indices.size() && ok; i++) {
 		std::optional<at::Tensor> o = indices.get(i);
-		if (!o || !o->defined())
+		if (!o || !o->defined()) {
+			dim++;
 			continue;
+		}
 		at::Tensor t = *o;
-		ok = t.scalar_type() == at::kLong || t.scalar_type() == at::kInt;
 		if (t.device().is_cpu()) // as on CUDA, host indices are uploaded
 			t = t.to(self.device());
-		ok = ok && t.device() == self.device() && (last < 0 || last == int64_t(i) - 1);
-		first = first < 0 ? int64_t(i) : first;
-		last = int64_t(i);
+		ok = t.device() == self.device() && (last < 0 || last == dim - 1);
+		if (ok && t.dim() > 0 &&
+		    (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte)) {
+			// a mask: the integer indices of its true elements (ops_select.cpp)
+			TORCH_CHECK_INDEX(dim + t.dim() <= self.dim(),
+					  "too many indices for tensor of dimension ", self.dim());
+			for (int64_t d = 0; d < t.dim(); d++)
+				TORCH_CHECK_INDEX(t.size(d) == self.size(dim + d),
+						  "The shape of the mask ", t.sizes(), " at index ",
+						  d, " does not match the shape of the indexed ",
+						  "tensor ", self.sizes(), " at index ", dim + d);
+			at::Tensor mask = t.scalar_type() == at::kBool ? t : t.ne(0);
+			for (auto &p : mask_as_indices(mask)) {
+				first = first < 0 ? dim : first;
+				last = dim++;
+				idx.push_back(p);
+			}
+			continue;
+		}
+		ok = ok && (t.scalar_type() == at::kLong || t.scalar_type() == at::kInt);
+		first = first < 0 ? dim : first;
+		last = dim++;
 		idx.push_back(t);
 	}
 	auto dt = self.scalar_type();

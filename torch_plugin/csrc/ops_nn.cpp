@@ -343,9 +343,25 @@ native_layer_norm(const at::Tensor &input, c10::IntArrayRef normalized_shape,
 
 } // namespace
 
+namespace {
+
+// Grouped-query heads: q [.., H, Lq, D] with k and v [.., Hkv, Lk, D], H a
+// multiple of Hkv (what enable_gqa allows). Symbolic sizes: under
+// torch.compile the tensors are fake, and size() would specialise every
+// dim (the KV cache's length too), sym_size() only the heads.
+bool grouped_heads(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v)
+{
+	if (q.dim() < 3 || k.dim() < 3 || v.dim() < 3)
+		return false;
+	auto h = q.sym_size(-3), hkv = k.sym_size(-3);
+	return hkv > 0 && v.sym_size(-3) == hkv && h != hkv && h % hkv == 0;
+}
+
+} // namespace
+
 // PyTorch asks each backend which fused kernel to use. Ours composes the op
-// library's matmul, softmax and masking; dropout and grouped-query heads
-// stay on the math path (which decomposes into ops of their own).
+// library's matmul, softmax and masking, grouped-query heads included;
+// dropout stays on the math path (which decomposes into ops of their own).
 int64_t sdp_choice(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
 		   const std::optional<at::Tensor> &mask, double dropout_p, bool is_causal,
 		   std::optional<double> scale, bool enable_gqa)
@@ -353,7 +369,11 @@ int64_t sdp_choice(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v
 	bool fits = dropout_p == 0 && q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2 &&
 		    q.dim() <= 4 && k.dim() <= 4 && v.dim() <= 4 && is_float(q.scalar_type()) &&
 		    k.scalar_type() == q.scalar_type() && v.scalar_type() == q.scalar_type() &&
-		    (!enable_gqa || q.dim() < 3 || q.size(-3) == k.size(-3));
+		    (q.dim() < 3 || k.dim() < 3 || q.sym_size(-3) == k.sym_size(-3) ||
+		     // grouped heads only with enable_gqa (else the math path
+		     // raises PyTorch's error); one key head broadcasts anyway
+		     (enable_gqa ? grouped_heads(q, k, v) :
+				   !grouped_heads(q, k, v) || k.sym_size(-3) == 1));
 	return int64_t(fits ? sdp::SDPBackend::overrideable : sdp::SDPBackend::math);
 }
 
@@ -369,6 +389,23 @@ sdpa_overrideable(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tens
 	TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0, "spyre: ", op, " with dropout");
 	TORCH_CHECK(q_in.dim() >= 2 && k_in.dim() >= 2 && v_in.dim() >= 2, op,
 		    ": query, key and value need 2+ dims");
+	if (grouped_heads(q_in, k_in, v_in) && k_in.size(-3) > 1) {
+		// enable_gqa (sdp_choice sends only it here): query head h reads
+		// key/value head h / G, as PyTorch's repeat_interleave. q as
+		// [.., Hkv, G, Lq, D], k and v as [.., Hkv, 1, Lk, D] broadcast
+		// over G, the mask's heads split alike: views, no copies.
+		int64_t hkv = k_in.size(-3), grp = q_in.size(-3) / hkv;
+		std::optional<at::Tensor> mask;
+		if (bias && bias->defined())
+			mask = bias->dim() >= 3 && bias->size(-3) == q_in.size(-3) ?
+				       bias->unflatten(-3, { hkv, grp }) :
+				       bias->unsqueeze(-3);
+		auto r = sdpa_overrideable(q_in.unflatten(-3, { hkv, grp }), k_in.unsqueeze(-3),
+					   v_in.unsqueeze(-3), mask, dropout_p, is_causal,
+					   return_debug_mask, scale);
+		std::get<0>(r) = std::get<0>(r).flatten(-4, -3);
+		return r;
+	}
 	// batch dims broadcast (as on the math path): expanded views, no copies
 	auto batch = at::infer_size(q_in.sizes().slice(0, q_in.dim() - 2),
 				    k_in.sizes().slice(0, k_in.dim() - 2));

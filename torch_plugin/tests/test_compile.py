@@ -412,3 +412,27 @@ def test_hf_generate_past_dynamos_recompile_limit(kind):
     assert st["graph_breaks"] == [] and st["recipes"] == st["graphs"], st
     assert counters["stats"]["unique_graphs"] <= 6, dict(counters["stats"])
     assert torch.spyre.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("kind", ["llama_gqa", "qwen3", "mistral"])
+def test_hf_grouped_query_attention_compiles(kind):
+    # grouped-query attention (enable_gqa, the causal mask in SDPA) is one
+    # recipe; generate() of a left-padded batch with a compiled forward
+    # (fully masked pad queries: 0, as PyTorch's SDPA) gives the CPU's tokens
+    from test_models_eager import hf_model, left_padded, on_card
+    ref, dev = on_card(hf_model(kind))
+    ids, mask = left_padded(6)
+    with torch.no_grad():
+        got = torch.compile(dev, backend="spyre")(ids[1:].to(D), use_cache=False).logits
+        torch.testing.assert_close(got.cpu(), ref(ids[1:], use_cache=False).logits,
+                                   rtol=1e-4, atol=1e-4)
+        st = spyre_compiler.stats()
+        assert st["recipes"] == 1 and st["graph_breaks"] == [], st
+        torch._dynamo.reset()
+        dev.forward = torch.compile(dev.forward, backend="spyre")
+        kw = dict(max_new_tokens=3, do_sample=False, pad_token_id=0)
+        want = ref.generate(ids, attention_mask=mask, **kw)
+        got = dev.generate(ids.to(D), attention_mask=mask.to(D), **kw)
+    assert torch.equal(got.cpu(), want), (got.cpu(), want)
+    assert spyre_compiler.stats()["graph_breaks"] == []
+    assert torch.spyre.fallback_counts() == {}

@@ -127,13 +127,35 @@ def hf_model(kind):
                                       n_head=4, resid_pdrop=0.0, embd_pdrop=0.0,
                                       attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
         model = transformers.GPT2LMHeadModel(cfg)
-    else:
+    elif kind == "llama":
         cfg = transformers.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128,
                                        num_hidden_layers=2, num_attention_heads=4,
                                        num_key_value_heads=4, max_position_embeddings=64)
         model = transformers.LlamaForCausalLM(cfg)
+    else:
+        # grouped-query attention (2 key/value heads for 4 query heads), as
+        # every current Llama, Qwen and Mistral; Qwen3 adds per-head q/k norms
+        cls = {"llama_gqa": "Llama", "qwen3": "Qwen3", "mistral": "Mistral"}[kind]
+        cfg = getattr(transformers, cls + "Config")(
+            vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+            max_position_embeddings=64, pad_token_id=0)
+        model = getattr(transformers, cls + "ForCausalLM")(cfg)
     cfg._attn_implementation = "sdpa"
     return model
+
+
+GQA = ["llama_gqa", "qwen3", "mistral"]
+
+
+def left_padded(seed):
+    """A batch of two prompts, the first left-padded by two: its attention
+    mask is 0 there, so those queries see no key at all."""
+    ids = torch.randint(1, 128, (2, 6), generator=torch.Generator().manual_seed(seed))
+    mask = torch.ones_like(ids)
+    ids[0, :2] = 0
+    mask[0, :2] = 0
+    return ids, mask
 
 
 @pytest.mark.parametrize("kind", ["gpt2", "llama"])
@@ -161,4 +183,21 @@ def test_hf_generate_greedy_tokens(kind, use_cache):
         want = ref.generate(ids, attention_mask=mask, **kw)
         got = dev.generate(ids.to(D), attention_mask=mask.to(D), **kw)
     assert got.device.type == "spyre"
+    assert torch.equal(got.cpu(), want), (got.cpu(), want)
+
+
+@pytest.mark.parametrize("kind", GQA)
+def test_hf_grouped_query_attention_and_left_padding(kind):
+    # grouped-query attention through SDPA's enable_gqa (no mask) and with a
+    # left-padded batch's mask, whose pad queries see no key: SDPA gives
+    # them 0 (not NaN, which would spread to every later token)
+    ref, dev = on_card(hf_model(kind))
+    ids, mask = left_padded(5)
+    with torch.no_grad():
+        assert_near(dev(ids[1:].to(D)).logits, ref(ids[1:]).logits, torch.float32)
+        got = dev(ids.to(D), attention_mask=mask.to(D)).logits
+        assert_near(got, ref(ids, attention_mask=mask).logits, torch.float32)
+        kw = dict(max_new_tokens=5, do_sample=False, pad_token_id=0)
+        want = ref.generate(ids, attention_mask=mask, **kw)
+        got = dev.generate(ids.to(D), attention_mask=mask.to(D), **kw)
     assert torch.equal(got.cpu(), want), (got.cpu(), want)

@@ -31,6 +31,9 @@ HAND_WRITTEN = {
     # ops_pointwise.cpp, ops_reduce.cpp, ops_integer.cpp, gather
     "gather", "nn.functional.gelu", "clamp", "pow", "where", "masked_fill", "argmax", "cumsum",
     "softmax", "log_softmax", "any", "all", "isin",
+    # ops_select.cpp, ops_sort.cpp (not topk: which of tied elements the CPU
+    # returns is unspecified, test_ops_sort.py checks topk's ties)
+    "nonzero", "masked_select", "sort", "argsort", "isnan",
 }
 # every op of libspyre's op table that PyTorch names (OpInfo files some under
 # nn.functional: relu, silu)
@@ -41,7 +44,7 @@ TOL = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16:
 # attention samples have inputs up to 9 in magnitude: scores of several
 # hundred, which softmax turns into output errors ten times the others'
 TOL_SCALE = {"nn.functional.scaled_dot_product_attention": 10}
-MIN_PASSING = 2100  # measured on the sim (2100 passing, 48 unsupported, 103 ops)
+MIN_PASSING = 2538  # measured on the sim (2538 passing, 54 unsupported, 108 ops)
 
 OPS = [op for op in op_db if op.name in ALLOW and not op.variant_test_name]
 RESULTS = {}  # (op name, dtype) -> (passed, unsupported)

@@ -10,6 +10,7 @@ import torch
 
 from . import _C  # noqa: F401  (loads the runtime: allocator, guard, ops)
 from . import _lazy_hooks
+from . import _printing
 from . import spyre as _spyre_module
 
 if torch._C._get_privateuse1_backend_name() != "spyre":
@@ -20,5 +21,6 @@ if torch._C._get_privateuse1_backend_name() != "spyre":
                                                          for_storage=True)
 
 _lazy_hooks.install()  # Dynamo's device interface, Inductor's refusal: when they load
+_printing.install()  # a spyre tensor's values are formatted from a CPU copy
 
 __all__ = ["spyre"]

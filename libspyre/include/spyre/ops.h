@@ -262,7 +262,9 @@ int spyre_op_layer_norm_stats(spyre_ops *ops, spyre_stream *s, const struct spyr
  * before the exponentials), the probabilities rounded once to v's dtype.
  * @mask (NULL: none) broadcasts to [.., Lq, Lk]: a float one is added to
  * the scores, a bool one keeps the scores where it is true. @causal masks
- * key j > query i (top-left aligned). @scale 0: 1/sqrt(D).
+ * key j > query i (top-left aligned). @scale 0: 1/sqrt(D). A query whose
+ * scores are all -inf (every key masked) gets 0, as PyTorch's SDPA (its
+ * safe softmax), not NaN; a mask needs card interface 1.3.
  */
 int spyre_op_sdpa(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *q,
 		  const struct spyre_tensor *k, const struct spyre_tensor *v,
@@ -277,7 +279,7 @@ int spyre_op_cat(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *xs,
  * Selection (card interface 1.3): out = cond ? a : b (cond any dtype,
  * nonzero = true; a, b one float dtype, broadcast); masked_fill: out = mask ?
  * value : x; tril/triu: keep j - i <= k (tril) or >= k (triu) of the last
- * two dims, 0 elsewhere.
+ * two dims, 0 elsewhere (float or bool x).
  */
 int spyre_op_where(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *cond,
 		   const struct spyre_tensor *a, const struct spyre_tensor *b,
@@ -321,7 +323,11 @@ typedef int spyre_value;
 int spyre_graph_create(spyre_ops *ops, spyre_graph **out);
 int spyre_graph_destroy(spyre_graph *g);
 
-/* A run-time input (contiguous, bound at each run, in declaration order). */
+/*
+ * A run-time input (contiguous, bound at each run, in declaration order).
+ * A graph has at most SPYRE_RECIPE_MAX_ARGS inputs and outputs together
+ * (-E2BIG past that): each is an argument slot of the graph's recipe.
+ */
 int spyre_graph_input(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim,
 		      const int64_t *shape, spyre_value *out);
 /*

@@ -474,9 +474,14 @@ typedef void (*spyre_recipe_host_fn)(void *user, const struct spyre_buf *args,
 				     unsigned int nargs);
 
 /*
- * Build a recipe for @nstreams stream slots and @nargs argument slots, with
- * a device workspace of @workspace_size bytes allocated now (0: none).
+ * Build a recipe for @nstreams stream slots and @nargs argument slots (at
+ * most SPYRE_RECIPE_MAX_ARGS, else -E2BIG), with a device workspace of
+ * @workspace_size bytes allocated now (0: none). A compute step binds at
+ * most 64 of the slots (the card's LAUNCH limit, DRM_SPYRE_PARAM_MAX_ARGS),
+ * any 64 of them: the recipe's slots are the launch's whole argument list,
+ * each LAUNCH command carries only the addresses its program uses.
  */
+#define SPYRE_RECIPE_MAX_ARGS 65536
 int spyre_recipe_create(spyre_device *dev, unsigned int nstreams, unsigned int nargs,
 			uint64_t workspace_size, spyre_recipe **out);
 /* Typed steps, appended in order to stream slot @stream. */
@@ -501,9 +506,10 @@ int spyre_recipe_timestamp(spyre_recipe *r, unsigned int stream, struct spyre_op
  * Recipe-internal events (ids 0..15): a wait on stream B for an event
  * signalled on stream A orders B's following steps after A's submission
  * that holds the signal (each stream's run of device steps is one
- * submission, so the wait covers all of that run, not only the steps up to
- * the signal). Waits must follow their signal in build order; waits that
- * would form a cycle between submissions make finalize fail (-EDEADLK).
+ * submission, or a few when it is too long for one, so the wait covers
+ * all of that submission, not only the steps up to the signal). Waits
+ * must follow their signal in build order; waits that would form a cycle
+ * between submissions make finalize fail (-EDEADLK).
  * Host steps split a stream's steps into separate submissions.
  */
 int spyre_recipe_signal(spyre_recipe *r, unsigned int stream, unsigned int event_id);
@@ -511,8 +517,12 @@ int spyre_recipe_wait(spyre_recipe *r, unsigned int stream, unsigned int event_i
 /* Freeze the recipe: checks it and prepares every submission. */
 int spyre_recipe_finalize(spyre_recipe *r);
 /*
- * Launch on @streams (one per stream slot) with @args bound to the argument slots. Issues one submission
- * per stream slot and host-work boundary, allocates nothing. A launch may
+ * Launch on @streams (one per stream slot) with @args bound to the argument
+ * slots. Issues one submission per stream slot and host-work boundary
+ * (spyre_recipe_submits_per_launch), allocates nothing. A stream slot's run
+ * of device steps longer than one SUBMIT may carry (DRM_SPYRE_PARAM_MAX_CMDS
+ * commands, a launch of more than 16 slots counting as several) is cut into
+ * as few consecutive submissions as fit, in order, at finalize. A launch may
  * start before the previous one of the same recipe finished; at most
  * "depth" launches (SPYRE_RECIPE_INFLIGHT unless spyre_recipe_set_inflight
  * says otherwise) are in flight on the host side, the next one waits until

@@ -150,13 +150,16 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 	c->ninputs = L->ninputs;
 	c->noutputs = L->noutputs;
 	c->io = calloc(L->ninputs + L->noutputs + 1, sizeof(*c->io));
-	if (!c->io) {
+	c->host_in = calloc(L->ninputs + 1, sizeof(*c->host_in));
+	if (!c->io || !c->host_in) {
+		free(c->io);
+		free(c->host_in);
 		free(c);
 		return spy_err(-ENOMEM, "%s: out of memory", call);
 	}
 	for (i = 0; i < g->nst; i++) {
 		if (g->st[i].kind == ST_HOST_INPUT)
-			c->host_inputs |= 1ull << g->st[i].io;
+			c->host_in[g->st[i].io] = true;
 		if (g->st[i].kind == ST_INPUT || g->st[i].kind == ST_HOST_INPUT)
 			for (j = 0; j < g->nv; j++)
 				if (g->v[j].store == (int)i) {
@@ -268,6 +271,7 @@ int spyre_compiled_destroy(spyre_compiled *c)
 	if (c->ws)
 		spyre_bo_destroy(c->ws);
 	free(c->io);
+	free(c->host_in);
 	free(c);
 	return 0;
 }
@@ -285,12 +289,18 @@ int g_launch(spyre_compiled *c, spyre_stream *s, spyre_stream *transfer,
 	     const struct spyre_tensor *outputs, unsigned int noutputs, const char *call)
 {
 	spyre_stream *streams[2] = { s, transfer };
-	struct spyre_buf args[64], dummy;
+	struct spyre_buf small[64], *args = small, dummy;
 	unsigned int i, n = ninputs + noutputs;
-	int ret;
+	int ret = 0;
 
 	if (!c->recipe && !c->per_op)
 		return 0;	/* no elements anywhere: nothing to run */
+	/* a large graph's argument list (weights are inputs) is built on the heap */
+	if (n > sizeof(small) / sizeof(small[0])) {
+		args = malloc(n * sizeof(*args));
+		if (!args)
+			return spy_err(-ENOMEM, "%s: out of memory", call);
+	}
 	for (i = 0; i < n; i++) {
 		const struct spyre_tensor *t = i < ninputs ? &inputs[i] : &outputs[i - ninputs];
 		uint64_t ext = g_extent_bytes(t->dtype, t->ndim, t->shape, t->strides);
@@ -299,7 +309,7 @@ int g_launch(spyre_compiled *c, spyre_stream *s, spyre_stream *transfer,
 			/* no elements: never accessed, but the slot needs a buffer */
 			ret = ops_iota(c->ops, 1, &dummy);
 			if (ret)
-				return ret;
+				goto out;
 			args[i] = dummy;
 			continue;
 		}
@@ -308,19 +318,17 @@ int g_launch(spyre_compiled *c, spyre_stream *s, spyre_stream *transfer,
 		args[i].size = ext;
 	}
 	if (c->per_op) {
-		for (i = 0; i < c->nprogs; i++) {
+		for (i = 0; i < c->nprogs && !ret; i++)
 			ret = spyre_recipe_launch(c->per_op[i], &s, args, n);
-			if (ret)
-				return ret;
-		}
 	} else {
 		ret = spyre_recipe_launch(c->recipe, streams, args, n);
-		if (ret)
-			return ret;
 	}
-	__atomic_fetch_add(&c->ops->stats.launches, 1, __ATOMIC_RELAXED);
-	(void)call;
-	return 0;
+	if (!ret)
+		__atomic_fetch_add(&c->ops->stats.launches, 1, __ATOMIC_RELAXED);
+out:
+	if (args != small)
+		free(args);
+	return ret;
 }
 
 int spyre_compiled_run(spyre_compiled *c, spyre_stream *s, const struct spyre_tensor *inputs,
@@ -354,8 +362,8 @@ int spyre_compiled_run_with_transfer(spyre_compiled *c, spyre_stream *s, spyre_s
 		snprintf(what, sizeof(what), "%s %u", i < ninputs ? "input" : "output",
 			 i < ninputs ? i : i - ninputs);
 		ret = g_check_tensor_in(call, what, t,
-					i < ninputs && (c->host_inputs >> i & 1) ? SPYRE_MEM_HOST :
-										   SPYRE_MEM_DEVICE);
+					i < ninputs && c->host_in[i] ? SPYRE_MEM_HOST
+								     : SPYRE_MEM_DEVICE);
 		if (ret)
 			return ret;
 		memset(&tv, 0, sizeof(tv));

@@ -50,6 +50,8 @@ static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor 
 		return spy_err(-EINVAL, "%s: internal: result is not a fresh value", call);
 	s->io = (int)k;
 	memcpy(x->strides, out->strides, sizeof(x->strides));
+	if (g_grow((void **)&g->outputs, &g->capout, k, sizeof(*g->outputs)))
+		return -ENOMEM;
 	g->outputs[k] = v;
 	g->noutputs = k + 1;
 	return 0;

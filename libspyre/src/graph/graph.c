@@ -280,7 +280,21 @@ int spyre_graph_destroy(spyre_graph *g)
 	free(g->v);
 	free(g->st);
 	free(g->n);
+	free(g->outputs);
 	free(g);
+	return 0;
+}
+
+/*
+ * Room for one more input or output: every one is an argument slot of the
+ * graph's recipe, SPYRE_RECIPE_MAX_ARGS of them at most (a LAUNCH binds
+ * only the slots its kernel reads, so the count is not the card's limit).
+ */
+static int io_room(spyre_graph *g, const char *call)
+{
+	if (g->ninputs + g->noutputs >= SPYRE_RECIPE_MAX_ARGS)
+		return spy_err(-E2BIG, "%s: at most %d inputs and outputs", call,
+			       SPYRE_RECIPE_MAX_ARGS);
 	return 0;
 }
 
@@ -310,8 +324,9 @@ static int add_input(spyre_graph *g, const char *call, int kind, enum spyre_dtyp
 	ret = g_check_shape(call, ndim, shape);
 	if (ret)
 		return ret;
-	if (g->ninputs + g->noutputs >= 64)
-		return spy_err(-E2BIG, "%s: at most 64 inputs and outputs", call);
+	ret = io_room(g, call);
+	if (ret)
+		return ret;
 	s = g_new_store(g, kind, dt, g_numel_of(ndim, shape));
 	if (s < 0)
 		return s;
@@ -424,8 +439,11 @@ int spyre_graph_output(spyre_graph *g, spyre_value v)
 
 	if (ret)
 		return ret;
-	if (g->ninputs + g->noutputs >= 64)
-		return spy_err(-E2BIG, "%s: at most 64 inputs and outputs", call);
+	ret = io_room(g, call);
+	if (!ret)
+		ret = g_grow((void **)&g->outputs, &g->capout, g->noutputs, sizeof(*g->outputs));
+	if (ret)
+		return ret;
 	x = &g->v[v];
 	copy = g->st[x->store].kind != ST_NODE || x->off || !g_contiguous(x) ||
 	       g_numel_of(x->ndim, x->shape) != g->st[x->store].numel ||

@@ -78,8 +78,8 @@ struct spyre_graph {
 	struct gnode *n;
 	unsigned int nn, capn;
 	unsigned int ninputs;
-	int outputs[64];
-	unsigned int noutputs;
+	int *outputs;			/* values, noutputs of them (capout room) */
+	unsigned int noutputs, capout;
 	int iota;			/* value of the iota constant, -1 until needed */
 	int64_t iota_len;
 };
@@ -130,7 +130,7 @@ struct spyre_compiled {
 	spyre_program **progs;
 	unsigned int nprogs;
 	unsigned int ninputs, noutputs;
-	uint64_t host_inputs;		/* bit i: input i is a host input */
+	bool *host_in;			/* per input: a host input (ninputs + 1 entries) */
 	struct gval *io;		/* shapes/dtypes of inputs then outputs */
 	struct spyre_compiled_stats stats;
 	/* what spyre_compiled_serialize writes (serial.c) */

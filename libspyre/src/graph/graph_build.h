@@ -41,6 +41,12 @@ int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
 	      spyre_value b, spyre_value *out);
 
 /*
+ * Softmax over the last dim whose all -inf rows give 0 (graph_ops.c): what
+ * attention uses, as PyTorch's SDPA does. Needs card interface 1.3.
+ */
+int g_safe_softmax(spyre_graph *g, spyre_value x, spyre_value *out);
+
+/*
  * Scaled dot-product attention with the scores and softmax in @sdt (q and
  * k cast to it, the probabilities cast to v's dtype); an additive @mask is
  * cast to @sdt, a bool one keeps the scores where it is true.

@@ -241,7 +241,16 @@ int g_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v, spyre_va
 		if (ret)
 			return ret;
 	}
-	ret = spyre_graph_softmax(g, s, -1, &p);
+	/*
+	 * A query every key is masked from has scores of nothing but -inf: as
+	 * PyTorch's SDPA, its probabilities are 0 (its output 0), not NaN.
+	 * Without a mask no row is fully masked (the causal mask keeps key 0),
+	 * and cards before interface 1.3 (no select) keep the plain softmax.
+	 */
+	if (mask >= 0 || g->ops->hw_version >= SPYRE_HW_VERSION(1, 3))
+		ret = g_safe_softmax(g, s, &p);
+	else
+		ret = spyre_graph_softmax(g, s, -1, &p);
 	if (!ret && g->v[p].dt != g->v[v].dt)
 		ret = spyre_graph_cast(g, p, g->v[v].dt, &p);
 	if (ret)
@@ -351,7 +360,11 @@ int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int d
 	return 0;
 }
 
-/* tril/triu: select x where j - i <= k (tril) or >= k (triu), else 0. */
+/*
+ * tril/triu: select x where j - i <= k (tril) or >= k (triu), else 0. Float
+ * and bool values (0 and 1 are exact through the fp32 unit: attention's
+ * causal masks are bool).
+ */
 int spyre_graph_tril(spyre_graph *g, spyre_value x, int64_t k, int upper, spyre_value *out)
 {
 	static const char *call = "spyre_graph_tril";
@@ -363,9 +376,9 @@ int spyre_graph_tril(spyre_graph *g, spyre_value x, int64_t k, int upper, spyre_
 		return ret;
 	if (!out)
 		return spy_err(-EINVAL, "%s: out is NULL", call);
-	if (g->v[x].ndim < 2 || !g_is_float(g->v[x].dt))
+	if (g->v[x].ndim < 2 || (!g_is_float(g->v[x].dt) && g->v[x].dt != SPYRE_BOOL))
 		return g_unsupported(call, upper ? "triu" : "tril", &g->v[x],
-				     "float values of 2+ dims only");
+				     "float or bool values of 2+ dims only");
 	ret = g_need_select(g, call, upper ? "triu" : "tril", &g->v[x]);
 	if (ret)
 		return ret;

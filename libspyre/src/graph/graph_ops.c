@@ -742,6 +742,33 @@ int spyre_graph_log_softmax(spyre_graph *g, spyre_value x, int dim, spyre_value 
 	return softmax_like(g, "spyre_graph_log_softmax", true, x, dim, out);
 }
 
+/*
+ * Attention's softmax (PyTorch's _safe_softmax): a row of nothing but -inf
+ * (a query every key is masked from) gives 0 instead of NaN. A row with a
+ * NaN has a NaN max and stays NaN. One row node: the softmax, the row's max,
+ * and a select of 0 where that max is -inf.
+ */
+int g_safe_softmax(spyre_graph *g, spyre_value x, spyre_value *out)
+{
+	static const char *call = "spyre_graph_sdpa";
+	struct ewb e = { 0 };
+	const struct gval *X = &g->v[x];
+	int i, p, m, keep, ret;
+
+	if (!X->ndim || !g_is_float(X->dt))
+		return g_unsupported(call, "safe softmax", X, "float values of 1+ dims only");
+	ret = g_need_select(g, call, "safe softmax", X);
+	if (ret)
+		return ret;
+	i = g_ew_in(&e, x);
+	p = g_ew_op(&e, SPYRE_VF_SOFTMAX_ROW, i, -1, 0, 0);
+	m = g_ew_op(&e, SPYRE_VF_MAX_ROW, i, -1, 0, 0);
+	keep = g_ew_op(&e, SPYRE_VF_CMP_NE, m, g_ew_const(&e, -INFINITY), 0, 0);
+	g_ew_op(&e, SPYRE_VF_SELECT, p, keep, 0.0f, 0);
+	return row_node(g, call, "safe_softmax", &e, x, (int)X->ndim - 1, false, X->ndim,
+			X->shape, X->dt, out);
+}
+
 int spyre_graph_argmax(spyre_graph *g, spyre_value x, int dim, int keepdim, spyre_value *out)
 {
 	static const char *call = "spyre_graph_argmax";

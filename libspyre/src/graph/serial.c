@@ -19,7 +19,8 @@
 #include "graph_build.h"
 
 #define SER_MAGIC 0x43595053u	/* "SPYC" read as a little-endian u32 */
-#define SER_FORMAT 2u	/* 2: host inputs' uploads */
+/* 2: host inputs' uploads; 3: any number of inputs/outputs, a host flag byte per input */
+#define SER_FORMAT 3u
 #define SER_MAX_IMAGE (64u << 20)
 
 /* Operand kinds in the blob. */
@@ -121,7 +122,11 @@ int spyre_compiled_serialize(const spyre_compiled *c, void **out, size_t *len)
 		put32(&w, c->io[i].ndim);
 		put(&w, c->io[i].shape, c->io[i].ndim * sizeof(int64_t));
 	}
-	put64(&w, c->host_inputs);
+	for (i = 0; i < c->ninputs; i++) {
+		uint8_t h = c->host_in[i];
+
+		put(&w, &h, 1);
+	}
 	put32(&w, c->nup);
 	for (i = 0; i < c->nup; i++) {
 		put32(&w, c->up[i].input);
@@ -262,12 +267,17 @@ static int read_io(struct rbuf *r, spyre_compiled *c)
 /* The host inputs' uploads into @c: -1 when malformed (-ENOMEM as -2). */
 static int read_uploads(struct rbuf *r, spyre_compiled *c)
 {
-	uint64_t mask = get64(r);
-	uint32_t n = get32(r), i;
+	const uint8_t *host = take(r, c->ninputs);
+	uint32_t n, i;
 
-	if (r->bad || n > c->ninputs || (c->ninputs < 64 && mask >> c->ninputs))
+	for (i = 0; host && i < c->ninputs; i++) {
+		if (host[i] > 1)
+			return -1;
+		c->host_in[i] = host[i];
+	}
+	n = get32(r);
+	if (r->bad || n > c->ninputs)
 		return -1;
-	c->host_inputs = mask;
 	c->up = calloc(n + 1, sizeof(*c->up));
 	if (!c->up)
 		return -2;
@@ -279,7 +289,7 @@ static int read_uploads(struct rbuf *r, spyre_compiled *c)
 		u->input = get32(r);
 		u->ws_off = get64(r);
 		u->bytes = get64(r);
-		if (r->bad || u->input >= c->ninputs || !(mask >> u->input & 1))
+		if (r->bad || u->input >= c->ninputs || !c->host_in[u->input])
 			return -1;
 		v = &c->io[u->input];
 		/* the whole input, inside the workspace */
@@ -361,13 +371,16 @@ static int load(spyre_ops *ops, struct rbuf *r, spyre_compiled *c, const char *c
 	c->stats.submits = get32(r);
 	c->stats.workspace_bytes = get64(r);
 	c->stats.intermediate_bytes = get64(r);
-	if (r->bad || c->ninputs + c->noutputs > 64 || !c->noutputs || nprogs > 4096)
+	if (r->bad || c->ninputs > SPYRE_RECIPE_MAX_ARGS ||
+	    c->noutputs > SPYRE_RECIPE_MAX_ARGS - c->ninputs || !c->noutputs ||
+	    nprogs > (r->n - r->at) / 12)	/* each program takes 12 bytes at least */
 		goto bad;
 	c->stats.programs = nprogs;
 	c->io = calloc(c->ninputs + c->noutputs + 1, sizeof(*c->io));
+	c->host_in = calloc(c->ninputs + 1, sizeof(*c->host_in));
 	c->progs = calloc(nprogs + 1, sizeof(*c->progs));
 	c->steps = calloc(nprogs + 1, sizeof(*c->steps));
-	if (!c->io || !c->progs || !c->steps)
+	if (!c->io || !c->host_in || !c->progs || !c->steps)
 		return spy_err(-ENOMEM, "%s: out of memory", call);
 	if (read_io(r, c))
 		goto bad;

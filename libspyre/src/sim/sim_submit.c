@@ -271,6 +271,9 @@ int sim_submit_ioctl(spyre_device *dev, struct sim *sim, const struct drm_spyre_
 		ndescs += cmd_descs(c);
 		nbos += c->type == DRM_SPYRE_CMD_LAUNCH ? 2 + c->launch.nargs : 2;
 	}
+	/* the driver's ring budget: MAX_CMDS launches of 16 slots (uAPI) */
+	if (ndescs - 1 > SIM_MAX_CMDS * SPY_DESCS_PER_CMD)
+		return -E2BIG;
 	job = calloc(1, sizeof(*job));
 	if (!job)
 		return -ENOMEM;

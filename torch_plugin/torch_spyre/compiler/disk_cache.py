@@ -37,7 +37,9 @@ from .. import _C
 
 ENV = "SPYRE_COMPILE_CACHE"
 _MAGIC = b"SPYRECC1"
-_FORMAT = 2  # 2: host inputs (signatures carry a host flag)
+# 2: host inputs (signatures carry a host flag); 3: libspyre's serialised
+# graphs of format 3 (any number of inputs and outputs)
+_FORMAT = 3
 _identity = None
 
 

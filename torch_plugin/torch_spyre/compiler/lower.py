@@ -315,7 +315,13 @@ def _masked_fill(ctx, n):
 @lowers(aten.tril.default, aten.triu.default)
 def _tril(ctx, n):
     k = n.args[1] if len(n.args) > 1 else n.kwargs.get("diagonal", 0)
-    return ctx.g.tril(ctx.v(n.args[0]), k, n.target is aten.triu.default)
+    x, dt = ctx.v(n.args[0]), result_dtype(n)
+    rows, cols = ctx.shape(x)[-2:]
+    k = max(min(k, cols + 1), -rows - 1)  # beyond the matrix: all kept or all zero
+    if dt in (torch.int32, torch.int64):  # through fp32, as the plugin's eager rule
+        return ctx.cast(ctx.g.tril(ctx.cast(x, torch.float32), k,
+                                   n.target is aten.triu.default), dt)
+    return ctx.g.tril(x, k, n.target is aten.triu.default)
 
 
 # ---- reductions and normalisation --------------------------------------------
@@ -345,6 +351,19 @@ def _softmax(ctx, n):
         x = ctx.cast(x, torch.float32)
     f = ctx.g.softmax if n.target is aten._softmax.default else ctx.g.log_softmax
     return f(x, dim)
+
+
+@lowers(aten._safe_softmax.default)
+def _safe_softmax(ctx, n):
+    """PyTorch's math attention path: softmax whose all -inf rows are 0 (a
+    NaN row, whose max is NaN, stays NaN), as libspyre's SDPA does."""
+    x, dim = ctx.v(n.args[0]), n.args[1]
+    dt = n.args[2] if len(n.args) > 2 else n.kwargs.get("dtype")
+    if dt is not None:
+        x = ctx.cast(x, dt)
+    p = ctx.g.softmax(x, dim)
+    top = ctx.g.reduce_dims(REDUCE["amax"], x, [dim], True)
+    return ctx.g.masked_fill(p, ctx.g.binary_scalar(BINARY["eq"], top, -math.inf, False), 0.0)
 
 
 @lowers(aten.argmax.default)
@@ -447,7 +466,25 @@ def _sdpa(ctx, n):
         raise Unsupported("attention's logsumexp or other outputs are used")
     scale = n.kwargs.get("scale")
     mask = -1 if bias is None else ctx.v(bias)
+    qs, ks, vs = ctx.shape(q), ctx.shape(k), ctx.shape(v)
+    grouped = (min(len(qs), len(ks), len(vs)) >= 3 and ks[-3] > 1 and vs[-3] == ks[-3]
+               and qs[-3] != ks[-3] and qs[-3] % ks[-3] == 0)
+    if grouped:  # enable_gqa: query head h reads key/value head h / G (ops_nn.cpp)
+        hkv, grp = ks[-3], qs[-3] // ks[-3]
+        q = ctx.g.reshape(q, qs[:-3] + [hkv, grp] + qs[-2:])
+        k = ctx.g.expand(ctx.g.reshape(k, ks[:-2] + [1] + ks[-2:]),
+                         ks[:-2] + [grp] + ks[-2:])
+        v = ctx.g.expand(ctx.g.reshape(v, vs[:-2] + [1] + vs[-2:]),
+                         vs[:-2] + [grp] + vs[-2:])
+        if mask != -1:
+            ms = ctx.shape(mask)
+            split = len(ms) >= 3 and ms[-3] == qs[-3]
+            mask = ctx.g.reshape(mask, ms[:-3] + [hkv, grp] + ms[-2:] if split
+                                 else ms[:-2] + [1] + ms[-2:])
     out = ctx.g.sdpa(q, k, v, mask, bool(causal), 0.0 if scale is None else float(scale))
+    if grouped:
+        os_ = ctx.shape(out)
+        out = ctx.g.reshape(out, os_[:-4] + [os_[-4] * os_[-3]] + os_[-2:])
     return (out,) + (None,) * 8
 
 
