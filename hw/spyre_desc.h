@@ -214,6 +214,8 @@ static inline int spyre_status_to_errno(__u32 status)
 		return -EDEADLK;
 	case SPYRE_CMD_ERR_INVALID:
 		return -EPROTO;		/* the card refused a descriptor */
+	case SPYRE_CMD_ERR_ARITH:
+		return -EDOM;		/* integer division by zero (1.9) */
 	case SPYRE_CMD_ERR_DMA:
 	case SPYRE_CMD_ERR_MEM_UE:
 	case SPYRE_CMD_ERR_DEP:

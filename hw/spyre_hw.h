@@ -49,10 +49,12 @@
  *      fault_core, fault_space, fault_addr);
  * 1.7: a LAUNCH binds up to 64 argument slots (16 before);
  * 1.8: the BARRIER instruction (one program runs kernels that depend on
- *      each other across cores).
+ *      each other across cores);
+ * 1.9: integer mode of the vector unit (VEC flag SPYRE_VEC_INT, element
+ *      type INT64, integer functions NEG..REM, SPYRE_CMD_ERR_ARITH).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		8
+#define SPYRE_HW_VERSION_MINOR		9
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \
@@ -397,6 +399,7 @@ union spyre_hw_desc {
 #define SPYRE_CMD_ERR_DEADLOCK		5 /* program units wait on tokens never set */
 #define SPYRE_CMD_ERR_MEM_UE		6 /* uncorrectable memory error */
 #define SPYRE_CMD_ERR_DEP		7 /* SEM_WAIT with F_ERR: the awaited job failed (1.1) */
+#define SPYRE_CMD_ERR_ARITH		8 /* integer division by zero in a program (1.9) */
 
 /**
  * struct spyre_hw_completion - per-job completion record, written by FENCE

@@ -87,7 +87,8 @@ enum spyre_isa_dtype {
 	SPYRE_DT_DLF16 = 3,	/* DLFloat16: 1 sign, 6 exponent (bias 31), 9 fraction */
 	SPYRE_DT_INT8 = 4,
 	SPYRE_DT_INT32 = 5,
-	SPYRE_DT_COUNT = 6,
+	SPYRE_DT_INT64 = 6,	/* interface 1.9: integer-mode VEC only */
+	SPYRE_DT_COUNT = 7,
 };
 
 /* SPYRE_I_MATMUL flags. */
@@ -104,6 +105,16 @@ enum spyre_isa_dtype {
 
 /* SPYRE_I_VEC flags. */
 #define SPYRE_VEC_SRC1_COL		0x01 /* src1 holds one value per row */
+/*
+ * Interface 1.9, integer mode: sources (int8, int32, int64, sign-extended;
+ * a float source for COPY only) are computed on as 64-bit two's-complement
+ * integers, wrapping; an integer dtype_out keeps the low bits of the
+ * result, a float one gets it rounded to nearest even (through fp32). The
+ * immediate is the 64-bit integer imm1 << 32 | imm0. Only the functions
+ * the card spec lists for integer mode are valid; integer FLOORDIV and REM
+ * by zero fail the job with SPYRE_CMD_ERR_ARITH.
+ */
+#define SPYRE_VEC_INT			0x02
 
 /* Vector functions (spyre_insn.u.vec.func). */
 enum spyre_isa_vfunc {
@@ -143,6 +154,17 @@ enum spyre_isa_vfunc {
 	SPYRE_VF_SIN,		/* dst = sin(src0), radians */
 	SPYRE_VF_COS,		/* dst = cos(src0), radians */
 	SPYRE_VF_ERF,		/* dst = erf(src0) */
+	/* interface 1.9, integer mode (SPYRE_VEC_INT) only */
+	SPYRE_VF_NEG,		/* dst = -src0 (wraps) */
+	SPYRE_VF_ABS,		/* dst = |src0| (the minimum wraps to itself) */
+	SPYRE_VF_NOT,		/* dst = ~src0 */
+	SPYRE_VF_AND,		/* dst = src0 & src1 */
+	SPYRE_VF_OR,		/* dst = src0 | src1 */
+	SPYRE_VF_XOR,		/* dst = src0 ^ src1 */
+	SPYRE_VF_SHL,		/* dst = src0 << src1; 0 when src1 < 0 or >= 64 */
+	SPYRE_VF_SHR,		/* dst = src0 >> src1 (arithmetic); src1 < 0 or >= 64: >> 63 */
+	SPYRE_VF_FLOORDIV,	/* dst = floor(src0 / src1); MIN / -1 wraps to MIN */
+	SPYRE_VF_REM,		/* dst = src0 - floor(src0 / src1) * src1 (src1's sign) */
 	SPYRE_VF_COUNT,
 };
 

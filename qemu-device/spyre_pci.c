@@ -196,6 +196,7 @@ static const char *const spyre_cmd_status_names[] = {
     [SPYRE_CMD_ERR_DEADLOCK] = "program deadlock",
     [SPYRE_CMD_ERR_MEM_UE] = "uncorrectable memory error",
     [SPYRE_CMD_ERR_DEP] = "awaited job failed",
+    [SPYRE_CMD_ERR_ARITH] = "integer division by zero",
 };
 
 static const char *const spyre_ring_error_names[] = {

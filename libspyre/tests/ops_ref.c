@@ -209,6 +209,47 @@ static int xfer(struct tctx *c, const struct dtensor *d, double *v, int write)
 	return ret;
 }
 
+/* The raw bytes of a contiguous tensor from/into @p (exact int64 values). */
+static int raw(struct tctx *c, const struct dtensor *d, void *p, int write)
+{
+	uint64_t bytes = spyre_tensor_nbytes(&d->t);
+	struct spyre_buf hb, db;
+	spyre_bo *h;
+	void *map;
+	int ret;
+
+	if (!bytes)
+		return 0;
+	ret = spyre_bo_create(c->dev, bytes, SPYRE_MEM_HOST, &h);
+	if (ret)
+		return ret;
+	ret = spyre_bo_map(h, &map);
+	hb = spyre_bo_buf(h);
+	db = d->t.buf;
+	if (!ret && write) {
+		memcpy(map, p, bytes);
+		ret = spyre_memcpy_async(c->s, &db, &hb, bytes);
+	} else if (!ret) {
+		ret = spyre_memcpy_async(c->s, &hb, &db, bytes);
+	}
+	if (!ret)
+		ret = spyre_stream_synchronize(c->s);
+	if (!ret && !write)
+		memcpy(p, map, bytes);
+	spyre_bo_destroy(h);
+	return ret;
+}
+
+int dt_write_raw(struct tctx *c, struct dtensor *d, const void *p)
+{
+	return raw(c, d, (void *)p, 1);
+}
+
+int dt_read_raw(struct tctx *c, const struct dtensor *d, void *p)
+{
+	return raw(c, d, p, 0);
+}
+
 int dt_write(struct tctx *c, struct dtensor *d, const double *v)
 {
 	return xfer(c, d, (double *)v, 1);

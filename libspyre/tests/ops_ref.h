@@ -32,6 +32,9 @@ void dt_free(struct dtensor *d);
 /* Element i of the tensor's logical (row-major) order in memory, via strides. */
 int dt_write(struct tctx *c, struct dtensor *d, const double *v);
 int dt_read(struct tctx *c, const struct dtensor *d, double *v);
+/* The raw bytes of a contiguous tensor (int64 beyond 2^53, bit patterns). */
+int dt_write_raw(struct tctx *c, struct dtensor *d, const void *p);
+int dt_read_raw(struct tctx *c, const struct dtensor *d, void *p);
 /* Round a value to a dtype (what the device stores). */
 double round_to(enum spyre_dtype dt, double x);
 

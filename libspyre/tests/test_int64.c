@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* int64 (two int32 words on the card) casts, copies and fills; arange. */
+/* int64 (an 8-byte element of the card from interface 1.9) casts, copies and fills; arange. */
 #include <math.h>
 
 #include "ops_ref.h"
@@ -22,7 +22,7 @@ TEST(ops_int64_casts)
 	struct spyre_tensor view;
 	struct tctx c;
 
-	if (!iface(dev, 4))
+	if (!iface(dev, 9))
 		return;
 	OK(tctx_open(dev, &c));
 	OK(dt_new(&c, &d32, SPYRE_INT32, 2, sh));
@@ -62,7 +62,7 @@ TEST(ops_int64_casts)
 		CHECK(w[(i / 37) * 74 + (i % 37) * 2 + 1] == 7, "gap %lld overwritten",
 		      (long long)i);
 	}
-	/* float <-> int64: round to nearest even (exact below 2^24) */
+	/* float -> int64 truncates toward zero (PyTorch); int64 -> float rounds */
 	for (i = 0; i < n; i++)
 		x[i] = (i - 90) * 1234.5 + (i % 3 ? 0.25 : -0.75);
 	x[5] = -0.5;
@@ -72,14 +72,14 @@ TEST(ops_int64_casts)
 	OK(spyre_op_copy(c.ops, c.s, &df.t, &d64.t));
 	OK(dt_read(&c, &d64, y));
 	for (i = 0; i < n; i++)
-		CHECK(y[i] == nearbyint((float)x[i]), "float->int64 %lld: %.1f -> %.0f",
+		CHECK(y[i] == trunc((float)x[i]), "float->int64 %lld: %.1f -> %.0f",
 		      (long long)i, x[i], y[i]);
 	OK(spyre_op_copy(c.ops, c.s, &d64.t, &df.t));
 	OK(dt_read(&c, &df, x));
 	for (i = 0; i < n; i++)
 		CHECK(x[i] == y[i], "int64->float %lld", (long long)i);
 	/* bad input: an unsupported op on int64 still says so */
-	FAILS_WITH(spyre_op_unary(c.ops, c.s, SPYRE_UN_NEG, &d64.t, &d64.t), -EOPNOTSUPP,
+	FAILS_WITH(spyre_op_unary(c.ops, c.s, SPYRE_UN_EXP, &d64.t, &d64.t), -EOPNOTSUPP,
 		   "int64");
 	dt_free(&d32);
 	dt_free(&d64);
@@ -98,7 +98,7 @@ TEST(ops_int64_fill)
 	struct tctx c;
 
 	ASSERT(y, "alloc");
-	if (!iface(dev, 3)) {
+	if (!iface(dev, 9)) {
 		free(y);
 		return;
 	}
@@ -108,11 +108,15 @@ TEST(ops_int64_fill)
 	OK(dt_read(&c, &d, y));
 	for (i = 0; i < n; i++)
 		CHECK(y[i] == -100, "fill element %lld: %.0f", (long long)i, y[i]);
-	OK(spyre_op_fill(c.ops, c.s, 16777216, &d.t));
+	OK(spyre_op_fill(c.ops, c.s, 16777217, &d.t));
 	OK(dt_read(&c, &d, y));
-	CHECK(y[0] == 16777216 && y[n - 1] == 16777216, "2^24");
-	FAILS_WITH(spyre_op_fill(c.ops, c.s, 1e10, &d.t), -EOPNOTSUPP, "2^24");
-	FAILS_WITH(spyre_op_fill(c.ops, c.s, 0.5, &d.t), -EOPNOTSUPP, "int64 fill");
+	CHECK(y[0] == 16777217 && y[n - 1] == 16777217, "2^24 + 1");
+	OK(spyre_op_fill(c.ops, c.s, -1099511627779.0, &d.t));	/* -(2^40 + 3) */
+	OK(dt_read(&c, &d, y));
+	CHECK(y[0] == -1099511627779.0 && y[n - 1] == -1099511627779.0, "-(2^40 + 3)");
+	/* what a double does not hold exactly is refused, never rounded */
+	FAILS_WITH(spyre_op_fill(c.ops, c.s, 1e300, &d.t), -EOPNOTSUPP, "2^53");
+	FAILS_WITH(spyre_op_fill(c.ops, c.s, 0.5, &d.t), -EOPNOTSUPP, "fill of int64");
 	dt_free(&d);
 	tctx_close(&c);
 	free(y);
@@ -134,7 +138,7 @@ TEST(ops_arange)
 
 	OK(tctx_open(dev, &c));
 	for (j = 0; j < sizeof(dts) / sizeof(dts[0]); j++) {
-		if (dts[j] == SPYRE_INT64 && !iface(dev, 3))
+		if (dts[j] == SPYRE_INT64 && !iface(dev, 9))
 			continue;
 		for (k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
 			OK(dt_new(&c, &d, dts[j], 1, &cs[k].n));
@@ -160,8 +164,13 @@ TEST(ops_arange)
 		FAILS_WITH(spyre_op_arange(c.ops, c.s, 0, NAN, &d.t), -EINVAL, "step");
 		dt_free(&d);
 		OK(dt_new(&c, &d, SPYRE_INT32, 1, &n));
-		FAILS_WITH(spyre_op_arange(c.ops, c.s, 0, 0.5, &d.t), -EOPNOTSUPP, "2^24");
-		FAILS_WITH(spyre_op_arange(c.ops, c.s, 1 << 24, 1, &d.t), -EOPNOTSUPP, "2^24");
+		FAILS_WITH(spyre_op_arange(c.ops, c.s, 0, 0.5, &d.t), -EOPNOTSUPP, "0.5");
+		/* beyond fp32's integers: exact in the integer mode */
+		OK(spyre_op_arange(c.ops, c.s, 1 << 24, 3, &d.t));
+		OK(dt_read(&c, &d, y));
+		for (i = 0; i < n; i++)
+			CHECK(y[i] == (double)(1 << 24) + 3.0 * (double)i, "arange %lld: %.0f",
+			      (long long)i, y[i]);
 		dt_free(&d);
 		OK(dt_new(&c, &d, SPYRE_INT8, 1, &n));
 		FAILS_WITH(spyre_op_arange(c.ops, c.s, 0, 1, &d.t), -EOPNOTSUPP, "int8");
@@ -181,7 +190,7 @@ TEST(graph_arange_int64)
 	spyre_graph *g;
 	struct tctx c;
 
-	if (!iface(dev, 4))
+	if (!iface(dev, 9))
 		return;
 	OK(tctx_open(dev, &c));
 	OK(dt_new(&c, &dw, SPYRE_FLOAT32, 2, sw));

@@ -29,8 +29,15 @@ TEST(op_table_rows)
 		      "%s: value %d outside 0..%u", r->name, r->op, counts[r->kind] - 1);
 		CHECK(spyre_op_find(r->kind, r->op) == r, "%s: find gives another row", r->name);
 		CHECK(r->name && r->name[0], "row %u has no name", i);
-		CHECK(r->dtypes && !(r->dtypes & ~SPYRE_DTYPES_VECTOR), "%s: dtypes %#x", r->name,
-		      r->dtypes);
+		CHECK(r->dtypes && !(r->dtypes & ~(SPYRE_DTYPES_VECTOR | SPYRE_DTYPES_INT)),
+		      "%s: dtypes %#x", r->name, r->dtypes);
+		/* exact integers are the integer mode's (1.9), truth values excepted */
+		if (r->dtypes & SPYRE_DTYPE_BIT(SPYRE_INT32))
+			CHECK(spyre_op_iface(r, SPYRE_INT32) ==
+			      ((r->flags & SPYRE_OPF_TRUTH) ? r->iface : SPYRE_IFACE_INT),
+			      "%s: int32 interface %#x", r->name, spyre_op_iface(r, SPYRE_INT32));
+		CHECK(spyre_op_iface(r, SPYRE_INT64) >= SPYRE_IFACE_INT, "%s: int64", r->name);
+		CHECK(spyre_op_iface(r, SPYRE_FLOAT32) == r->iface, "%s: float32", r->name);
 		CHECK(r->iface >= SPYRE_IFACE(1, 0) && r->iface <= SPYRE_HW_VERSION_CURRENT,
 		      "%s: interface %#x", r->name, r->iface);
 		for (j = 0; j < i; j++) {
@@ -53,7 +60,8 @@ TEST(op_table_rows)
 static void unary_agrees(struct tctx *c, spyre_ops *ops, const char *card)
 {
 	static const enum spyre_dtype dts[] = { SPYRE_FLOAT32, SPYRE_FLOAT16, SPYRE_BFLOAT16,
-						SPYRE_INT8,    SPYRE_INT32,   SPYRE_BOOL };
+						SPYRE_INT8,    SPYRE_INT32,   SPYRE_BOOL,
+						SPYRE_INT64 };
 	static const int64_t shape[] = { 2, 5 };
 	unsigned int n, i, d;
 	const struct spyre_op_info *rows = spyre_op_table(&n);
@@ -101,6 +109,15 @@ TEST(op_table_supports)
 	unary_agrees(&c, c.ops, "this");
 	CHECK(spyre_ops_supports(c.ops, sin, SPYRE_FLOAT16), "sin of fp16");
 	CHECK(!spyre_ops_supports(c.ops, sin, SPYRE_INT64), "sin of int64");
+	if (old_card_ops(dev, "1.8", &old)) {
+		const struct spyre_op_info *neg = spyre_op_find(SPYRE_OPK_UNARY, SPYRE_UN_NEG);
+
+		/* before the integer mode: integers refused, naming the interface */
+		CHECK(!spyre_ops_supports(old, neg, SPYRE_INT32), "neg of int32 on a 1.8 card");
+		CHECK(spyre_ops_supports(old, neg, SPYRE_FLOAT32), "neg of fp32 on a 1.8 card");
+		unary_agrees(&c, old, "a 1.8");
+		spyre_ops_destroy(old);
+	}
 	if (old_card_ops(dev, "1.3", &old)) {
 		CHECK(!spyre_ops_supports(old, sin, SPYRE_FLOAT32), "sin on a 1.3 card");
 		unary_agrees(&c, old, "a 1.3");

@@ -35,6 +35,8 @@ struct card_exec {
 	uint8_t *sp[SPYRE_MODEL_MAX_CORES];	/* scratchpads, allocated on first use */
 	float *tmp[4];				/* fp32 staging: A, B, C, B^T */
 	size_t tmp_len[4];
+	int64_t *itmp[2];			/* integer-mode staging: src0, src1 */
+	size_t itmp_len[2];
 	struct card_token tokens[SPYRE_MODEL_MAX_CORES][SPYRE_ISA_TOKENS];
 	uint64_t unit_free[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
 	uint64_t dram_free;			/* without @dram: this launch's own */
@@ -112,6 +114,16 @@ uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 			const struct spyre_insn *in, unsigned int core, unsigned int rank);
 uint32_t card_unit_pe(struct card_exec *e, const struct spyre_insn *in, unsigned int core);
 uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigned int core);
+/* Integer mode of the vector unit (SPYRE_VEC_INT, spyre_sfu_int.c). */
+uint32_t card_unit_sfu_int(struct card_exec *e, const struct spyre_insn *in, unsigned int core);
+bool card_vec_int_valid(const struct spyre_insn *in);
+/*
+ * Bounds (SPYRE_CMD_ERR_BOUNDS) and hazard (SPYRE_CMD_ERR_PROGRAM) checks of
+ * a VEC's scratchpad accesses: src0 unless FILL, src1 when @bin, and
+ * @out_cols columns of dst.
+ */
+uint32_t card_sfu_access(struct card_exec *e, const struct spyre_insn *in, unsigned int core,
+			 bool bin, uint32_t out_cols);
 
 /* Modelled duration of an instruction on one core, ns (spyre_units_time.c). */
 /* @mem_addr: device address of a LOAD/STORE's first row (its sticks' alignment). */

@@ -146,7 +146,7 @@ int32_t spyre_f32_to_int32(float f)
 
 size_t spyre_dtype_size(unsigned int dtype)
 {
-	static const uint8_t size[SPYRE_DT_COUNT] = { 4, 2, 2, 2, 1, 4 };
+	static const uint8_t size[SPYRE_DT_COUNT] = { 4, 2, 2, 2, 1, 4, 8 };
 
 	return dtype < SPYRE_DT_COUNT ? size[dtype] : 0;
 }

@@ -36,6 +36,8 @@ void card_exec_free(struct card_exec *e)
 	card_hazard_free(e);
 	for (i = 0; i < 4; i++)
 		free(e->tmp[i]);
+	for (i = 0; i < 2; i++)
+		free(e->itmp[i]);
 	free(e);
 }
 
@@ -105,7 +107,12 @@ uint32_t card_insn_check(const struct spyre_insn *in, unsigned int cores, uint32
 			return SPYRE_CMD_ERR_PROGRAM;
 		return SPYRE_CMD_OK;
 	case SPYRE_I_VEC:
-		if ((in->flags & ~SPYRE_VEC_SRC1_COL) || in->u.vec.func >= SPYRE_VF_COUNT ||
+		if ((in->flags & SPYRE_VEC_INT) ? !card_vec_int_valid(in) :
+		    (in->u.vec.func >= SPYRE_VF_NEG || in->dtype == SPYRE_DT_INT64 ||
+		     in->dtype_out == SPYRE_DT_INT64))
+			return SPYRE_CMD_ERR_PROGRAM;	/* integer mode: 1.9 */
+		if ((in->flags & ~(SPYRE_VEC_SRC1_COL | SPYRE_VEC_INT)) ||
+		    in->u.vec.func >= SPYRE_VF_COUNT ||
 		    in->dtype >= SPYRE_DT_COUNT || in->dtype_out >= SPYRE_DT_COUNT ||
 		    !zero(in->u.vec.rsvd, 3) || in->u.vec.rsvd2 ||
 		    !in->u.vec.rows || !in->u.vec.cols ||

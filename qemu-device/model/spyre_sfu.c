@@ -2,7 +2,8 @@
 /*
  * Spyre card model: the vector / special-function unit of a core. Works row
  * by row in fp32: sources are converted from their dtype, results rounded
- * to dtype_out (round to nearest even, saturating for integers).
+ * to dtype_out (round to nearest even, saturating for integers). Integer
+ * mode (SPYRE_VEC_INT, interface 1.9) is spyre_sfu_int.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -206,15 +207,12 @@ static void row_func(unsigned int f, float *x, uint32_t n)
 	}
 }
 
-uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigned int core)
+uint32_t card_sfu_access(struct card_exec *e, const struct spyre_insn *in, unsigned int core,
+			 bool bin, uint32_t out_cols)
 {
 	const struct spyre_insn_vec *v = &in->u.vec;
 	size_t es = spyre_dtype_size(in->dtype), eo = spyre_dtype_size(in->dtype_out);
-	bool col = in->flags & SPYRE_VEC_SRC1_COL, bin = is_binary(v->func);
-	bool red = is_reduce(v->func);
-	uint32_t out_cols = red ? 1 : v->cols, r, i;
-	float i0, i1, *x, *y;
-	uint8_t *sp;
+	bool col = in->flags & SPYRE_VEC_SRC1_COL;
 
 	if ((v->func != SPYRE_VF_FILL &&
 	     !sp_span_ok(v->src0_off, v->rows, v->src0_stride, v->cols, es)) ||
@@ -230,6 +228,24 @@ uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigne
 	    card_hazard_access(e, core, v->dst_off, v->rows, (uint64_t)v->dst_stride * eo,
 				out_cols * eo, true))
 		return SPYRE_CMD_ERR_PROGRAM;
+	return SPYRE_CMD_OK;
+}
+
+uint32_t card_unit_sfu(struct card_exec *e, const struct spyre_insn *in, unsigned int core)
+{
+	const struct spyre_insn_vec *v = &in->u.vec;
+	size_t es = spyre_dtype_size(in->dtype), eo = spyre_dtype_size(in->dtype_out);
+	bool col = in->flags & SPYRE_VEC_SRC1_COL, bin = is_binary(v->func);
+	bool red = is_reduce(v->func);
+	uint32_t out_cols = red ? 1 : v->cols, r, i, st;
+	float i0, i1, *x, *y;
+	uint8_t *sp;
+
+	if (in->flags & SPYRE_VEC_INT)
+		return card_unit_sfu_int(e, in, core);
+	st = card_sfu_access(e, in, core, bin, out_cols);
+	if (st)
+		return st;
 	sp = card_exec_scratchpad(e, core);
 	x = row_buffer(e, 0, v->cols);
 	y = row_buffer(e, 1, v->cols);

@@ -7,7 +7,10 @@
  * scheduler to reserve). PE: the 8x8 array works on whole 8x8 blocks of C,
  * so M and N count rounded up to multiples of 8 (M = 1 runs at 1/8 rate),
  * times K multiply-accumulates at the dtype's rate, plus the systolic
- * fill. SFU: elements at the simple or transcendental rate.
+ * fill. SFU: elements at the simple or transcendental rate; in integer
+ * mode (1.9) an int64 element counts as two (a 64-bit lane is two 32-bit
+ * ones: the same time per 128-byte stick as fp32), and FLOORDIV/REM run at
+ * the transcendental rate (an iterative divider).
  */
 #include "spyre_exec.h"
 #include "spyre_internal.h"
@@ -61,6 +64,12 @@ uint64_t card_insn_ns(const struct spyre_timing *t, const struct spyre_insn *in,
 		if (in->u.vec.func == SPYRE_VF_SOFTMAX_ROW)
 			elems *= 3;	/* max, exp+sum, scale passes */
 		rate = transcendental(in->u.vec.func) ? t->sfu_transc_elems : t->sfu_elems;
+		if (in->flags & SPYRE_VEC_INT) {
+			if (in->dtype == SPYRE_DT_INT64 || in->dtype_out == SPYRE_DT_INT64)
+				elems *= 2;
+			if (in->u.vec.func == SPYRE_VF_FLOORDIV || in->u.vec.func == SPYRE_VF_REM)
+				rate = t->sfu_transc_elems;
+		}
 		cycles += div_up(elems, rate);
 		break;
 	}

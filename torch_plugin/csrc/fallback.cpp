@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include "fallback.h"
-#include "ops_integer.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -130,8 +129,6 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 	// mixed devices are the caller's error, not a missing kernel: say so
 	// before counting, warning about or refusing a fallback
 	check_devices(op, *stack, schema.arguments().size());
-	if (integer_op_on_card(op, stack))
-		return; // integer and bool tensors through the card's fp32 unit
 	auto &st = state();
 	bool warn = false, error;
 	{

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Helpers shared by the device kernels of ops_pointwise.cpp, ops_reduce.cpp,
 // ops_convert.cpp and ops_table.cpp: dtype questions, copies and casts on
-// the card (int64 included, as int32 words), writing a result into out=,
+// the card, writing a result into out=,
 // and the out kernels of the op table's unary and binary ops.
 #pragma once
 
@@ -25,15 +25,22 @@ namespace torch_spyre {
 
 // fp32, fp16, bf16: the dtypes the card's vector unit computes in.
 bool card_float(at::ScalarType t);
+// @t is an int32/int64 spyre tensor and its card computes them exactly
+// (interface 1.9, the vector unit's integer mode).
+bool card_int(const at::Tensor &t);
+// Every value of the int32/int64 spyre tensor @x is an integer fp32 holds
+// exactly (|x| <= 2^24): checked on the card, one byte read back. For
+// kernels that move integers through fp32 (sort); others are exact.
+bool ints_fit_fp32(const at::Tensor &x);
 
 // A 0-dim CPU tensor operand (a wrapped Python number or torch.tensor(x)):
 // PyTorch lets it meet device tensors, the kernels pass it as a scalar.
 bool is_cpu_scalar(const at::Tensor &t);
 
 // Copies @src (a spyre tensor of @dst's shape, or broadcastable to it) into
-// @dst on the card, casting when the dtypes differ. int64 moves as int32
-// words (exact for values of int32 range when converting; same-dtype copies
-// of integers are exact for every value). Nothing is launched for 0 elements.
+// @dst on the card, casting when the dtypes differ, exactly as PyTorch
+// (same-dtype copies of integers move bytes). Nothing is launched for 0
+// elements.
 void card_copy(const at::Tensor &src, const at::Tensor &dst);
 
 // @t in dtype @dt: @t itself, or a contiguous cast made on the card.

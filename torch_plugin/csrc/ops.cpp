@@ -201,8 +201,9 @@ bool fill_pattern(const at::Tensor &t, const at::Scalar &value, uint32_t *patter
 	return false;
 }
 
-// Fills @self with spyre_op_fill (int64 as two int32 words); false when the
-// value or dtype does not fit the card's fp32 constant.
+// Fills @self with spyre_op_fill (int64 as two int32 word fills, which every
+// card runs); false when the value or dtype does not fit the card's fp32
+// constant.
 bool card_fill(const at::Tensor &self, const at::Scalar &value)
 {
 	auto dt = self.scalar_type();

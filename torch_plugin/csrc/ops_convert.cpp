@@ -3,13 +3,12 @@
 // Copies and casts on the card (spyre_op_copy), and the helpers every
 // device kernel shares (kernels.h).
 //
-// The card's vector unit computes in fp32 and has no int64. So:
-// - float <-> float/int8/int32/bool casts are one spyre_op_copy;
-// - a same-dtype copy of an integer tensor moves its bytes as int8 lanes
-//   (shape [..., element size], exact for every value: an int8 survives the
-//   fp32 registers, a large int32 would not);
-// - int64 is two int32 words (little endian): narrowing reads the low
-//   words, widening writes the low words and the sign into the high words.
+// Casts are one spyre_op_copy: the op library converts exactly as PyTorch
+// (card interface 1.9: int32/int64 in the vector unit's integer mode,
+// float -> integer truncating toward zero). A same-dtype copy of an
+// integer tensor moves its bytes as int8 lanes (shape [..., element size]),
+// exact on every card. A card before 1.9 refuses integer conversions that
+// fp32 would get wrong (NotImplementedError naming the op).
 #include "kernels.h"
 
 #include <ATen/MemoryOverlap.h>
@@ -31,17 +30,6 @@ spyre_tensor describe_lanes(const at::Tensor &t, spyre_dtype as, int64_t lanes)
 	d.shape[d.ndim] = lanes;
 	d.strides[d.ndim] = 1;
 	d.ndim++;
-	return d;
-}
-
-// The low (@word 0) or high (@word 1) int32 words of the int64 tensor @t.
-spyre_tensor describe_word(const at::Tensor &t, int word)
-{
-	spyre_tensor d = describe_as(t, SPYRE_INT32);
-	for (unsigned i = 0; i < d.ndim; i++)
-		d.strides[i] *= 2;
-	if (t.numel())
-		d.buf.offset += 4 * word;
 	return d;
 }
 
@@ -71,35 +59,29 @@ bool exact_integer(at::ScalarType t)
 	       t == at::kBool;
 }
 
-// int64 @dst from @src (any card dtype but int64): low words take @src as
-// int32, high words its sign.
-void widen(const at::Tensor &src, const at::Tensor &dst)
-{
-	at::Tensor s32 = src.scalar_type() == at::kInt ? src : card_cast(src, at::kInt);
-	run_copy(dst, as_bytes(describe(s32), 4), as_bytes(describe_word(dst, 0), 4));
-	auto ops = ops_context(dst.device().index());
-	auto *st = launch_stream(dst);
-	spyre_tensor hi = describe_word(dst, 1);
-	if (src.scalar_type() == at::kBool) {
-		check_op(spyre_op_fill(ops, st, 0.0, &hi), "copy");
-		return;
-	}
-	// high word = -(x < 0): the sign survives the fp32 conversion
-	at::Tensor f = card_cast(s32, at::kFloat);
-	at::Tensor neg = at::empty(f.sizes(), f.options().dtype(at::kBool));
-	spyre_tensor fd = describe(f), nd = describe(neg);
-	check_op(spyre_op_binary_scalar(ops, st, SPYRE_BIN_LT, &fd, 0.0, 0, &nd), "copy");
-	at::Tensor m = card_cast(neg, at::kFloat);
-	spyre_tensor md = describe(m);
-	check_op(spyre_op_binary_scalar(ops, st, SPYRE_BIN_MUL, &md, -1.0, 0, &md), "copy");
-	run_copy(dst, md, hi);
-}
-
 } // namespace
 
 bool card_float(at::ScalarType t)
 {
 	return t == at::kFloat || t == at::kHalf || t == at::kBFloat16;
+}
+
+bool ints_fit_fp32(const at::Tensor &x)
+{
+	constexpr double kExact = double(int64_t(1) << 24);
+	if (x.numel() == 0)
+		return true;
+	return !at::logical_or(at::gt(x, kExact), at::lt(x, -kExact)).any().item<bool>();
+}
+
+bool card_int(const at::Tensor &t)
+{
+	auto dt = t.scalar_type();
+	if ((dt != at::kInt && dt != at::kLong) || !t.device().is_privateuseone())
+		return false;
+	return spyre_ops_supports(ops_context(t.device().index()),
+				  spyre_op_find(SPYRE_OPK_BINARY, SPYRE_BIN_ADD),
+				  dt == at::kInt ? SPYRE_INT32 : SPYRE_INT64);
 }
 
 bool is_cpu_scalar(const at::Tensor &t)
@@ -131,20 +113,6 @@ void card_copy(const at::Tensor &src_in, const at::Tensor &dst)
 				 describe_lanes(dst, SPYRE_INT8, es));
 		return;
 	}
-	if (sdt == at::kLong) {
-		// values of int32 range: the low words hold them
-		spyre_tensor lo = describe_word(src, 0);
-		if (ddt == at::kInt) {
-			run_copy(dst, as_bytes(lo, 4), as_bytes(describe(dst), 4));
-			return;
-		}
-		run_copy(dst, lo, describe(dst));
-		return;
-	}
-	if (ddt == at::kLong) {
-		widen(src, dst);
-		return;
-	}
 	run_copy(dst, describe(src), describe(dst));
 }
 
@@ -161,10 +129,7 @@ void widen_indices(const at::Tensor &idx32, const at::Tensor &dst)
 {
 	if (dst.numel() == 0)
 		return;
-	run_copy(dst, as_bytes(describe(idx32), 4), as_bytes(describe_word(dst, 0), 4));
-	spyre_tensor hi = describe_word(dst, 1);
-	check_op(spyre_op_fill(ops_context(dst.device().index()), launch_stream(dst), 0.0, &hi),
-		 "copy");
+	run_copy(dst, describe(idx32), describe(dst));
 }
 
 at::Tensor direct_out(const at::Tensor &out, c10::IntArrayRef shape, at::ScalarType dt,

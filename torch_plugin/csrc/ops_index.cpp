@@ -2,7 +2,7 @@
 //
 // Device kernels of the indexing and shaping ops: embedding and
 // index_select (the op library's row gather), cat, tril/triu (float and
-// bool; int32/int64 through fp32), and arange
+// bool; int32/int64 exactly as a where), and arange
 // (the op library has no iota: a fill of ones and a running sum).
 #include "kernels.h"
 #include "op_tensor.h"
@@ -14,6 +14,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <cstdlib>
 
 namespace torch_spyre {
 namespace {
@@ -32,8 +33,9 @@ void check_index(const char *op, const at::Tensor &self, const at::Tensor &index
 		    ")");
 	TORCH_CHECK_INDEX(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
 			  "(): Expected dtype int32 or int64 for index");
-	TORCH_CHECK_NOT_IMPLEMENTED(is_float(self.scalar_type()), "spyre: ", op,
-				    " gathers float32/float16/bfloat16 rows on the card, not ",
+	TORCH_CHECK_NOT_IMPLEMENTED(is_float(self.scalar_type()) || card_int(self), "spyre: ", op,
+				    " gathers float32/float16/bfloat16 rows on the card (int32/int64 "
+				    "from card interface 1.9), not ",
 				    self.scalar_type());
 }
 
@@ -196,8 +198,14 @@ at::Tensor tri(const char *op, const at::Tensor &self, int64_t k, bool upper)
 	TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
 	auto dt = self.scalar_type();
 	c10::DeviceGuard guard(self.device());
-	if (dt == at::kInt || dt == at::kLong) // through fp32 as every integer op (ops_integer.h)
-		return card_cast(tri(op, card_cast(self, at::kFloat), k, upper), dt);
+	if (dt == at::kInt || dt == at::kLong) {
+		// exact: the kept triangle of a bool tensor of ones selects the integers
+		TORCH_CHECK_NOT_IMPLEMENTED(card_int(self), "spyre: ", op, " of ", dt,
+					    " needs card interface 1.9 (exact integers)");
+		at::Tensor keep = tri(op, at::ones(self.sizes(), self.options().dtype(at::kBool)), k,
+				      upper);
+		return at::where(keep, self, at::zeros({}, self.options()));
+	}
 	TORCH_CHECK_NOT_IMPLEMENTED(is_float(dt) || dt == at::kBool, "spyre: ", op,
 				    " of float32/float16/bfloat16, bool, int32 and int64 only, ",
 				    "not ", dt);
@@ -239,9 +247,10 @@ at::Tensor &triu_out(const at::Tensor &self, int64_t k, at::Tensor &out)
 	return out.copy_(r);
 }
 
-// arange: float and int32 results on the card (ones, a running sum, then
-// start + i * step); int64 ones (the card has no int64 arithmetic) are
-// written on the host and uploaded.
+// arange: float results on the card (ones, a running sum, then start + i *
+// step); int32/int64 ones with integer start and step by the op library's
+// exact arange (card interface 1.9); others are written on the host and
+// uploaded.
 at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at::Scalar &step,
 		       at::Tensor &out)
 {
@@ -270,8 +279,18 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 	if (n == 0)
 		return out;
 	auto dt = out.scalar_type();
-	if (!(is_float(dt) || dt == at::kInt) || n > (int64_t(1) << 24) ||
-	    !out.is_contiguous()) {
+	constexpr int64_t exact = int64_t(1) << 53; // the op library takes doubles
+	bool int_ok = card_int(out) && start.isIntegral(true) && step.isIntegral(true) &&
+		      std::llabs(start.toLong()) <= exact && std::llabs(step.toLong()) <= exact;
+	if (int_ok && n <= (int64_t(1) << 24) && out.is_contiguous()) {
+		spyre_tensor dout = describe(out);
+		check_op(spyre_op_arange(ops_context(out.device().index()), launch_stream(out), s, st,
+					 &dout),
+			 "arange");
+		count_device_op("arange");
+		return out;
+	}
+	if (!is_float(dt) || n > (int64_t(1) << 24) || !out.is_contiguous()) {
 		auto host = at::arange(start, end, step, out.options().device(c10::kCPU));
 		out.copy_(host);
 		count_device_op("arange");
@@ -293,20 +312,21 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 			 "arange");
 	} else {
 		check_op(spyre_op_binary_scalar(ops, str, SPYRE_BIN_ADD, &di, s, 0, &di), "arange");
-		check_op(spyre_op_copy(ops, str, &di, &dout), "arange");
+		check_op(spyre_op_copy(ops, str, &di, &dout), "arange");	/* fp16/bf16 */
 	}
 	count_device_op("arange");
 	return out;
 }
 
-// torch.gather through the op library (spyre_op_gather): float, int32 and
-// int64 data (integers exact to 2^24), x of at most 2^24 elements.
+// torch.gather through the op library (spyre_op_gather): float data, and
+// int32/int64 data moved as rows (exact, card interface 1.9); x of at most
+// 2^24 elements.
 at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &index,
 			bool sparse_grad)
 {
 	(void)sparse_grad;
 	auto dt = self.scalar_type();
-	bool ok = (is_float(dt) || dt == at::kInt || dt == at::kLong) &&
+	bool ok = (is_float(dt) || card_int(self)) &&
 		  (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt) &&
 		  index.device() == self.device() && self.dim() > 0 &&
 		  index.dim() == self.dim() && self.numel() <= (int64_t(1) << 24);
@@ -333,11 +353,11 @@ at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &i
 // x[i0, i1, ..] with integer index tensors at adjacent positions (the others
 // ":"): the index tensors broadcast together, become one linear index over
 // the indexed dims (row-major, negative indices wrapped), and that is an
-// index_select of the tensor with those dims merged. int32, int64 and bool
-// data take the card's fp32 path (exact to 2^24, as ops_integer.cpp).
-// A bool mask stands for the integer indices of its true elements (found
-// on the card, one synchronisation for their count). Index tensors that
-// are not adjacent go to the fallback.
+// index_select of the tensor with those dims merged. int32/int64 rows move
+// as they are (exact, card interface 1.9), bool data through fp32 (0 and 1
+// are exact). A bool mask stands for the integer indices of its true
+// elements (found on the card, one synchronisation for their count). Index
+// tensors that are not adjacent go to the fallback.
 at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices)
 {
 	std::vector<at::Tensor> idx;
@@ -377,8 +397,8 @@ at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at:
 		idx.push_back(t);
 	}
 	auto dt = self.scalar_type();
-	bool integer = dt == at::kInt || dt == at::kLong || dt == at::kBool;
-	if (!ok || idx.empty() || (!is_float(dt) && !integer))
+	bool integer = dt == at::kBool;
+	if (!ok || idx.empty() || (!is_float(dt) && !integer && !card_int(self)))
 		return SPYRE_FALLBACK(index_Tensor, self, indices);
 	c10::DeviceGuard guard(self.device());
 	idx = at::broadcast_tensors(idx);

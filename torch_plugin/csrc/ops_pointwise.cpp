@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 //
 // Elementwise device kernels: arithmetic, comparisons, logical ops, where,
-// masked_fill, clamp, pow, gelu and bitwise_not, each in its functional,
+// masked_fill, clamp, pow and gelu, each in its functional,
 // in-place and out= form, over the op library (spyre_op_binary/...). The
 // unary functions PyTorch names as the op table does are ops_table.cpp's.
 //
 // Type promotion is PyTorch's (at::result_type); operands of another dtype
 // are cast on the card first. A 0-dim CPU tensor operand (a Python number)
-// becomes the op library's scalar. The card's vector unit computes floats
-// (fp32 inside, rounded once to the result dtype): integer arithmetic,
-// float64 and ops the card has no function for take the counted CPU
-// fallback, which TORCH_SPYRE_FALLBACK=error refuses naming the op.
+// becomes the op library's scalar (for integers: a 0-dim device tensor,
+// whose bytes are exact where a double is not). The card's vector unit
+// computes floats (fp32 inside, rounded once to the result dtype) and, from
+// interface 1.9, int32/int64 exactly in its integer mode; float64, older
+// cards' integers and ops the card has no function for take the counted
+// CPU fallback, which TORCH_SPYRE_FALLBACK=error refuses naming the op.
 #include "kernels.h"
 
 #include <ATen/ExpandUtils.h>
@@ -63,14 +65,42 @@ std::optional<at::ScalarType> binary_dtype(BinaryKind kind, const at::Tensor &a,
 	if (true_div && at::isIntegralType(dt, true))
 		dt = c10::typeMetaToScalarType(at::get_default_dtype());
 	if (kind == BinaryKind::Logical) {
-		if (is_cpu_scalar(a) || is_cpu_scalar(b) || dt == at::kLong ||
-		    !to_spyre_dtype(dt))
+		if (is_cpu_scalar(a) || is_cpu_scalar(b) || !to_spyre_dtype(dt))
 			return std::nullopt;
 		return dt;
 	}
-	if (!card_float(dt))
+	// bools compare as int32 (exact; the result is bool either way)
+	if (kind == BinaryKind::Compare && dt == at::kBool)
+		dt = at::kInt;
+	// integers: exact on the card's integer mode (the caller checks the card)
+	if (!card_float(dt) && dt != at::kInt && dt != at::kLong &&
+	    !(dt == at::kBool && kind == BinaryKind::Arith))
 		return std::nullopt;
 	return dt;
+}
+
+// An integer operand given as a CPU scalar, as a 0-dim spyre tensor of
+// @dt: PyTorch wraps it to @dt's width, and its bytes stay exact where a
+// double would round beyond 2^53.
+static at::Tensor int_operand(const at::Tensor &t, at::ScalarType dt, const at::Tensor &dev)
+{
+	at::Tensor v = t.is_floating_point() ? t.to(at::kDouble).to(at::kLong) : t.to(at::kLong);
+	return v.to(dt).to(dev.device());
+}
+
+static bool integral(at::ScalarType dt)
+{
+	return dt == at::kInt || dt == at::kLong || dt == at::kBool;
+}
+
+// Integer division by zero: PyTorch raises ZeroDivisionError, so the
+// divisor is checked on the card first (a compare and an any, one byte
+// read back). The card would fail the division's job with an arithmetic
+// error (-EDOM) anyway, but a failed job's error travels on to every job
+// that waits for it (reused memory included), so it is not left to happen.
+static void check_divisor(const at::Tensor &b)
+{
+	TORCH_CHECK(!at::eq(b, 0).any().item<bool>(), "ZeroDivisionError");
 }
 
 // out = a op (alpha * b), into @out when given (@inplace: out is a's
@@ -100,6 +130,25 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, BinaryKind kind, at:
 	auto ops = ops_context(dev.device().index());
 	auto *s = launch_stream(dev);
 	spyre_tensor od = describe(dst);
+	if (integral(dt)) {
+		// exact integers: scalars as device tensors, alpha as an integer multiply
+		at::Tensor aa = is_cpu_scalar(a) ? int_operand(a, dt, dev) : card_cast(a, dt);
+		at::Tensor bb = is_cpu_scalar(b) ? int_operand(b, dt, dev) : card_cast(b, dt);
+		if (alpha != 1.0) {
+			at::Tensor scaled = at::empty(bb.sizes(), bb.options());
+			spyre_tensor bd = describe(bb), sd = describe(scaled);
+			check_op(spyre_op_binary_scalar(ops, s, SPYRE_BIN_MUL, &bd, alpha, 0, &sd),
+				 name);
+			bb = scaled;
+		}
+		if (op == SPYRE_BIN_FLOOR_DIVIDE || op == SPYRE_BIN_REMAINDER)
+			check_divisor(bb);
+		spyre_tensor ad = describe(aa), bd = describe(bb);
+		check_op(spyre_op_binary(ops, s, op, &ad, &bd, &od), name);
+		if (out.defined() && !dst.is_same(out))
+			card_copy(dst, out);
+		return out.defined() ? out : dst;
+	}
 	at::Tensor bb = b;
 	double bval = 0;
 	if (is_cpu_scalar(b)) {
@@ -175,6 +224,10 @@ at::Tensor rsub_scalar_k(const at::Tensor &a, const at::Scalar &b, const at::Sca
 at::Tensor div_mode_k(const at::Tensor &a, const at::Tensor &b,
 		      std::optional<c10::string_view> mode)
 {
+	// floor division of integers is floor_divide (exact on the integer mode)
+	if (mode.has_value() && *mode == "floor" && integral(at::result_type(a, b)) &&
+	    at::result_type(a, b) != at::kBool)
+		return at::floor_divide(a, b);
 	if (mode.has_value())
 		return SPYRE_FALLBACK(div_Tensor_mode, a, b, mode);
 	return at::div(a, b);
@@ -198,8 +251,8 @@ at::Tensor &div_mode_k_out(const at::Tensor &a, const at::Tensor &b,
 // ---- unary ops --------------------------------------------------------------
 //
 // The op table's unary ops with a plain aten::<name> are registered from the
-// table (ops_table.cpp); gelu picks its row from an argument and bitwise_not
-// is logical_not on bools only, so they call the same out kernel by hand.
+// table (ops_table.cpp, bitwise_not included); gelu picks its row from an
+// argument, so it calls the same out kernel by hand.
 
 spyre_unary_op gelu_op(c10::string_view approximate)
 {
@@ -236,38 +289,6 @@ at::Tensor &gelu_k_out(const at::Tensor &x, c10::string_view approximate, at::Te
 	return out;
 }
 
-// ~x of a bool tensor is logical_not; other dtypes' bit patterns have no
-// card function.
-bool bitwise_not_ok(const at::Tensor &x)
-{
-	return x.scalar_type() == at::kBool && card_runs(SPYRE_UN_LOGICAL_NOT, x);
-}
-
-at::Tensor bitwise_not_k(const at::Tensor &x)
-{
-	if (!bitwise_not_ok(x))
-		return SPYRE_FALLBACK(bitwise_not, x);
-	at::Tensor out = at::empty(x.sizes(), x.options());
-	unary_out("bitwise_not", SPYRE_UN_LOGICAL_NOT, x, out, OpForm::Functional);
-	return out;
-}
-
-at::Tensor &bitwise_not_k_(at::Tensor &x)
-{
-	if (!bitwise_not_ok(x))
-		return SPYRE_FALLBACK(bitwise_not_, x);
-	unary_out("bitwise_not_", SPYRE_UN_LOGICAL_NOT, x, x, OpForm::InPlace);
-	return x;
-}
-
-at::Tensor &bitwise_not_k_out(const at::Tensor &x, at::Tensor &out)
-{
-	if (!bitwise_not_ok(x) || out.scalar_type() != at::kBool)
-		return SPYRE_FALLBACK(bitwise_not_out, x, out);
-	unary_out("bitwise_not.out", SPYRE_UN_LOGICAL_NOT, x, out, OpForm::Out);
-	return out;
-}
-
 // ---- clamp, pow -------------------------------------------------------------
 
 at::Tensor clamp_run(const char *name, const at::Tensor &x, double lo, double hi, at::Tensor out,
@@ -297,12 +318,34 @@ double bound(const std::optional<at::Scalar> &s, double dflt)
 	return s.has_value() ? s->toDouble() : dflt;
 }
 
+// An integer clamp bound the card takes exactly: none, or an integer of
+// @dt's range (a double holds it: |v| <= 2^53). Others (a float bound
+// promotes the result to float) take the fallback.
+bool int_bound(const std::optional<at::Scalar> &s, at::ScalarType dt)
+{
+	if (!s.has_value())
+		return true;
+	if (!s->isIntegral(false))
+		return false;
+	int64_t v = s->toLong();
+	if (dt == at::kInt)
+		return v >= INT32_MIN && v <= INT32_MAX;
+	return v >= -(int64_t(1) << 53) && v <= (int64_t(1) << 53);
+}
+
+bool clamp_ok(const at::Tensor &x, const std::optional<at::Scalar> &lo,
+	      const std::optional<at::Scalar> &hi)
+{
+	return card_float(x.scalar_type()) ||
+	       (card_int(x) && int_bound(lo, x.scalar_type()) && int_bound(hi, x.scalar_type()));
+}
+
 at::Tensor clamp_k(const at::Tensor &x, const std::optional<at::Scalar> &lo,
 		   const std::optional<at::Scalar> &hi)
 {
 	TORCH_CHECK(lo.has_value() || hi.has_value(),
 		    "torch.clamp: At least one of 'min' or 'max' must not be None");
-	if (!card_float(x.scalar_type()))
+	if (!clamp_ok(x, lo, hi))
 		return SPYRE_FALLBACK(clamp, x, lo, hi);
 	return clamp_run("clamp", x, bound(lo, -kInf), bound(hi, kInf), {}, false);
 }
@@ -312,7 +355,7 @@ at::Tensor &clamp_k_(at::Tensor &x, const std::optional<at::Scalar> &lo,
 {
 	TORCH_CHECK(lo.has_value() || hi.has_value(),
 		    "torch.clamp: At least one of 'min' or 'max' must not be None");
-	if (!card_float(x.scalar_type()))
+	if (!clamp_ok(x, lo, hi))
 		return SPYRE_FALLBACK(clamp_, x, lo, hi);
 	clamp_run("clamp_", x, bound(lo, -kInf), bound(hi, kInf), x, true);
 	return x;
@@ -323,7 +366,7 @@ at::Tensor &clamp_k_out(const at::Tensor &x, const std::optional<at::Scalar> &lo
 {
 	TORCH_CHECK(lo.has_value() || hi.has_value(),
 		    "torch.clamp: At least one of 'min' or 'max' must not be None");
-	if (!card_float(x.scalar_type()))
+	if (!clamp_ok(x, lo, hi) || out.scalar_type() != x.scalar_type())
 		return SPYRE_FALLBACK(clamp_out, x, lo, hi, out);
 	clamp_run("clamp.out", x, bound(lo, -kInf), bound(hi, kInf), out, false);
 	return out;
@@ -332,20 +375,20 @@ at::Tensor &clamp_k_out(const at::Tensor &x, const std::optional<at::Scalar> &lo
 #define CLAMP_SIDE(fn, aten, lo, hi)                                                             \
 	at::Tensor fn(const at::Tensor &x, const at::Scalar &v)                                  \
 	{                                                                                        \
-		if (!card_float(x.scalar_type()))                                                \
+		if (!clamp_ok(x, v, std::nullopt))                                               \
 			return SPYRE_FALLBACK(aten, x, v);                                       \
 		return clamp_run(#aten, x, lo, hi, {}, false);                                   \
 	}                                                                                        \
 	at::Tensor &fn##_(at::Tensor &x, const at::Scalar &v)                                    \
 	{                                                                                        \
-		if (!card_float(x.scalar_type()))                                                \
+		if (!clamp_ok(x, v, std::nullopt))                                               \
 			return SPYRE_FALLBACK(aten##_, x, v);                                    \
 		clamp_run(#aten "_", x, lo, hi, x, true);                                        \
 		return x;                                                                        \
 	}                                                                                        \
 	at::Tensor &fn##_out(const at::Tensor &x, const at::Scalar &v, at::Tensor &out)          \
 	{                                                                                        \
-		if (!card_float(x.scalar_type()))                                                \
+		if (!clamp_ok(x, v, std::nullopt) || out.scalar_type() != x.scalar_type())       \
 			return SPYRE_FALLBACK(aten##_out, x, v, out);                            \
 		clamp_run(#aten ".out", x, lo, hi, out, false);                                  \
 		return out;                                                                      \
@@ -441,6 +484,8 @@ at::Tensor on_card(const at::Tensor &t, at::ScalarType dt, const at::Device &dev
 {
 	if (!is_cpu_scalar(t))
 		return card_cast(t, dt);
+	if (dt == at::kInt || dt == at::kLong)
+		return t.to(dt).to(device);	/* exact bytes */
 	at::Tensor v = at::empty({}, at::TensorOptions().device(device).dtype(dt));
 	spyre_tensor d = describe(v);
 	check_op(spyre_op_fill(ops_context(device.index()), launch_stream(v), scalar_of(t), &d),
@@ -458,7 +503,8 @@ std::optional<at::ScalarType> where_dtype(const at::Tensor &cond, const at::Tens
 		if (!is_cpu_scalar(*t) && t->device() != cond.device())
 			return std::nullopt;
 	auto dt = at::result_type(a, b);
-	if (!card_float(dt))
+	if (!card_float(dt) && !((dt == at::kInt || dt == at::kLong) &&
+				 card_int(at::empty({}, cond.options().dtype(dt)))))
 		return std::nullopt;
 	return dt;
 }
@@ -507,10 +553,11 @@ at::Tensor &where_k_out(const at::Tensor &cond, const at::Tensor &a, const at::T
 	return out;
 }
 
-bool masked_fill_ok(const at::Tensor &x, const at::Tensor &mask)
+// An integer x takes an integer fill value of its range exactly.
+bool masked_fill_ok(const at::Tensor &x, const at::Tensor &mask, const at::Scalar &v)
 {
-	return card_float(x.scalar_type()) && mask.device() == x.device() &&
-	       mask.scalar_type() == at::kBool;
+	return (card_float(x.scalar_type()) || (card_int(x) && int_bound(v, x.scalar_type()))) &&
+	       mask.device() == x.device() && mask.scalar_type() == at::kBool;
 }
 
 at::Tensor masked_fill_run(const char *name, const at::Tensor &x, const at::Tensor &mask,
@@ -546,14 +593,14 @@ double fill_value(const at::Tensor &v)
 
 at::Tensor masked_fill_s(const at::Tensor &x, const at::Tensor &mask, const at::Scalar &v)
 {
-	if (!masked_fill_ok(x, mask))
+	if (!masked_fill_ok(x, mask, v))
 		return SPYRE_FALLBACK(masked_fill_Scalar, x, mask, v);
 	return masked_fill_run("masked_fill", x, mask, v.toDouble(), {}, false);
 }
 
 at::Tensor &masked_fill_s_(at::Tensor &x, const at::Tensor &mask, const at::Scalar &v)
 {
-	if (!masked_fill_ok(x, mask))
+	if (!masked_fill_ok(x, mask, v))
 		return SPYRE_FALLBACK(masked_fill__Scalar, x, mask, v);
 	masked_fill_run("masked_fill_", x, mask, v.toDouble(), x, true);
 	return x;
@@ -561,14 +608,14 @@ at::Tensor &masked_fill_s_(at::Tensor &x, const at::Tensor &mask, const at::Scal
 
 at::Tensor masked_fill_t(const at::Tensor &x, const at::Tensor &mask, const at::Tensor &v)
 {
-	if (!masked_fill_ok(x, mask))
+	if (v.dim() != 0 || !masked_fill_ok(x, mask, v.item()))
 		return SPYRE_FALLBACK(masked_fill_Tensor, x, mask, v);
 	return masked_fill_run("masked_fill", x, mask, fill_value(v), {}, false);
 }
 
 at::Tensor &masked_fill_t_(at::Tensor &x, const at::Tensor &mask, const at::Tensor &v)
 {
-	if (!masked_fill_ok(x, mask))
+	if (v.dim() != 0 || !masked_fill_ok(x, mask, v.item()))
 		return SPYRE_FALLBACK(masked_fill__Tensor, x, mask, v);
 	masked_fill_run("masked_fill_", x, mask, fill_value(v), x, true);
 	return x;
@@ -583,9 +630,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("div.Tensor_mode", div_mode_k);
 	m.impl("div_.Tensor_mode", div_mode_k_);
 	m.impl("div.out_mode", div_mode_k_out);
-	m.impl("bitwise_not", bitwise_not_k);
-	m.impl("bitwise_not_", bitwise_not_k_);
-	m.impl("bitwise_not.out", bitwise_not_k_out);
 #define REG_UNARY(name)                                                                          \
 	m.impl(#name, name##_k);                                                                 \
 	m.impl(#name "_", name##_k_);                                                            \

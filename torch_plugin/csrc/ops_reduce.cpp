@@ -110,7 +110,8 @@ at::Tensor reduce_run(const char *name, spyre_reduce_op op, const at::Tensor &x_
 	} else if (dims.size() == 1) {
 		reduce_one(op, unexpanded(card_cast(x_in, dt)), dims[0], keepdim, dst, name);
 	} else {
-		at::ScalarType acc = dims.size() > 1 ? at::kFloat : dt;
+		// floats accumulate in fp32; integers stay exact in their own dtype
+		at::ScalarType acc = dims.size() > 1 && card_float(dt) ? at::kFloat : dt;
 		at::Tensor cur = unexpanded(card_cast(x_in, acc));
 		for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
 			auto s = cur.sizes().vec();
@@ -126,13 +127,26 @@ at::Tensor reduce_run(const char *name, spyre_reduce_op op, const at::Tensor &x_
 	return out.defined() ? out : dst;
 }
 
-// The dtype a sum/mean computes in, or nullopt for the fallback.
-std::optional<at::ScalarType> reduce_dtype(const at::Tensor &x,
-					   std::optional<at::ScalarType> dtype)
+// An int32/int64 result the card computes exactly (its integer mode).
+bool exact_int_result(const at::Tensor &x, at::ScalarType dt)
 {
-	at::ScalarType dt = dtype.value_or(x.scalar_type());
-	if (!card_float(dt) || !to_spyre_dtype(x.scalar_type()) || x.scalar_type() == at::kLong ||
-	    x.dim() > SPYRE_MAX_DIMS)
+	return (dt == at::kInt || dt == at::kLong) &&
+	       card_int(at::empty({}, x.options().dtype(dt)));
+}
+
+// The dtype a sum/mean computes in, or nullopt for the fallback. A sum of
+// integers or bools is int64 unless asked otherwise (PyTorch's rule), and
+// exact: the card wraps in the result dtype as PyTorch does.
+std::optional<at::ScalarType> reduce_dtype(const at::Tensor &x,
+					   std::optional<at::ScalarType> dtype, bool ints = false)
+{
+	bool integral = at::isIntegralType(x.scalar_type(), true);
+	at::ScalarType dt = dtype.value_or(integral && ints ? at::kLong : x.scalar_type());
+	if (!to_spyre_dtype(x.scalar_type()) || x.dim() > SPYRE_MAX_DIMS)
+		return std::nullopt;
+	if (ints && exact_int_result(x, dt) && (integral || card_float(x.scalar_type())))
+		return dt;
+	if (!card_float(dt) || (x.scalar_type() == at::kLong && !card_int(x)))
 		return std::nullopt;
 	return dt;
 }
@@ -140,7 +154,7 @@ std::optional<at::ScalarType> reduce_dtype(const at::Tensor &x,
 at::Tensor sum_k(const at::Tensor &x, at::OptionalIntArrayRef dims, bool keepdim,
 		 std::optional<at::ScalarType> dtype)
 {
-	auto dt = reduce_dtype(x, dtype);
+	auto dt = reduce_dtype(x, dtype, true);
 	if (!dt)
 		return SPYRE_FALLBACK(sum_dim_IntList, x, dims, keepdim, dtype);
 	return reduce_run("sum", SPYRE_RED_SUM, x, dims, keepdim, *dt, {});
@@ -148,7 +162,7 @@ at::Tensor sum_k(const at::Tensor &x, at::OptionalIntArrayRef dims, bool keepdim
 
 at::Tensor sum_all_k(const at::Tensor &x, std::optional<at::ScalarType> dtype)
 {
-	auto dt = reduce_dtype(x, dtype);
+	auto dt = reduce_dtype(x, dtype, true);
 	if (!dt)
 		return SPYRE_FALLBACK(sum, x, dtype);
 	return reduce_run("sum", SPYRE_RED_SUM, x, std::nullopt, false, *dt, {});
@@ -157,7 +171,7 @@ at::Tensor sum_all_k(const at::Tensor &x, std::optional<at::ScalarType> dtype)
 at::Tensor &sum_k_out(const at::Tensor &x, at::OptionalIntArrayRef dims, bool keepdim,
 		      std::optional<at::ScalarType> dtype, at::Tensor &out)
 {
-	auto dt = reduce_dtype(x, dtype.has_value() ? dtype : out.scalar_type());
+	auto dt = reduce_dtype(x, dtype.has_value() ? dtype : out.scalar_type(), true);
 	if (!dt)
 		return SPYRE_FALLBACK(sum_IntList_out, x, dims, keepdim, dtype, out);
 	reduce_run("sum.out", SPYRE_RED_SUM, x, dims, keepdim, *dt, out);
@@ -193,7 +207,7 @@ at::Tensor &mean_k_out(const at::Tensor &x, at::OptionalIntArrayRef dims, bool k
 
 bool minmax_ok(const at::Tensor &x)
 {
-	return card_float(x.scalar_type()) && x.dim() <= SPYRE_MAX_DIMS;
+	return (card_float(x.scalar_type()) || card_int(x)) && x.dim() <= SPYRE_MAX_DIMS;
 }
 
 #define AMINMAX(fn, aten, op)                                                                    \
@@ -254,9 +268,14 @@ at::Tensor argmax_run(const char *name, const at::Tensor &x_in, int64_t dim, boo
 	auto *s = launch_stream(x_in);
 	at::Tensor x = unexpanded(x_in);
 	if (negate) {
+		// argmin is argmax of an order-reversing map: -x, or for integers ~x
+		// (-x of the minimum wraps to itself)
 		x = at::empty(x_in.sizes(), x_in.options());
 		spyre_tensor a = describe(x_in), b = describe(x);
-		check_op(spyre_op_unary(ops, s, SPYRE_UN_NEG, &a, &b), name);
+		check_op(spyre_op_unary(ops, s, card_float(x.scalar_type()) ? SPYRE_UN_NEG :
+									    SPYRE_UN_BITWISE_NOT,
+					&a, &b),
+			 name);
 	}
 	at::Tensor idx = at::empty(shape, x.options().dtype(at::kInt));
 	spyre_tensor xd = describe(x), id = describe(idx);
@@ -344,10 +363,17 @@ at::Tensor along_run(const char *name, AlongFn fn, const at::Tensor &x_in, int64
 	return out.defined() ? out : dst;
 }
 
+// cumsum's dtype: integers and bools sum in int64 unless asked (PyTorch's
+// rule), exactly.
 std::optional<at::ScalarType> along_dtype(const at::Tensor &x, std::optional<at::ScalarType> dt)
 {
-	auto r = dt.value_or(x.scalar_type());
-	if (!card_float(r) || !to_spyre_dtype(x.scalar_type()) || x.scalar_type() == at::kLong)
+	bool integral = at::isIntegralType(x.scalar_type(), true);
+	auto r = dt.value_or(integral ? at::kLong : x.scalar_type());
+	if (!to_spyre_dtype(x.scalar_type()))
+		return std::nullopt;
+	if (exact_int_result(x, r))
+		return r;
+	if (!card_float(r) || (x.scalar_type() == at::kLong && !card_int(x)))
 		return std::nullopt;
 	return r;
 }

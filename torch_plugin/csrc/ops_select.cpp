@@ -134,8 +134,8 @@ at::Tensor &nonzero_out(const at::Tensor &self, at::Tensor &out)
 }
 
 // The elements of @src (broadcast with @mask) where @mask is true, in
-// row-major order. Integer and bool data take the fp32 path of every
-// integer op (exact to 2^24, ops_integer.h).
+// row-major order. int32/int64 rows move exactly (card interface 1.9),
+// bools through fp32 (0 and 1 are exact).
 at::Tensor spyre_masked_select(const at::Tensor &src, const at::Tensor &mask)
 {
 	TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
@@ -149,6 +149,11 @@ at::Tensor spyre_masked_select(const at::Tensor &src, const at::Tensor &mask)
 	c10::DeviceGuard guard(src.device());
 	auto both = at::broadcast_tensors({ src, mask });
 	at::Tensor flat = nonzero_flat("masked_select", both[1]);
+	// int32/int64 rows move exactly (the integer mode's gather); bools through fp32
+	bool exact = card_int(both[0]);
+	TORCH_CHECK_NOT_IMPLEMENTED(dt == at::kBool || !integer || exact, "spyre: masked_select "
+				    "of ", dt, " needs card interface 1.9 (exact integers)");
+	integer = integer && !exact;
 	at::Tensor data = integer ? card_cast(both[0], at::kFloat) : both[0];
 	count_device_op("masked_select");
 	if (flat.numel() == 0)

@@ -12,8 +12,9 @@
 // large batches go in chunks of rows to bound the scratch memory. topk of
 // k <= 256 largest elements from a longer row takes k rounds of argmax
 // (first maximum, NaN wins: PyTorch's order) instead. Longer rows otherwise
-// go to the counted CPU fallback. Integer and bool data go through fp32
-// like every integer op (exact to 2^24, ops_integer.h).
+// go to the counted CPU fallback. Bool data ranks through fp32 (exact);
+// int32/int64 data too when every value is within 2^24 (checked on the
+// card), else it takes the exact CPU fallback.
 #include "kernels.h"
 #include "op_tensor.h"
 
@@ -110,10 +111,18 @@ std::tuple<at::Tensor, at::Tensor> sort_any(const char *op, const at::Tensor &se
 	return { integer ? card_cast(v, dt) : v, i };
 }
 
+// int32/int64 data ranks through fp32: only when every value is exact there
+// (|x| <= 2^24, checked on the card); else the exact CPU fallback.
+bool sortable(const at::Tensor &self)
+{
+	auto dt = self.scalar_type();
+	return sortable(dt) && ((dt != at::kInt && dt != at::kLong) || ints_fit_fp32(self));
+}
+
 // Rows sort takes: others go to the (counted) fallback.
 bool sort_fits(const at::Tensor &self, int64_t dim)
 {
-	return sortable(self.scalar_type()) &&
+	return sortable(self) &&
 	       (self.dim() == 0 || self.size(c10::maybe_wrap_dim(dim, self.dim())) <= kMaxRow);
 }
 
@@ -176,7 +185,7 @@ std::tuple<at::Tensor, at::Tensor> spyre_topk(const at::Tensor &self, c10::SymIn
 	TORCH_CHECK(dt != at::kBool, "topk does not support bool dtypes on spyre"); // as the CPU
 	bool rounds = n > kMaxRow;
 	// the smallest of long rows, or many rounds: the (counted) fallback
-	if (!sortable(dt) || (rounds && (!largest || k > 256)))
+	if (!sortable(self) || (rounds && (!largest || k > 256)))
 		return SPYRE_FALLBACK(topk, self, k, dim, largest, sorted);
 	c10::DeviceGuard guard(self.device());
 	count_device_op("topk");

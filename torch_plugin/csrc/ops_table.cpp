@@ -58,12 +58,14 @@ void unary_out(const char *name, spyre_unary_op op, const at::Tensor &x, const a
 }
 
 // A float result goes to a card float (or float64, cast on the card's copy
-// path), a bool one to anything it casts to.
+// path), an integer one to an integer of the card, a bool one to anything
+// it casts to.
 bool unary_out_ok(spyre_unary_op op, const at::Tensor &out)
 {
 	if (unary_result_dtype(op, at::kFloat) == at::kBool)
 		return true;
-	return card_float(out.scalar_type()) || out.scalar_type() == at::kDouble;
+	return card_float(out.scalar_type()) || out.scalar_type() == at::kDouble ||
+	       card_int(out);
 }
 
 namespace {

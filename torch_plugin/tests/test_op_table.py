@@ -15,8 +15,10 @@ from torch_spyre.compiler import lower
 from optest import DEV, FLOATS, assert_close, on_card, rand
 
 UNARY = [r for r in op_table.rows("unary", torch_only=True)]
-FLOAT_UNARY = [r.name for r in UNARY if r.result == "same"]
+FLOAT_UNARY = [r.name for r in UNARY if r.result == "same" and "float32" in r.dtypes]
 BOOL_UNARY = [r.name for r in UNARY if r.result == "bool"]
+# rows the card computes on int32/int64 (exactly, its integer mode)
+INT_UNARY = [r.name for r in UNARY if "int64" in r.dtypes and r.result == "same"]
 # inputs inside every float row's domain (log, sqrt, rsqrt, reciprocal) and
 # across zero (NaN where the CPU gives NaN)
 RANGES = [(0.1, 3.0), (-3.0, 3.0)]
@@ -31,7 +33,8 @@ def forms(name):
     return getattr(aten, name).default, inplace, out
 
 
-BINARY = [r.name for r in op_table.rows("binary", torch_only=True)]
+BINARY = [r.name for r in op_table.rows("binary", torch_only=True) if "float32" in r.dtypes]
+INT_BINARY = [r.name for r in op_table.rows("binary", torch_only=True) if "int64" in r.dtypes]
 
 
 def overload(packet, *names):
@@ -67,6 +70,63 @@ def test_binary_row_forms(name, dtype):
             out = torch.empty(0, device=DEV, dtype=want.dtype)
             assert out_form(a.to(DEV), b.to(DEV), out=out) is out
             assert_close(out, want, scale=2)
+
+
+def int_operands(dtype):
+    """Values beyond 2^24 and 2^32 (int64) or near the int32 bounds, and
+    small positive ones (shift amounts, divisors)."""
+    big = 2 ** 40 if dtype == torch.int64 else 2 ** 28
+    g = torch.Generator().manual_seed(5)
+    a = torch.randint(-big, big, (4, 6), generator=g, dtype=torch.int64).to(dtype)
+    a[0, 0] = torch.iinfo(dtype).min
+    a[0, 1] = torch.iinfo(dtype).max
+    b = torch.randint(1, 40, (6,), generator=g, dtype=torch.int64).to(dtype)
+    b[2] = -b[2]
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32], ids=str)
+@pytest.mark.parametrize("name", INT_BINARY)
+def test_int_binary_row_forms(name, dtype):
+    """Integer rows: bit-exact against the CPU, in each form."""
+    aten = torch.ops.aten
+    packet = getattr(aten, name)
+    inplace = getattr(aten, name + "_", None)
+    a, b = int_operands(dtype)
+    f = overload(packet, "Tensor", "default")
+    with on_card():
+        want = f(a, b)
+        assert torch.equal(f(a.to(DEV), b.to(DEV)).cpu(), want)
+        if overload(packet, "Scalar"):
+            assert torch.equal(packet.Scalar(a.to(DEV), 3).cpu(), packet.Scalar(a, 3))
+        if inplace is not None and want.dtype == dtype:
+            g = overload(inplace, "Tensor", "default")
+            x = a.to(DEV)
+            assert g(x, b.to(DEV)) is x
+            assert torch.equal(x.cpu(), want)
+        out_form = overload(packet, "out", "Tensor_out")
+        if out_form:
+            out = torch.empty(0, device=DEV, dtype=want.dtype)
+            assert out_form(a.to(DEV), b.to(DEV), out=out) is out
+            assert torch.equal(out.cpu(), want)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32], ids=str)
+@pytest.mark.parametrize("name", INT_UNARY)
+def test_int_unary_row_forms(name, dtype):
+    f, inplace, out_form = forms(name)
+    a, _ = int_operands(dtype)
+    with on_card():
+        assert torch.equal(f(a.to(DEV)).cpu(), f(a))
+        assert torch.equal(f(a.to(DEV).t()).cpu(), f(a.t()))
+        if inplace:
+            x = a.to(DEV)
+            assert inplace(x) is x
+            assert torch.equal(x.cpu(), f(a))
+        if out_form:
+            out = torch.empty(0, device=DEV, dtype=dtype)
+            assert out_form(a.to(DEV), out=out) is out
+            assert torch.equal(out.cpu(), f(a))
 
 
 def test_table_reaches_python():

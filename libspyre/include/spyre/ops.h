@@ -44,7 +44,7 @@ enum spyre_dtype {
 	SPYRE_BFLOAT16 = 2,
 	SPYRE_INT8 = 4,
 	SPYRE_INT32 = 5,
-	SPYRE_INT64 = 6,	/* two int32 words: see "int64" below */
+	SPYRE_INT64 = 6,	/* an 8-byte card element from interface 1.9 */
 	SPYRE_BOOL = 7,		/* one byte, 0 or 1 (comparisons, masks) */
 };
 
@@ -149,6 +149,12 @@ const struct spyre_op_info *spyre_op_find(enum spyre_op_kind kind, int op);
  * row's dtypes), 0 when it does not: the op would fail with -EOPNOTSUPP.
  */
 int spyre_ops_supports(spyre_ops *ops, const struct spyre_op_info *op, enum spyre_dtype dt);
+/*
+ * The card interface (as hw_version) @op needs for inputs of dtype @dt:
+ * its row's, or 1.9 (SPYRE_IFACE_INT) for int32 and int64, which the card
+ * computes exactly in its vector unit's integer mode.
+ */
+uint32_t spyre_op_iface(const struct spyre_op_info *op, enum spyre_dtype dt);
 
 /* ---- Eager ops: run now on compute stream @s ------------------------------
  *
@@ -178,29 +184,25 @@ int spyre_op_pow_scalar(spyre_ops *ops, spyre_stream *s, const struct spyre_tens
 int spyre_op_clamp(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, double lo,
 		   double hi, const struct spyre_tensor *out);
 /*
- * Copy any strided view into @out (same shape); a cast when dtypes differ.
- * Float -> integer casts round to nearest even and saturate.
- *
- * int64: the card has no 64-bit elements; the library reads an int64
- * tensor by its low 32-bit words (a value outside the int32 range wraps to
- * them) and writes one as low word + sign word (needs card interface 1.3).
- * So int64 <-> int32/float/bool casts, int64 copies, fills and arange work
- * on the card for values in the int32 range; int32 <-> int64 and int64
- * copies are exact over that range on interface 1.4 cards (bit copies),
- * anything through the fp32 vector unit (float casts, fill, arange) is
- * exact up to 2^24. Other int64 ops return -EOPNOTSUPP (embedding takes
- * int64 indices directly).
+ * Copy any strided view into @out (same shape); a cast when dtypes differ,
+ * as PyTorch casts: float -> float rounds to nearest even; on card
+ * interface 1.9 float -> integer truncates toward zero (NaN and out of
+ * range: the type's minimum, as x86), integer -> integer keeps the low
+ * bits, integer -> float rounds to nearest even, -> bool is x != 0. Before
+ * 1.9 only the casts fp32 gets exactly right run (int8/int32 -> float,
+ * -> bool, same-type copies); int64 and the others return -EOPNOTSUPP.
  */
 int spyre_op_copy(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *src,
 		  const struct spyre_tensor *out);
-/* out = value everywhere (int64: |value| <= 2^24, else -EOPNOTSUPP). */
+/* out = value everywhere (integers: exact to |value| <= 2^53, else -EOPNOTSUPP). */
 int spyre_op_fill(spyre_ops *ops, spyre_stream *s, double value, const struct spyre_tensor *out);
 /*
  * out[i] = start + i * step for a 1-D @out of n elements (torch.arange with
  * n = ceil((end - start) / step), computed by the caller). Computed on the
  * card in fp32 as i * (float)step + (float)start, rounded once to out's
- * dtype: fp32/fp16/bf16, int32 or int64. Integer dtypes need integral
- * start and step and |values| <= 2^24 (else -EOPNOTSUPP); n <= 2^24.
+ * dtype: fp32/fp16/bf16; int32 or int64 exactly in the integer type (card
+ * interface 1.9; integral start and step, |start|, |step| <= 2^53, else
+ * -EOPNOTSUPP); n <= 2^24.
  */
 int spyre_op_arange(spyre_ops *ops, spyre_stream *s, double start, double step,
 		    const struct spyre_tensor *out);
@@ -288,7 +290,8 @@ int spyre_op_masked_fill(spyre_ops *ops, spyre_stream *s, const struct spyre_ten
 int spyre_op_tril(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int64_t k,
 		  int upper, const struct spyre_tensor *out);
 /*
- * out[..., D] = weight[idx[...], :]; idx int32 or int64 (below 2^31). On
+ * out[..., D] = weight[idx[...], :]; idx int32 or int64 (below 2^31);
+ * weight float, or int32/int64 on interface 1.9 (rows moved exactly). On
  * interface 1.3 cards a gather: an index outside [0, V) fails the launch
  * (reported by the next synchronize); before 1.3 a one-hot product, where
  * such an index gives a zero row.
@@ -298,7 +301,8 @@ int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tenso
 /*
  * torch.gather: out[i] = x[i with dim @dim replaced by idx[i]]; idx int32 or
  * int64 with x's number of dims, no larger than x outside @dim; out has
- * idx's shape and x's dtype (float, int32, int64; integers exact to 2^24).
+ * idx's shape and x's dtype (float, int32, int64; integers exact on
+ * interface 1.9, before it through fp32, exact to 2^24).
  * x may have at most 2^24 elements (the linear indices are built in fp32).
  * An index outside [0, x.shape[dim]) fails the launch, as embedding's.
  */

@@ -50,16 +50,6 @@ static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor 
 		return spy_err(-EINVAL, "%s: internal: result is not a fresh value", call);
 	s->io = (int)k;
 	memcpy(x->strides, out->strides, sizeof(x->strides));
-	/* an int64 result is written as two int32 word slices: they follow */
-	for (d = 0; d < g->nn; d++) {
-		struct gval *w = &g->v[g->n[d].out];
-		unsigned int k;
-
-		if (w != x && w->store == x->store && x->dt == SPYRE_INT64 &&
-		    w->dt == SPYRE_INT32)
-			for (k = 0; k < w->ndim; k++)
-				w->strides[k] = out->strides[k] * 2;
-	}
 	if (g_grow((void **)&g->outputs, &g->capout, k, sizeof(*g->outputs)))
 		return -ENOMEM;
 	g->outputs[k] = v;

@@ -55,13 +55,31 @@ int g_safe_softmax(spyre_graph *g, spyre_value x, spyre_value *out);
 int g_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v, spyre_value mask,
 	   int causal, double scale, enum spyre_dtype sdt, spyre_value *out);
 
-/* int64 as two int32 words (graph_int64.c) */
-int g_int64_low(spyre_graph *g, spyre_value x);
-int g_write_int64(spyre_graph *g, const char *call, const char *name, struct ewb *e,
-		  spyre_value *out);
-int g_cast_int64(spyre_graph *g, const char *call, spyre_value x, enum spyre_dtype dt,
+/* Exact integers in the vector unit's integer mode, interface 1.9 (graph_intops.c) */
+bool g_is_int(enum spyre_dtype dt);
+uint8_t g_int_t(enum spyre_dtype dt);
+int g_need_int(spyre_graph *g, const char *call, const char *op, const struct gval *x);
+int g_ew_iop(struct ewb *b, unsigned int func, int a, int bb, uint8_t t, int64_t k);
+int g_ew_iconst(struct ewb *b, int64_t k, uint8_t t);
+int g_int_as(struct ewb *b, int x, enum spyre_dtype dt, uint8_t t);
+int g_int_binary(spyre_graph *g, const char *call, const struct spyre_op_info *row,
+		 spyre_value a, spyre_value b, bool scalar, double s, int reverse,
 		 spyre_value *out);
-int g_fill_int64(spyre_graph *g, const char *call, unsigned int ndim, const int64_t *shape,
-		 double value, spyre_value *out);
+int g_int_unary(spyre_graph *g, const char *call, const struct spyre_op_info *row,
+		spyre_value x, spyre_value *out);
+int g_int_cast(spyre_graph *g, const char *call, spyre_value x, enum spyre_dtype dt,
+	       spyre_value *out);
+int g_int_fill(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t *shape,
+	       double value, spyre_value *out);
+int g_int_arange(spyre_graph *g, const char *call, double start, double step, int64_t n,
+		 enum spyre_dtype dt, spyre_value io, spyre_value *out);
+int g_int_reduce_expr(spyre_graph *g, const char *call, const struct spyre_op_info *row,
+		      spyre_value x, struct ewb *e);
+int g_int_where(spyre_graph *g, const char *call, spyre_value cond, spyre_value a,
+		spyre_value b, spyre_value *out);
+int g_int_masked_fill(spyre_graph *g, const char *call, spyre_value x, spyre_value mask,
+		      double value, spyre_value *out);
+int g_int_clamp(spyre_graph *g, const char *call, spyre_value x, double lo, double hi,
+		spyre_value *out);
 
 #endif

@@ -118,8 +118,11 @@ int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 		return spy_err(-EINVAL, "%s: out is NULL", call);
 	W = &g->v[weight];
 	I = &g->v[idx];
-	if (W->ndim != 2 || !g_is_float(W->dt))
-		return spy_err(-EINVAL, "%s: weight must be a float [V, D] matrix", call);
+	/* integer rows move as bytes (LOAD GATHER), exactly; exact ints need 1.9 */
+	if (W->ndim != 2 ||
+	    !(g_is_float(W->dt) || (g_is_int(W->dt) && g->ops->hw_version >= SPYRE_IFACE_INT)))
+		return spy_err(-EINVAL, "%s: weight must be a float (or, on interface 1.9, "
+			       "int32/int64) [V, D] matrix", call);
 	if (I->dt != SPYRE_INT32 && I->dt != SPYRE_INT64)
 		return spy_err(-EINVAL, "%s: indices must be int32 or int64, not %s", call,
 			       spyre_dtype_name(I->dt));
@@ -283,8 +286,13 @@ int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int d
 	ret = g_norm_dim(call, x0, dim, &dim);
 	if (ret)
 		return ret;
-	if (!x0->ndim || x0->dt == SPYRE_INT64)
-		return spy_err(-EINVAL, "%s: cat of scalars or int64 values", call);
+	if (!x0->ndim)
+		return spy_err(-EINVAL, "%s: cat of scalars", call);
+	if (x0->dt == SPYRE_INT64) {
+		ret = g_need_int(g, call, "cat", x0);	/* int64 elements: 1.9 */
+		if (ret)
+			return ret;
+	}
 	memcpy(shape, x0->shape, sizeof(shape));
 	shape[dim] = 0;
 	for (i = 0; i < n; i++) {
@@ -318,7 +326,10 @@ int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int d
 		sv = g_value(g, sl.dt, sl.ndim, sl.shape, sl.strides, sl.off, s);
 		if (sv < 0)
 			return sv;
-		g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, xs[i]), -1, 0, 0);
+		if (g_is_int(sl.dt) && g->ops->hw_version >= SPYRE_IFACE_INT)
+			g_ew_iop(&e, SPYRE_VF_COPY, g_ew_in(&e, xs[i]), -1, g_int_t(sl.dt), 0);
+		else
+			g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, xs[i]), -1, 0, 0);
 		g_ew_fix(&e);
 		if (g_grow((void **)&g->n, &g->capn, g->nn, sizeof(*g->n)))
 			return -ENOMEM;

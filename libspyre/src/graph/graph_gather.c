@@ -80,8 +80,9 @@ int spyre_graph_gather(spyre_graph *g, spyre_value x, int dim, spyre_value idx,
 	if (!one) /* nothing to gather: an empty result of idx's shape */
 		return spyre_graph_cast(g, idx, xdt, out);
 
-	/* the elements of x as rows of one (ints through fp32, exact to 2^24) */
-	work = g_is_float(xdt) ? xdt : SPYRE_FLOAT32;
+	/* the elements of x as rows of one (ints: moved exactly on 1.9, else fp32 to 2^24) */
+	work = g_is_float(xdt) || (g_is_int(xdt) && g->ops->hw_version >= SPYRE_IFACE_INT) ?
+		       xdt : SPYRE_FLOAT32;
 	ret = spyre_graph_cast(g, x, work, &table);
 	row[0] = numel;
 	row[1] = 1;

@@ -267,6 +267,8 @@ int spyre_graph_unary(spyre_graph *g, enum spyre_unary_op op, spyre_value x, spy
 	ret = g_check_row(g, call, row, &g->v[x]);
 	if (ret)
 		return ret;
+	if ((g_is_int(g->v[x].dt) && !(row->flags & SPYRE_OPF_TRUTH)) || op == SPYRE_UN_BITWISE_NOT)
+		return g_int_unary(g, call, row, x, out);
 	if (un_expr(&b, op, g_ew_in(&b, x)) < 0)
 		return g_unsupported(call, row->name, &g->v[x],
 				     "the card has no vector function for it");
@@ -304,6 +306,8 @@ int spyre_graph_binary(spyre_graph *g, enum spyre_binary_op op, spyre_value a, s
 	ret = g_check_row(g, call, row, &g->v[a]);
 	if (ret)
 		return ret;
+	if (!(row->flags & SPYRE_OPF_TRUTH) && !g_is_float(g->v[a].dt))
+		return g_int_binary(g, call, row, a, b, false, 0, 0, out);
 	bin_expr(&e, row, g_ew_in(&e, a), g_ew_in(&e, b));
 	return g_make_ew(g, call, row->name, &e, result_dtype(row, g->v[a].dt), out);
 }
@@ -320,6 +324,10 @@ int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_val
 		return ret;
 	if (!out || !row)
 		return spy_err(-EINVAL, "%s: bad op %d or out is NULL", call, (int)op);
+	if (g_is_int(g->v[a].dt) && !(row->flags & SPYRE_OPF_TRUTH)) {
+		ret = g_check_row(g, call, row, &g->v[a]);
+		return ret ? ret : g_int_binary(g, call, row, a, -1, true, scalar, reverse, out);
+	}
 	/* the scalar is an fp32 vector operand: float tensors only */
 	if (!g_is_float(g->v[a].dt))
 		return g_unsupported(call, row->name, &g->v[a], "float dtypes only");
@@ -351,6 +359,8 @@ int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre
 		return ret;
 	if (!out)
 		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (g_is_int(g->v[x].dt))
+		return g_int_clamp(g, call, x, lo, hi, out);
 	if (!g_is_float(g->v[x].dt))
 		return g_unsupported(call, "clamp", &g->v[x], "float dtypes only");
 	i = g_ew_in(&e, x);
@@ -411,17 +421,32 @@ int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_v
 {
 	static const char *call = "spyre_graph_cast";
 	struct ewb e = { 0 };
+	enum spyre_dtype sdt;
 	int ret = g_check_val(g, call, x, "x");
 
 	if (ret)
 		return ret;
 	if (!out || !spyre_dtype_bytes(dt))
 		return spy_err(-EINVAL, "%s: bad dtype %d or out is NULL", call, (int)dt);
-	if ((!castable(g->v[x].dt) && g->v[x].dt != SPYRE_INT64) ||
-	    (!castable(dt) && dt != SPYRE_INT64))
+	sdt = g->v[x].dt;
+	if ((!castable(sdt) && sdt != SPYRE_INT64) || (!castable(dt) && dt != SPYRE_INT64))
 		return g_unsupported(call, "cast", &g->v[x], "no card conversion for this dtype");
-	if (g->v[x].dt == SPYRE_INT64 || dt == SPYRE_INT64)
-		return g_cast_int64(g, call, x, dt, out);
+	if (dt == SPYRE_BOOL && sdt != SPYRE_BOOL && sdt != SPYRE_INT64) {
+		/* x != 0 (NaN is true), exact in fp32 for every other dtype */
+		ret = g_need_select(g, call, "cast", &g->v[x]);
+		if (ret)
+			return ret;
+		g_ew_op(&e, SPYRE_VF_CMP_NE, g_ew_in(&e, x), g_ew_const(&e, 0.0f), 0, 0);
+		return g_make_ew(g, call, "cast", &e, dt, out);
+	}
+	/*
+	 * Integer results and int64 sources: the integer mode (1.9), exact;
+	 * float -> integer truncates toward zero. Older cards keep only the
+	 * conversions fp32 gets right: int8/int32 -> float, same-type copies.
+	 */
+	if (sdt == SPYRE_INT64 || (g_is_int(dt) || dt == SPYRE_INT8 ? sdt != dt ||
+				   g->ops->hw_version >= SPYRE_IFACE_INT : false))
+		return g_int_cast(g, call, x, dt, out);
 	g_ew_op(&e, SPYRE_VF_COPY, g_ew_in(&e, x), -1, 0, 0);
 	return g_make_ew(g, call, "cast", &e, dt, out);
 }
@@ -491,7 +516,7 @@ int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
 	n->nin = 1;
 	n->in[0] = -1;
 	n->nuops = 1;
-	n->u[0] = (struct uop){ U_VF, SPYRE_VF_COPY, 0, -1, 0, 0 };
+	n->u[0] = (struct uop){ .kind = U_VF, .func = SPYRE_VF_COPY, .a = 0, .b = -1 };
 	return 0;
 }
 
@@ -635,6 +660,12 @@ int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, i
 			oshape[ond++] = X->shape[d];
 		else if (keepdim)
 			oshape[ond++] = 1;
+	if (g_is_int(X->dt)) {
+		ret = g_int_reduce_expr(g, call, row, x, &e);
+		if (ret)
+			return ret;
+		return row_node(g, call, row->name, &e, x, dim, true, ond, oshape, X->dt, out);
+	}
 	i = g_ew_in(&e, x);
 	switch (op) {
 	case SPYRE_RED_SUM:
@@ -753,8 +784,13 @@ int spyre_graph_argmax(spyre_graph *g, spyre_value x, int dim, int keepdim, spyr
 	ret = g_norm_dim(call, &g->v[x], dim, &dim);
 	if (ret)
 		return ret;
-	if (!g_is_float(g->v[x].dt))
-		return g_unsupported(call, "argmax", &g->v[x], "float dtypes only");
+	if (!g_is_float(g->v[x].dt) && !g_is_int(g->v[x].dt))
+		return g_unsupported(call, "argmax", &g->v[x], "float and integer dtypes only");
+	if (g_is_int(g->v[x].dt)) {
+		ret = g_need_int(g, call, "argmax", &g->v[x]);
+		if (ret)
+			return ret;
+	}
 	if (!g->v[x].shape[dim])
 		return spy_err(-EINVAL, "%s: argmax over an empty dim", call);
 	ret = g_need_select(g, call, "argmax", &g->v[x]);
@@ -767,7 +803,10 @@ int spyre_graph_argmax(spyre_graph *g, spyre_value x, int dim, int keepdim, spyr
 			oshape[ond++] = sh[d];
 		else if (keepdim)
 			oshape[ond++] = 1;
-	g_ew_op(&e, SPYRE_VF_ARGMAX_ROW, g_ew_in(&e, x), -1, 0, 0);
+	if (g_is_int(g->v[x].dt))
+		g_ew_iop(&e, SPYRE_VF_ARGMAX_ROW, g_ew_in(&e, x), -1, g_int_t(g->v[x].dt), 0);
+	else
+		g_ew_op(&e, SPYRE_VF_ARGMAX_ROW, g_ew_in(&e, x), -1, 0, 0);
 	return row_node(g, call, "argmax", &e, x, dim, true, ond, oshape, SPYRE_INT32, out);
 }
 
@@ -786,14 +825,18 @@ int spyre_graph_cumsum(spyre_graph *g, spyre_value x, int dim, spyre_value *out)
 	ret = g_norm_dim(call, &g->v[x], dim, &dim);
 	if (ret)
 		return ret;
-	if (!g_is_float(g->v[x].dt))
-		return g_unsupported(call, "cumsum", &g->v[x], "float dtypes only");
-	ret = g_need_select(g, call, "cumsum", &g->v[x]);
+	if (!g_is_float(g->v[x].dt) && !g_is_int(g->v[x].dt))
+		return g_unsupported(call, "cumsum", &g->v[x], "float and integer dtypes only");
+	ret = g_is_int(g->v[x].dt) ? g_need_int(g, call, "cumsum", &g->v[x]) :
+				     g_need_select(g, call, "cumsum", &g->v[x]);
 	if (ret)
 		return ret;
 	nd = g->v[x].ndim;
 	memcpy(sh, g->v[x].shape, sizeof(sh));
-	g_ew_op(&e, SPYRE_VF_CUMSUM_ROW, g_ew_in(&e, x), -1, 0, 0);
+	if (g_is_int(g->v[x].dt))
+		g_ew_iop(&e, SPYRE_VF_CUMSUM_ROW, g_ew_in(&e, x), -1, g_int_t(g->v[x].dt), 0);
+	else
+		g_ew_op(&e, SPYRE_VF_CUMSUM_ROW, g_ew_in(&e, x), -1, 0, 0);
 	return row_node(g, call, "cumsum", &e, x, dim, false, nd, sh, g->v[x].dt, out);
 }
 
@@ -878,8 +921,10 @@ int g_fill(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t
 	int64_t sh[SPYRE_MAX_DIMS];
 	int ret;
 
-	if (dt == SPYRE_INT64)
-		return g_fill_int64(g, "fill", ndim, shape, value, out);
+	/* integers exactly on 1.9; before, int32 only where fp32 holds the value */
+	if (dt == SPYRE_INT64 || (dt == SPYRE_INT32 && (g->ops->hw_version >= SPYRE_IFACE_INT ||
+							 fabs(value) > (double)(1 << 24))))
+		return g_int_fill(g, dt, ndim, shape, value, out);
 	memcpy(sh, shape, ndim * sizeof(int64_t));
 	g_ew_const(&e, (float)value);
 	g_ew_fix(&e);
@@ -911,6 +956,8 @@ int spyre_graph_where(spyre_graph *g, spyre_value cond, spyre_value a, spyre_val
 		return ret;
 	if (!out)
 		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (g->v[a].dt == g->v[b].dt && g_is_int(g->v[a].dt))
+		return g_int_where(g, call, cond, a, b, out);
 	if (g->v[a].dt != g->v[b].dt || !g_is_float(g->v[a].dt) || g->v[cond].dt == SPYRE_INT64)
 		return spy_err(-EINVAL, "%s: a and b must share a float dtype (%s, %s), cond not "
 			       "int64", call, spyre_dtype_name(g->v[a].dt),
@@ -940,6 +987,8 @@ int spyre_graph_masked_fill(spyre_graph *g, spyre_value x, spyre_value mask, dou
 		return ret;
 	if (!out)
 		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (g_is_int(g->v[x].dt))
+		return g_int_masked_fill(g, call, x, mask, value, out);
 	if (!g_is_float(g->v[x].dt) || g->v[mask].dt == SPYRE_INT64)
 		return g_unsupported(call, "masked_fill", &g->v[x], "float x, mask not int64");
 	ret = g_need_select(g, call, "masked_fill", &g->v[x]);

@@ -39,27 +39,40 @@ const struct spyre_op_info *spyre_op_find(enum spyre_op_kind kind, int op)
 	return NULL;
 }
 
+uint32_t spyre_op_iface(const struct spyre_op_info *op, enum spyre_dtype dt)
+{
+	uint32_t need = op ? op->iface : 0;
+
+	/* exact integers are the vector unit's integer mode (1.9) */
+	if (op && (dt == SPYRE_INT64 || (dt == SPYRE_INT32 && !(op->flags & SPYRE_OPF_TRUTH))) &&
+	    need < SPYRE_IFACE_INT)
+		need = SPYRE_IFACE_INT;
+	return need;
+}
+
 int spyre_ops_supports(spyre_ops *ops, const struct spyre_op_info *op, enum spyre_dtype dt)
 {
 	if (!ops || !op || (unsigned int)dt >= 32)
 		return 0;
-	return ops->hw_version >= op->iface && (op->dtypes & SPYRE_DTYPE_BIT(dt)) != 0;
+	return ops->hw_version >= spyre_op_iface(op, dt) &&
+	       (op->dtypes & SPYRE_DTYPE_BIT(dt)) != 0;
 }
 
 int g_check_row(spyre_graph *g, const char *call, const struct spyre_op_info *op,
 		const struct gval *x)
 {
-	char why[96];
+	char why[128];
 
 	if ((unsigned int)x->dt >= 32 || !(op->dtypes & SPYRE_DTYPE_BIT(x->dt)))
 		return g_unsupported(call, op->name, x,
 				     op->dtypes == SPYRE_DTYPES_FLOAT ? "float dtypes only" :
-				     x->dt == SPYRE_INT64		 ? "no int64 on the card" :
 									   "no card function for this dtype");
-	if (g->ops->hw_version >= op->iface)
+	if (g->ops->hw_version >= spyre_op_iface(op, x->dt))
 		return 0;
-	snprintf(why, sizeof(why), "needs card interface %u.%u (its vector functions), this card is "
-		 "%u.%u", SPYRE_HW_VERSION_MAJOR_OF(op->iface), SPYRE_HW_VERSION_MINOR_OF(op->iface),
+	snprintf(why, sizeof(why), "needs card interface %u.%u (its vector functions%s), this card "
+		 "is %u.%u", SPYRE_HW_VERSION_MAJOR_OF(spyre_op_iface(op, x->dt)),
+		 SPYRE_HW_VERSION_MINOR_OF(spyre_op_iface(op, x->dt)),
+		 spyre_op_iface(op, x->dt) > op->iface ? ": exact integers" : "",
 		 SPYRE_HW_VERSION_MAJOR_OF(g->ops->hw_version),
 		 SPYRE_HW_VERSION_MINOR_OF(g->ops->hw_version));
 	return g_unsupported(call, op->name, x, why);

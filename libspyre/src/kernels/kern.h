@@ -43,11 +43,21 @@ enum {
 	U_CONST,	/* scalar constant imm0 */
 };
 
+/*
+ * @dt: the ISA dtype the result is kept in (0: FP32, the fp32 mode). An
+ * integer @dt (INT32, INT64; card interface 1.9) runs the function in the
+ * vector unit's integer mode, exact and wrapping in that type, its
+ * operands of that same type (a COPY converts from any type); so does a
+ * COPY of an INT64 value to fp32. U_CONST of an integer @dt is @k.
+ */
 struct uop {
 	uint8_t kind, func;
 	int8_t a, b;		/* value ids, -1: none */
 	float imm0, imm1;
+	uint8_t dt, rsvd[11];	/* no implicit padding: the spec is a cache key */
+	int64_t k;		/* integer immediate (integer mode) */
 };
+_Static_assert(sizeof(struct uop) == 32, "uop layout");
 
 struct ew_spec {
 	uint32_t magic;			/* 'EW01', part of the key */

@@ -16,13 +16,27 @@
 static bool is_bin(unsigned int f)
 {
 	return (f >= SPYRE_VF_ADD && f <= SPYRE_VF_MIN) ||
-	       (f >= SPYRE_VF_CMP_EQ && f <= SPYRE_VF_SELECT);
+	       (f >= SPYRE_VF_CMP_EQ && f <= SPYRE_VF_SELECT) ||
+	       (f >= SPYRE_VF_AND && f <= SPYRE_VF_REM);
 }
 
 static bool commutes(unsigned int f)
 {
 	return f == SPYRE_VF_ADD || f == SPYRE_VF_MUL || f == SPYRE_VF_MAX || f == SPYRE_VF_MIN ||
-	       f == SPYRE_VF_CMP_EQ || f == SPYRE_VF_CMP_NE;
+	       f == SPYRE_VF_CMP_EQ || f == SPYRE_VF_CMP_NE || f == SPYRE_VF_AND ||
+	       f == SPYRE_VF_OR || f == SPYRE_VF_XOR;
+}
+
+/* An integer result type: the uop runs in the vector unit's integer mode. */
+static bool int_dt(unsigned int dt)
+{
+	return dt == SPYRE_DT_INT32 || dt == SPYRE_DT_INT64;
+}
+
+/* Index of the integer ones row of @dt (0: int32, 1: int64). */
+static unsigned int ones_ix(unsigned int dt)
+{
+	return dt == SPYRE_DT_INT64;
 }
 
 int uop_is_row(const struct uop *u)
@@ -52,13 +66,19 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 	for (i = 0; i < nin; i++) {
 		t->cls[i] = in_cls[i];
 		t->dt[i] = s->in[i].dtype;	/* acc0: the product's (fp32 or int32) */
+		t->imode[i] = t->dt[i] == SPYRE_DT_INT64;
 	}
 	for (i = 0; i < s->nuops; i++) {
 		const struct uop *u = &s->u[i];
 		unsigned int a = (unsigned int)u->a, b = (unsigned int)u->b;
 
 		v = nin + i;
-		t->dt[v] = SPYRE_DT_FP32;
+		t->dt[v] = u->dt;
+		t->imode[v] = int_dt(u->dt);
+		if (u->dt != SPYRE_DT_FP32 && !int_dt(u->dt)) {
+			snprintf(why, whylen, "malformed expression (value dtype %u)", u->dt);
+			return -EOPNOTSUPP;
+		}
 		if (u->kind == U_CONST) {
 			t->cls[v] = CL_SCAL;
 			continue;
@@ -67,7 +87,29 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 			snprintf(why, whylen, "malformed expression");
 			return -EOPNOTSUPP;
 		}
-		if (is_bin(u->func)) {
+		if (t->imode[v] && u->func != SPYRE_VF_COPY &&
+		    (t->dt[a] != u->dt || (is_bin(u->func) && t->dt[b] != u->dt))) {
+			snprintf(why, whylen, "malformed expression (integer operand types)");
+			return -EOPNOTSUPP;
+		}
+		if (!t->imode[v] && u->func != SPYRE_VF_COPY && t->dt[a] == SPYRE_DT_INT64)
+			t->conv[a] = true;	/* the fp32 mode has no int64 */
+		if (!t->imode[v] && is_bin(u->func) && t->dt[b] == SPYRE_DT_INT64)
+			t->conv[b] = true;
+		if (t->imode[v] && is_bin(u->func)) {
+			uint8_t ca = t->cls[a], cb = t->cls[b], res = ca | cb;
+
+			if ((res & 1) && !(ca & 1)) {
+				if (commutes(u->func) && (cb & 1)) {
+					t->swap[i] = true;
+				} else {
+					t->expand[i] = true;
+					t->edt[i] = u->dt;
+					t->need_iones[ones_ix(u->dt)] = true;
+				}
+			}
+			t->cls[v] = res;
+		} else if (is_bin(u->func)) {
 			uint8_t ca = t->cls[a], cb = t->cls[b], res = ca | cb;
 
 			if (t->dt[a] != t->dt[b]) {
@@ -81,6 +123,7 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 					t->swap[i] = true;
 				} else {
 					t->expand[i] = true;
+					t->edt[i] = SPYRE_DT_FP32;
 					t->need_ones = true;
 					if (t->dt[a] != SPYRE_DT_FP32)
 						t->conv[a] = true;
@@ -115,11 +158,16 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 		/* the product is the result: stored straight from the accumulator */
 		t->passthru = true;
 		t->direct = true;
-	} else if (t->cls[last] == out_cls && s->u[s->nuops - 1].kind == U_VF && last >= nin) {
+	} else if (t->cls[last] == out_cls && s->u[s->nuops - 1].kind == U_VF && last >= nin &&
+		   (t->out_dt != SPYRE_DT_INT64 || t->imode[last] ||
+		    (s->u[s->nuops - 1].func == SPYRE_VF_COPY && t->imode[s->u[s->nuops - 1].a]))) {
+		/* (an int64 result needs the integer mode: else expanded into it) */
 		t->direct = true;
 	} else {
 		t->final_expand = true;
-		if ((out_cls & 1) && !(t->cls[last] & 1)) {
+		if ((out_cls & 1) && !(t->cls[last] & 1) && t->imode[last]) {
+			t->need_iones[ones_ix(t->dt[last])] = true;
+		} else if ((out_cls & 1) && !(t->cls[last] & 1)) {
 			t->need_ones = true;
 			if (t->dt[last] != SPYRE_DT_FP32)
 				t->conv[last] = true;
@@ -145,11 +193,17 @@ uint32_t texpr_layout(struct texpr *t, const struct ew_spec *s, uint32_t base, u
 		t->ones = o;
 		o = align_up(o + tc * 4, SP_ALIGN);
 	}
+	for (i = 0; i < 2; i++)
+		if (t->need_iones[i]) {
+			t->iones[i] = o;
+			o = align_up(o + tc * (i ? 8 : 4), SP_ALIGN);
+		}
 	t->consts = o;
 	for (i = 0; i < s->nuops; i++)
 		if (s->u[i].kind == U_CONST) {
+			o = (o + 7) & ~7u;	/* int64 constants are 8-byte aligned */
 			t->off[0][s->nin + i] = t->off[1][s->nin + i] = o;
-			o += 4;
+			o += dsize(s->u[i].dt);
 		}
 	o = align_up(o, SP_ALIGN);
 	for (p = 0; p < 2; p++) {
@@ -171,7 +225,8 @@ uint32_t texpr_layout(struct texpr *t, const struct ew_spec *s, uint32_t base, u
 			if (!t->expand[i])
 				continue;
 			t->eoff[p][i] = o;
-			o = align_up(o + nelem(t->cls[s->nin + i], tr, tc) * 4, SP_ALIGN);
+			o = align_up(o + nelem(t->cls[s->nin + i], tr, tc) * dsize(t->edt[i]),
+				     SP_ALIGN);
 		}
 		t->stage[p] = o;
 		o = align_up(o + nelem(t->out_cls, tr, tc) * dsize(t->out_dt), SP_ALIGN);
@@ -202,14 +257,34 @@ void texpr_prologue(struct texpr *t, const struct ew_spec *s, struct pb *p, unsi
 		v.imm0 = 1.0f;
 		pb_vec(p, core, &v);
 	}
+	for (i = 0; i < 2; i++) {
+		struct pb_vec w = v;
+
+		if (!t->need_iones[i])
+			continue;
+		w.flags = SPYRE_VEC_INT;
+		w.dtype = w.dtype_out = i ? SPYRE_DT_INT64 : SPYRE_DT_INT32;
+		w.cols = t->tc;
+		w.d = t->iones[i];
+		w.d_stride = t->tc;
+		w.k = 1;
+		pb_vec(p, core, &w);
+	}
 	for (i = 0; i < s->nuops; i++) {
+		struct pb_vec w = v;
+
 		if (s->u[i].kind != U_CONST)
 			continue;
-		v.cols = 1;
-		v.d = t->off[0][s->nin + i];
-		v.d_stride = 1;
-		v.imm0 = s->u[i].imm0;
-		pb_vec(p, core, &v);
+		w.cols = 1;
+		w.d = t->off[0][s->nin + i];
+		w.d_stride = 1;
+		w.imm0 = s->u[i].imm0;
+		if (int_dt(s->u[i].dt)) {
+			w.flags = SPYRE_VEC_INT;
+			w.dtype = w.dtype_out = s->u[i].dt;
+			w.k = s->u[i].k;
+		}
+		pb_vec(p, core, &w);
 	}
 }
 
@@ -217,18 +292,22 @@ void texpr_prologue(struct texpr *t, const struct ew_spec *s, struct pb *p, unsi
 struct opnd {
 	uint32_t off;
 	uint8_t dt, cls;
+	bool imode;	/* an integer value: expanded in integer mode */
 };
 
-static struct opnd get(const struct texpr *t, unsigned int v, unsigned int par)
+/* @v itself (@raw) or, when it has one, its fp32 copy. */
+static struct opnd get_as(const struct texpr *t, unsigned int v, unsigned int par, bool raw)
 {
-	struct opnd o = { t->off[par][v], t->dt[v], t->cls[v] };
+	struct opnd o = { t->off[par][v], t->dt[v], t->cls[v], t->imode[v] };
 
-	if (t->conv[v]) {
+	if (t->conv[v] && !raw) {
 		o.off = t->coff[par][v];
 		o.dt = SPYRE_DT_FP32;
+		o.imode = false;
 	}
 	return o;
 }
+
 
 /* Stride (elements) of a value of class @cls read as a source. */
 static uint32_t src_stride(uint8_t cls, uint32_t tc)
@@ -252,6 +331,7 @@ static uint32_t dst_stride(uint8_t cls, uint32_t tc)
 static void expand(const struct texpr *t, struct pb *p, unsigned int core, struct opnd a,
 		   uint8_t rc, uint32_t dst, uint8_t dt_out, uint32_t trr, uint32_t tcc)
 {
+	bool im;
 	struct pb_vec v;
 
 	memset(&v, 0, sizeof(v));
@@ -260,7 +340,20 @@ static void expand(const struct texpr *t, struct pb *p, unsigned int core, struc
 	v.d = dst;
 	v.d_stride = dst_stride(rc, t->tc);
 	v.dtype_out = dt_out;
-	if ((rc & 1) && !(a.cls & 1)) {
+	/* an integer value (an int32 input included) into an integer buffer */
+	im = a.imode || (int_dt(a.dt) && int_dt(dt_out));
+	if (im || dt_out == SPYRE_DT_INT64)
+		v.flags = SPYRE_VEC_INT;
+	if ((rc & 1) && !(a.cls & 1) && im) {
+		/* integer ones-row x per-row value, exact */
+		v.func = SPYRE_VF_MUL;
+		v.flags |= SPYRE_VEC_SRC1_COL;
+		v.dtype = a.dt;
+		v.s0 = t->iones[ones_ix(a.dt)];
+		v.s0_stride = 0;
+		v.s1 = a.off;
+		v.s1_stride = a.cls & 2 ? 1 : 0;
+	} else if ((rc & 1) && !(a.cls & 1)) {
 		/* ones-row x per-row value */
 		v.func = SPYRE_VF_MUL;
 		v.flags = SPYRE_VEC_SRC1_COL;
@@ -280,6 +373,25 @@ static void expand(const struct texpr *t, struct pb *p, unsigned int core, struc
 	pb_vec(p, core, &v);
 }
 
+/* The fp32 copy of value @v (an int64 one converted in integer mode). */
+static void conv_copy(const struct texpr *t, struct pb *p, unsigned int core, unsigned int par,
+		      unsigned int v, uint32_t trr, uint32_t tcc)
+{
+	struct pb_vec x;
+
+	memset(&x, 0, sizeof(x));
+	x.func = SPYRE_VF_COPY;
+	x.flags = t->imode[v] ? SPYRE_VEC_INT : 0;
+	x.dtype = t->dt[v];
+	x.dtype_out = SPYRE_DT_FP32;
+	x.rows = t->cls[v] & 2 ? trr : 1;
+	x.cols = t->cls[v] & 1 ? tcc : 1;
+	x.s0 = t->off[par][v];
+	x.s0_stride = x.d_stride = dst_stride(t->cls[v], t->tc);
+	x.d = t->coff[par][v];
+	pb_vec(p, core, &x);
+}
+
 void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned int core,
 		unsigned int par, uint32_t trr, uint32_t tcc)
 {
@@ -289,40 +401,36 @@ void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned
 	if (t->passthru)
 		return;
 	/* fp32 copies of the inputs that need them */
-	for (v = 0; v < nin; v++) {
-		if (!t->conv[v])
-			continue;
-		memset(&x, 0, sizeof(x));
-		x.func = SPYRE_VF_COPY;
-		x.dtype = t->dt[v];
-		x.dtype_out = SPYRE_DT_FP32;
-		x.rows = t->cls[v] & 2 ? trr : 1;
-		x.cols = t->cls[v] & 1 ? tcc : 1;
-		x.s0 = t->off[par][v];
-		x.s0_stride = x.d_stride = dst_stride(t->cls[v], t->tc);
-		x.d = t->coff[par][v];
-		pb_vec(p, core, &x);
-	}
+	for (v = 0; v < nin; v++)
+		if (t->conv[v])
+			conv_copy(t, p, core, par, v, trr, tcc);
 	for (i = 0; i < s->nuops; i++) {
 		const struct uop *u = &s->u[i];
 		uint8_t rc;
 		struct opnd a, b;
+		bool im;
 
 		v = nin + i;
-		if (u->kind == U_CONST)
+		if (u->kind == U_CONST) {
+			if (t->conv[v])
+				conv_copy(t, p, core, par, v, trr, tcc);
 			continue;
+		}
 		rc = t->cls[v];
+		/* integer mode: an integer result, or a COPY (cast) of an integer value */
+		im = t->imode[v] || (u->func == SPYRE_VF_COPY && t->imode[u->a]);
 		memset(&x, 0, sizeof(x));
 		x.func = u->func;
 		x.imm0 = u->imm0;
 		x.imm1 = u->imm1;
+		x.k = u->k;
 		x.d = t->off[par][v];
-		x.dtype_out = (t->direct && v == last) ? t->out_dt : SPYRE_DT_FP32;
-		a = get(t, (unsigned int)u->a, par);
+		x.dtype_out = (t->direct && v == last) ? t->out_dt : t->dt[v];
+		a = get_as(t, (unsigned int)u->a, par, im);
 		x.rows = (rc | a.cls) & 2 ? trr : 1;
 		x.cols = a.cls & 1 ? tcc : 1;
 		if (is_bin(u->func)) {
-			b = get(t, (unsigned int)u->b, par);
+			b = get_as(t, (unsigned int)u->b, par, im);
 			x.cols = rc & 1 ? tcc : 1;
 			if (t->swap[i]) {
 				struct opnd tmp = a;
@@ -331,10 +439,10 @@ void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned
 				b = tmp;
 			}
 			if (t->expand[i]) {
-				expand(t, p, core, a, rc, t->eoff[par][i], SPYRE_DT_FP32, trr, tcc);
+				expand(t, p, core, a, rc, t->eoff[par][i], t->edt[i], trr, tcc);
 				a.off = t->eoff[par][i];
 				a.cls = rc;
-				a.dt = SPYRE_DT_FP32;
+				a.dt = t->edt[i];
 			}
 			x.s1 = b.off;
 			if ((rc & 1) && !(b.cls & 1)) {
@@ -346,6 +454,8 @@ void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned
 					x.s1_stride = 0;
 			}
 		}
+		if (im)
+			x.flags |= SPYRE_VEC_INT;
 		x.dtype = a.dt;
 		x.s0 = a.off;
 		x.s0_stride = src_stride(a.cls, t->tc);
@@ -353,11 +463,13 @@ void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned
 			x.s0_stride = 0;
 		x.d_stride = dst_stride(rc, t->tc);
 		pb_vec(p, core, &x);
-		/* an fp32 copy of this result is never needed: results are fp32 */
+		/* an fp32 operand of a later fp32-mode function (integer results) */
+		if (t->conv[v] && !(t->direct && v == last))
+			conv_copy(t, p, core, par, v, trr, tcc);
 	}
 	if (t->final_expand)
-		expand(t, p, core, get(t, last, par), t->out_cls, t->stage[par], t->out_dt, trr,
-		       tcc);
+		expand(t, p, core, get_as(t, last, par, t->imode[last]), t->out_cls, t->stage[par],
+		       t->out_dt, trr, tcc);
 }
 
 uint32_t texpr_result(const struct texpr *t, unsigned int par)

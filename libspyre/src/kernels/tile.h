@@ -23,7 +23,10 @@ struct texpr {
 	uint8_t cls[K_MAX_IN + K_MAX_UOPS];
 	uint8_t dt[K_MAX_IN + K_MAX_UOPS];	/* ISA dtype of the value as stored */
 	bool conv[K_MAX_IN + K_MAX_UOPS];	/* needs an fp32 copy */
+	bool imode[K_MAX_IN + K_MAX_UOPS];	/* an integer value (1.9 integer mode) */
 	bool expand[K_MAX_UOPS];		/* src0 expanded first */
+	uint8_t edt[K_MAX_UOPS];		/* dtype of the expanded src0 */
+	bool need_iones[2];			/* int32, int64 ones rows */
 	bool swap[K_MAX_UOPS];
 	bool need_ones, whole;
 	uint8_t out_cls, out_dt;
@@ -36,6 +39,7 @@ struct texpr {
 	uint32_t eoff[2][K_MAX_UOPS];			/* expanded src0 */
 	uint32_t stage[2];
 	uint32_t ones, consts;		/* shared (per core) */
+	uint32_t iones[2];		/* int32, int64 ones (integer expansion) */
 	uint32_t end;
 	uint32_t tr, tc;
 };

@@ -32,6 +32,8 @@ unsigned int pb_dtype_size(unsigned int dt)
 	case SPYRE_DT_FP32:
 	case SPYRE_DT_INT32:
 		return 4;
+	case SPYRE_DT_INT64:
+		return 8;
 	case SPYRE_DT_FP16:
 	case SPYRE_DT_BF16:
 	case SPYRE_DT_DLF16:
@@ -215,7 +217,8 @@ void pb_vec(struct pb *p, unsigned int core, const struct pb_vec *v)
 	int red = v->func == SPYRE_VF_SUM_ROW || v->func == SPYRE_VF_MAX_ROW ||
 		  v->func == SPYRE_VF_ARGMAX_ROW;
 	int bin = (v->func >= SPYRE_VF_ADD && v->func <= SPYRE_VF_MIN) ||
-		  (v->func >= SPYRE_VF_CMP_EQ && v->func <= SPYRE_VF_SELECT);
+		  (v->func >= SPYRE_VF_CMP_EQ && v->func <= SPYRE_VF_SELECT) ||
+		  (v->func >= SPYRE_VF_AND && v->func <= SPYRE_VF_REM);
 	int col = v->flags & SPYRE_VEC_SRC1_COL;
 	struct spyre_insn_vec *x;
 
@@ -240,6 +243,11 @@ void pb_vec(struct pb *p, unsigned int core, const struct pb_vec *v)
 	x->dst_stride = v->d_stride;
 	x->imm0 = fbits(v->imm0);
 	x->imm1 = fbits(v->imm1);
+	if (v->flags & SPYRE_VEC_INT) {
+		/* integer mode (1.9): one 64-bit integer immediate */
+		x->imm0 = (uint32_t)(uint64_t)v->k;
+		x->imm1 = (uint32_t)((uint64_t)v->k >> 32);
+	}
 	if (v->func != SPYRE_VF_FILL)
 		i->rd[0] = span(v->s0, v->rows, v->s0_stride * es, v->cols * es);
 	if (bin)

@@ -54,6 +54,7 @@ struct pb_vec {
 	/* offsets in bytes, strides in elements */
 	uint32_t s0, s0_stride, s1, s1_stride, d, d_stride;
 	float imm0, imm1;
+	int64_t k;	/* the immediate in integer mode (flags SPYRE_VEC_INT) */
 };
 void pb_vec(struct pb *p, unsigned int core, const struct pb_vec *v);
 

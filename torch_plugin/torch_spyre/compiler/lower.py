@@ -206,25 +206,25 @@ def _binary(row):
         out_dt = result_dtype(n)
         if not a_node and not b_node:
             raise Unsupported("an op on two Python numbers")
-        if _integral(out_dt) or (compare and _integral(
-                ctx.dtype(a) if a_node else ctx.dtype(b))) and not (
-                a_node and b_node and torch.promote_types(ctx.dtype(a), ctx.dtype(b)).is_floating_point):
-            return _via_fp32(ctx, n, name, a, b, a_node, b_node, alpha, out_dt)
-        if not b_node:
-            if not isinstance(b, (int, float, bool)):
-                raise Unsupported(f"operand {b!r}")
-            dt = ctx.dtype(a) if compare else out_dt
-            return ctx.g.binary_scalar(BINARY[name], ctx.cast(a, dt), float(b) * alpha, False)
-        if not a_node:
-            if not isinstance(a, (int, float, bool)) or alpha != 1:
-                raise Unsupported(f"operand {a!r} with alpha {alpha}")
-            dt = ctx.dtype(b) if compare else out_dt
-            return ctx.g.binary_scalar(BINARY[name], ctx.cast(b, dt), float(a), True)
-        dt = torch.promote_types(ctx.dtype(a), ctx.dtype(b)) if compare else out_dt
-        a, b = ctx.cast(a, dt), ctx.cast(b, dt)
-        if alpha != 1:
-            b = ctx.g.binary_scalar(BINARY["mul"], b, float(alpha), False)
-        return ctx.g.binary(BINARY[name], a, b)
+        if name in ("floor_divide", "remainder") and (b_node or b == 0):
+            # by a tensor (or 0): eager checks the divisor and raises
+            # ZeroDivisionError at the op; a failed card job would not
+            raise Unsupported(f"{name} by a tensor (division by zero is checked eagerly)")
+        if a_node and b_node:
+            dt = torch.promote_types(ctx.dtype(a), ctx.dtype(b)) if compare else out_dt
+            a, b = ctx.cast(a, dt), ctx.cast(b, dt)
+            if alpha != 1:
+                b = ctx.g.binary_scalar(BINARY["mul"], b, _scalar(alpha, dt), False)
+            return ctx.g.binary(BINARY[name], a, b)
+        node, scalar = (n.args[0], b) if a_node else (n.args[1], a)
+        if not isinstance(scalar, (int, float, bool)) or (not a_node and alpha != 1):
+            raise Unsupported(f"operand {scalar!r} with alpha {alpha}")
+        if a_node:
+            scalar = scalar * alpha
+        # PyTorch's promotion with a Python number (an int tensor < 2.5 compares in float)
+        dt = torch.result_type(node.meta["val"], scalar) if compare else out_dt
+        return ctx.g.binary_scalar(BINARY[name], ctx.cast(ctx.v(node), dt),
+                                   _scalar(scalar, dt), not a_node)
     return lower
 
 
@@ -232,31 +232,26 @@ def _integral(dt):
     return dt in (torch.int32, torch.int64, torch.bool)
 
 
-def _via_fp32(ctx, n, name, a, b, a_node, b_node, alpha, out_dt):
-    """An int32/int64/bool op as the float op on fp32 casts, cast back: the
-    plugin's eager rule (exact for integers up to 2^24, ops_integer.cpp)."""
-    if name == "div" or (out_dt == torch.bool and name not in (
-            "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "maximum",
-            "minimum")):
-        raise Unsupported(f"{name} of integers")
-    f32 = torch.float32
-    if a_node and b_node:
-        r = ctx.g.binary(BINARY[name], ctx.cast(a, f32), ctx.cast(
-            b if alpha == 1 else ctx.g.binary_scalar(BINARY["mul"], ctx.cast(b, f32),
-                                                     float(alpha), False), f32))
-    elif a_node:
-        r = ctx.g.binary_scalar(BINARY[name], ctx.cast(a, f32), float(b) * alpha, False)
-    else:
-        if alpha != 1:
-            raise Unsupported("alpha with a scalar first operand")
-        r = ctx.g.binary_scalar(BINARY[name], ctx.cast(b, f32), float(a), True)
-    return ctx.cast(r, out_dt)
+def _scalar(v, dt):
+    """A Python number as the op library's double: integers of an integer op
+    exactly (the card's integer mode), else Unsupported."""
+    if _integral(dt) and dt != torch.bool:
+        if isinstance(v, float) and not v.is_integer():
+            raise Unsupported(f"a fractional scalar {v} with {dt}")
+        if abs(int(v)) > 2 ** 53:
+            raise Unsupported(f"the scalar {v}: beyond what a double holds exactly")
+        return float(int(v))
+    return float(v)
 
 
 # every binary row of the op table PyTorch names: its Tensor and Scalar
 # overloads (div's rounding modes are other overloads, left to eager)
 for _row in op_table.rows("binary", torch_only=True):
     lowers(*_overloads(_row.name, ("Tensor", "Scalar", "default")))(_binary(_row))
+    if _row.name in ("bitwise_left_shift", "bitwise_right_shift"):
+        # Python's x << y, x >> y
+        op = "__lshift__" if _row.name == "bitwise_left_shift" else "__rshift__"
+        lowers(*_overloads(op, ("Tensor", "Scalar")))(_binary(_row))
 
 
 @lowers(aten.rsub.Scalar)
@@ -267,7 +262,8 @@ def _rsub(ctx, n):
         raise Unsupported("rsub of two tensors")
     if alpha != 1:
         a = ctx.g.binary_scalar(BINARY["mul"], a, float(alpha), False)
-    return ctx.g.binary_scalar(BINARY["sub"], ctx.cast(a, result_dtype(n)), float(b), True)
+    dt = result_dtype(n)
+    return ctx.g.binary_scalar(BINARY["sub"], ctx.cast(a, dt), _scalar(b, dt), True)
 
 
 def _unary(name):
@@ -297,8 +293,10 @@ def _pow(ctx, n):
 def _clamp(ctx, n):
     lo = n.args[1] if len(n.args) > 1 else n.kwargs.get("min")
     hi = n.args[2] if len(n.args) > 2 else n.kwargs.get("max")
-    return ctx.g.clamp(ctx.v(n.args[0]), -math.inf if lo is None else float(lo),
-                       math.inf if hi is None else float(hi))
+    dt = result_dtype(n)  # a float bound on an integer tensor gives a float result
+    return ctx.g.clamp(ctx.cast(ctx.v(n.args[0]), dt),
+                       -math.inf if lo is None else _scalar(lo, dt),
+                       math.inf if hi is None else _scalar(hi, dt))
 
 
 @lowers(aten.where.self)
@@ -310,7 +308,8 @@ def _where(ctx, n):
 
 @lowers(aten.masked_fill.Scalar)
 def _masked_fill(ctx, n):
-    return ctx.g.masked_fill(ctx.v(n.args[0]), ctx.v(n.args[1]), float(n.args[2]))
+    x = ctx.v(n.args[0])
+    return ctx.g.masked_fill(x, ctx.v(n.args[1]), _scalar(n.args[2], ctx.dtype(x)))
 
 
 @lowers(aten.tril.default, aten.triu.default)
@@ -334,6 +333,8 @@ def _reduce(name):
         keepdim = n.args[2] if len(n.args) > 2 else n.kwargs.get("keepdim", False)
         if n.kwargs.get("dtype") is not None:
             x = ctx.cast(x, n.kwargs["dtype"])
+        elif name == "sum":  # integers and bools sum in int64 (exactly)
+            x = ctx.cast(x, result_dtype(n))
         dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
         return ctx.g.reduce_dims(REDUCE[name], x, dims, bool(keepdim))
     return lower
@@ -377,9 +378,7 @@ def _argmax(ctx, n):
 @lowers(aten.cumsum.default)
 def _cumsum(ctx, n):
     x, out_dt = ctx.v(n.args[0]), result_dtype(n)
-    if _integral(out_dt):  # through fp32, as the plugin's eager rule
-        return ctx.cast(ctx.g.cumsum(ctx.cast(x, torch.float32), n.args[1]), out_dt)
-    return ctx.g.cumsum(ctx.cast(x, out_dt), n.args[1])
+    return ctx.g.cumsum(ctx.cast(x, out_dt), n.args[1])  # integers: exact
 
 
 @lowers(aten.native_layer_norm.default)
@@ -408,7 +407,7 @@ def _gather(ctx, n):
 def _cat(ctx, n):
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
     out_dt = result_dtype(n)
-    dt = torch.float32 if _integral(out_dt) else out_dt  # int64: through fp32
+    dt = out_dt  # integers too: copies, exact
     rank = len(n.meta["val"].shape)
     dim %= rank or 1
     # as torch.cat, 1-D empty tensors (an empty KV cache) take no part
@@ -423,6 +422,8 @@ def _filled(ctx, n, value):
     """A constant tensor of the node's shape and dtype: an arange of step 0."""
     shape = ints(n.meta["val"].shape)
     dt = result_dtype(n)
+    if _integral(dt) and dt != torch.bool:  # exact in the integer mode
+        return ctx.g.reshape(ctx.g.arange(_scalar(value, dt), 0.0, math.prod(shape), dt), shape)
     value = float(value)
     flat = ctx.g.arange(value if math.isfinite(value) else 0.0, 0.0, math.prod(shape),
                         torch.float32)
@@ -452,15 +453,6 @@ def _full(ctx, n):
 @lowers(aten.scalar_tensor.default)
 def _scalar_tensor(ctx, n):
     return _filled(ctx, n, n.args[0])
-
-
-@lowers(aten.bitwise_and.Tensor, aten.bitwise_or.Tensor)
-def _bitwise(ctx, n):
-    a, b = ctx.v(n.args[0]), ctx.v(n.args[1])
-    if ctx.dtype(a) != torch.bool or ctx.dtype(b) != torch.bool:
-        raise Unsupported("bitwise ops of integers")
-    op = "logical_and" if n.target is aten.bitwise_and.Tensor else "logical_or"
-    return ctx.g.binary(BINARY[op], a, b)
 
 
 @lowers(aten._scaled_dot_product_fused_attention_overrideable.default)
@@ -506,7 +498,8 @@ def _arange(ctx, n):
         step = args[2] if len(args) > 2 else n.kwargs.get("step", 1)
     count = len(range(*ints([start, end, step]))) if all(
         isinstance(x, int) for x in (start, end, step)) else math.ceil((end - start) / step)
-    return ctx.g.arange(float(start), float(step), int(count), result_dtype(n))
+    dt = result_dtype(n)
+    return ctx.g.arange(_scalar(start, dt), _scalar(step, dt), int(count), dt)
 
 
 # ---- nn.TransformerEncoderLayer's inference fast path -------------------------
@@ -579,6 +572,8 @@ def _index(ctx, n):
     if not idx or any(i is None for i in idx):
         raise Unsupported("index tensors that are not on the leading dims")
     shape, out_dt, f32 = ctx.shape(x), result_dtype(n), torch.float32
+    # the table: int32/int64 rows move as they are (exact), bools through fp32
+    tdt = out_dt if out_dt in (torch.int32, torch.int64) else f32
     bshape = ints(n.meta["val"].shape)[:len(n.meta["val"].shape) - (len(shape) - len(idx))]
     linear = None
     for j, node in enumerate(idx):
@@ -591,7 +586,7 @@ def _index(ctx, n):
         linear = t if linear is None else ctx.g.binary(
             BINARY["add"], ctx.g.binary_scalar(BINARY["mul"], linear, float(shape[j]), False), t)
     rest = shape[len(idx):]
-    table = ctx.g.reshape(ctx.g.contiguous(ctx.cast(x, f32)),
+    table = ctx.g.reshape(ctx.g.contiguous(ctx.cast(x, tdt)),
                           [math.prod(shape[:len(idx)]), math.prod(rest)])
     rows = ctx.g.embedding(table, ctx.g.contiguous(ctx.cast(linear, torch.int64)))
     return ctx.cast(ctx.g.reshape(rows, bshape + rest), out_dt)
