@@ -97,5 +97,10 @@ at::Tensor binary_run(const char *name, spyre_binary_op op, BinaryKind kind, at:
 		      bool inplace);
 // A Python number as PyTorch passes it on (it does not promote dtypes).
 at::Tensor wrapped_number(const at::Scalar &v);
+// self[idx] = values (accumulate: +=) for one int64/int32 index of the first
+// dimension, on the card (ops_index_put.cpp); false when it cannot (the
+// caller falls back).
+bool index_put_rows(at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices,
+		    const at::Tensor &values, bool accumulate);
 
 } // namespace torch_spyre

@@ -200,8 +200,11 @@ at::Tensor &index_put_impl(at::Tensor &self, const c10::List<std::optional<at::T
 		  (values.device() == self.device() || values.device().is_cpu());
 	for (int64_t d = 0; ok && d < mask.dim(); d++)
 		ok = mask.size(d) == self.size(lead + d);
-	if (!ok)
+	if (!ok) {
+		if (index_put_rows(self, indices, values, accumulate))
+			return self;
 		return SPYRE_FALLBACK(_index_put_impl_, self, indices, values, accumulate, unsafe);
+	}
 	c10::DeviceGuard guard(self.device());
 	std::vector<int64_t> shape(size_t(lead), 1);
 	shape.insert(shape.end(), mask.sizes().begin(), mask.sizes().end());
