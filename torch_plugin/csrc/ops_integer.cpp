@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -98,6 +99,31 @@ at::Tensor &isin_out_k(const at::Tensor &elements, const at::Tensor &test, bool 
 	return into_out(isin_k(elements, test, assume_unique, invert), out);
 }
 
+// histc of an integer tensor (CUDA's semantics: the result has x's dtype;
+// the CPU takes floats only), exactly: bin = (x - min) * bins / (max - min)
+// in int64 (x == max in the last bin, values outside [min, max] in none),
+// then one compare per bin and a sum. Float data and a min == max range
+// (the data's own) take the fallback.
+at::Tensor histc_k(const at::Tensor &x, int64_t bins, const at::Scalar &min,
+		   const at::Scalar &max)
+{
+	double lo = min.toDouble(), hi = max.toDouble();
+	bool ok = card_int(x) && bins > 0 && bins <= 4096 && lo < hi && lo == std::floor(lo) &&
+		  hi == std::floor(hi) && std::fabs(lo) < 1e15 && std::fabs(hi) < 1e15;
+	if (!ok)
+		return SPYRE_FALLBACK(histc, x, bins, min, max);
+	count_device_op("histc");
+	int64_t a = int64_t(lo), b = int64_t(hi);
+	at::Tensor v = x.reshape({ -1 }).to(at::kLong);
+	at::Tensor in = at::logical_and(at::ge(v, a), at::le(v, b));
+	at::Tensor bin = at::floor_divide(at::mul(at::sub(v, a), bins), b - a);
+	bin = at::where(at::ge(bin, bins), at::scalar_tensor(bins - 1, v.options()), bin);
+	bin = at::where(in, bin, at::scalar_tensor(-1, v.options()));
+	at::Tensor ids = at::arange(bins, v.options());
+	at::Tensor hits = at::eq(bin.unsqueeze(1), ids.unsqueeze(0)).sum(0);
+	return hits.to(x.scalar_type());
+}
+
 // x << y and x >> y (Python's operators) are the shift ops of the table.
 at::Tensor lshift_t(const at::Tensor &a, const at::Tensor &b)
 {
@@ -137,6 +163,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("all.all_out", all_all_out_k);
 	m.impl("isin.Tensor_Tensor", isin_k);
 	m.impl("isin.Tensor_Tensor_out", isin_out_k);
+	m.impl("histc", histc_k);
 	m.impl("__lshift__.Tensor", lshift_t);
 	m.impl("__lshift__.Scalar", lshift_s);
 	m.impl("__rshift__.Tensor", rshift_t);

@@ -553,10 +553,14 @@ at::Tensor &where_k_out(const at::Tensor &cond, const at::Tensor &a, const at::T
 	return out;
 }
 
-// An integer x takes an integer fill value of its range exactly.
+// An integer x takes an integer fill value of its range exactly; a bool x
+// a bool (or 0/1) value, filled on an fp32 copy (0 and 1 are exact).
 bool masked_fill_ok(const at::Tensor &x, const at::Tensor &mask, const at::Scalar &v)
 {
-	return (card_float(x.scalar_type()) || (card_int(x) && int_bound(v, x.scalar_type()))) &&
+	bool bool_ok = x.scalar_type() == at::kBool && (v.isBoolean() || (v.isIntegral(false) &&
+							(v.toLong() == 0 || v.toLong() == 1)));
+	return (card_float(x.scalar_type()) || bool_ok ||
+		(card_int(x) && int_bound(v, x.scalar_type()))) &&
 	       mask.device() == x.device() && mask.scalar_type() == at::kBool;
 }
 
@@ -571,7 +575,16 @@ at::Tensor masked_fill_run(const char *name, const at::Tensor &x, const at::Tens
 	at::Tensor dst = out.defined() ? direct_out(out, shape, x.scalar_type(), {x, mask}) :
 					 at::empty(shape, x.options());
 	count_device_op(name);
-	if (dst.numel()) {
+	if (dst.numel() && x.scalar_type() == at::kBool) {
+		at::Tensor f = card_cast(x, at::kFloat), r = at::empty(shape, f.options());
+		spyre_tensor xd = describe(f), md = describe(mask), od = describe(r);
+		check_op(spyre_op_masked_fill(ops_context(x.device().index()), launch_stream(x), &xd,
+					      &md, value, &od),
+			 name);
+		card_copy(r, dst);	/* x != 0 */
+		if (out.defined() && !dst.is_same(out))
+			card_copy(dst, out);
+	} else if (dst.numel()) {
 		spyre_tensor xd = describe(x), md = describe(mask), od = describe(dst);
 		check_op(spyre_op_masked_fill(ops_context(x.device().index()), launch_stream(x), &xd,
 					      &md, value, &od),

@@ -278,6 +278,28 @@ def test_isin(invert):
     same(torch.isin(x.to(D), t.to(D), invert=invert), torch.isin(x, t, invert=invert))
 
 
+def test_bool_arithmetic_and_masked_fill():
+    a = torch.tensor([True, False, True, False])
+    b = torch.tensor([True, True, False, False])
+    for op in (torch.add, torch.mul, torch.maximum, torch.minimum):
+        same(op(a.to(D), b.to(D)), op(a, b))
+    m = torch.tensor([False, True, True, False])
+    same(a.to(D).masked_fill(m.to(D), True), a.masked_fill(m, True))
+    x = a.to(D)
+    x[m.to(D)] = False
+    same(x, a.masked_fill(m, False))
+
+
+def test_histc_of_integers_counts_exactly():
+    # CUDA's semantics (the CPU takes floats only): the result keeps x's dtype
+    x = torch.tensor([0, 3, 1, 1, 3, 2, 7, -1, 3], dtype=torch.int64)
+    got = torch.histc(x.to(D), bins=4, min=0, max=3)
+    assert got.dtype == torch.int64
+    assert got.cpu().tolist() == torch.histc(x.float(), bins=4, min=0, max=3).long().tolist()
+    got = torch.histc(x.to(D).int(), bins=3, min=0, max=8)
+    assert got.cpu().tolist() == torch.histc(x.float(), bins=3, min=0, max=8).int().tolist()
+
+
 def test_fill_and_factories_are_exact():
     for v in (2 ** 40 + 3, -(2 ** 53) - 1, I64_MAX, I64_MIN):
         same(torch.full((5,), v, dtype=torch.int64, device=D),

@@ -98,14 +98,19 @@
 
 /* Elementwise functions of two broadcast tensors of one dtype. */
 #define SPYRE_BINARY_OPS(X)                                                                        \
-	X(ADD, 0, "add", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH)   \
+	/* bool add/mul/maximum/minimum: or/and, exact in fp32 */                                  \
+	X(ADD, 0, "add", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM | SPYRE_DTYPE_BIT(SPYRE_BOOL),         \
+	  SPYRE_RESULT_SAME, SPYRE_OPF_TORCH)                                                      \
 	X(SUB, 1, "sub", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH)   \
-	X(MUL, 2, "mul", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM, SPYRE_RESULT_SAME, SPYRE_OPF_TORCH)   \
+	X(MUL, 2, "mul", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM | SPYRE_DTYPE_BIT(SPYRE_BOOL),         \
+	  SPYRE_RESULT_SAME, SPYRE_OPF_TORCH)                                                      \
 	X(DIV, 3, "div", SPYRE_IFACE(1, 0), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME,                 \
 	  SPYRE_OPF_TORCH | SPYRE_OPF_TRUE_DIV)                                                    \
-	X(MAX, 4, "maximum", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM, SPYRE_RESULT_SAME,                \
+	X(MAX, 4, "maximum", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM | SPYRE_DTYPE_BIT(SPYRE_BOOL),     \
+	  SPYRE_RESULT_SAME,                                                                       \
 	  SPYRE_OPF_TORCH)                                                                         \
-	X(MIN, 5, "minimum", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM, SPYRE_RESULT_SAME,                \
+	X(MIN, 5, "minimum", SPYRE_IFACE(1, 0), SPYRE_DTYPES_NUM | SPYRE_DTYPE_BIT(SPYRE_BOOL),     \
+	  SPYRE_RESULT_SAME,                                                                       \
 	  SPYRE_OPF_TORCH)                                                                         \
 	X(EQ, 6, "eq", SPYRE_IFACE(1, 3), SPYRE_DTYPES_NUM, SPYRE_RESULT_BOOL, SPYRE_OPF_TORCH)     \
 	X(NE, 7, "ne", SPYRE_IFACE(1, 3), SPYRE_DTYPES_NUM, SPYRE_RESULT_BOOL, SPYRE_OPF_TORCH)     \

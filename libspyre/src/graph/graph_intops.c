@@ -109,10 +109,17 @@ static uint8_t int_func(enum spyre_binary_op op)
 	}
 }
 
-/* Bool operands of bitwise ops: and/or/xor of 0/1 are min/max/ne in fp32, exact. */
+/*
+ * Bool operands: and/or/xor of 0/1 are min/max/ne in fp32, exact; PyTorch's
+ * add and mul of bools are or and and, maximum and minimum likewise.
+ */
 static uint8_t bool_func(enum spyre_binary_op op)
 {
 	switch (op) {
+	case SPYRE_BIN_ADD: return SPYRE_VF_MAX;
+	case SPYRE_BIN_MUL: return SPYRE_VF_MIN;
+	case SPYRE_BIN_MAX: return SPYRE_VF_MAX;
+	case SPYRE_BIN_MIN: return SPYRE_VF_MIN;
 	case SPYRE_BIN_BITWISE_AND: return SPYRE_VF_MIN;
 	case SPYRE_BIN_BITWISE_OR: return SPYRE_VF_MAX;
 	case SPYRE_BIN_BITWISE_XOR: return SPYRE_VF_CMP_NE;
