@@ -108,6 +108,14 @@ at::Tensor histc_k(const at::Tensor &x, int64_t bins, const at::Scalar &min,
 		   const at::Scalar &max)
 {
 	double lo = min.toDouble(), hi = max.toDouble();
+	if (card_int(x) && lo == hi && x.numel() > 0) { // the data's range, as CUDA takes it
+		lo = double(x.min().item<int64_t>());
+		hi = double(x.max().item<int64_t>());
+	}
+	if (lo == hi) {
+		lo -= 1;
+		hi += 1;
+	}
 	bool ok = card_int(x) && bins > 0 && bins <= 4096 && lo < hi && lo == std::floor(lo) &&
 		  hi == std::floor(hi) && std::fabs(lo) < 1e15 && std::fabs(hi) < 1e15;
 	if (!ok)

@@ -36,11 +36,9 @@ def test_histc_exact_past_2_24_and_edges():
     assert torch.histc(torch.full((3,), 5).to(D), bins=2).cpu().tolist() == [0, 3]
 
 
-def test_histc_refusals():
+def test_float_histc_is_not_computed_on_the_card():
     with pytest.raises(NotImplementedError, match="histc"):
         torch.histc(torch.zeros(3).to(D), bins=2)
-    with pytest.raises(RuntimeError, match="bins must be > 0"):
-        torch.histc(torch.zeros(3, dtype=torch.int64).to(D), bins=0)
 
 
 def test_inverse_permutation_as_moe_routing_writes_it():
