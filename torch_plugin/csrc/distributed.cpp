@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: MIT
+// The c10d backend for spyre tensors (torch.distributed "spyre").
+//
+// The card has no network and no peer DMA yet, so a collective stages its
+// spyre tensors through pinned host memory and runs on gloo, the CPU
+// engine PyTorch already has: inputs come down to the host (a blocking
+// D2H on the caller's current stream, so the work that produced them is
+// done), gloo runs the collective on the host copies asynchronously, and
+// the Work's wait() copies the results back to the card on the caller's
+// current stream (non_blocking from pinned memory: ordered before anything
+// the caller queues on that stream later, as NCCL's wait orders the
+// current CUDA stream). Two cards of one machine go the same way, through
+// host memory; a peer DMA path between cards is the next step
+// (Documentation/distributed.rst).
+//
+// Why C++ and not a Python ProcessGroup: torch 2.13's pybind trampoline
+// exists for ProcessGroup only, not for Backend, so a Python backend has to
+// replace the whole process group (losing "cpu:gloo" next to it) and can
+// override only some collectives (not _allgather_base, reduce, gather,
+// scatter...), so dist.all_gather_into_tensor would fail on it. A C++
+// Backend sits under ProcessGroup's per-device dispatch like gloo and NCCL
+// and serves c10d's Python API, the functional collectives and DTensor.
+#include "distributed.h"
+#include "host_allocator.h"
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <torch/extension.h>
+
+#include <mutex>
+
+namespace py = pybind11;
+
+namespace torch_spyre {
+namespace {
+
+using c10d::Work;
+using WorkPtr = c10::intrusive_ptr<Work>;
+using TensorList = std::vector<at::Tensor>;
+
+// A pinned host tensor shaped like @t (contiguous), pinned for t's card so
+// the copies to and from it are single DMAs.
+at::Tensor host_like(const at::Tensor &t)
+{
+	auto opts = t.options().device(at::kCPU);
+	size_t nbytes = size_t(t.numel()) * t.element_size();
+	c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes,
+			     host_alloc_for(t.device().index(), nbytes), nullptr, false);
+	return at::empty({0}, opts).set_(storage, 0, t.sizes(), c10::contiguous_strides(t.sizes()));
+}
+
+// What a collective does after gloo finished, before the copies back
+// (AVG's division: gloo has no AVG).
+using Post = std::function<void()>;
+
+// A collective's Work: gloo's Work on the host copies, plus the copies
+// back to the card that wait() (or a completed is_completed()) queues on
+// the caller's current stream, once.
+class SpyreWork : public Work {
+public:
+	SpyreWork(int rank, c10d::OpType type, WorkPtr gloo,
+		  std::vector<std::pair<at::Tensor, at::Tensor>> back, TensorList outputs, Post post)
+		: Work(rank, type), gloo_(std::move(gloo)), back_(std::move(back)),
+		  outputs_(std::move(outputs)), post_(std::move(post))
+	{
+	}
+
+	bool isCompleted() override
+	{
+		if (!gloo_->isCompleted())
+			return false;
+		finish_once();
+		return true;
+	}
+
+	bool isSuccess() const override
+	{
+		return gloo_->isSuccess();
+	}
+
+	std::exception_ptr exception() const override
+	{
+		return gloo_->exception();
+	}
+
+	int sourceRank() const override
+	{
+		return gloo_->sourceRank();
+	}
+
+	std::vector<at::Tensor> result() override
+	{
+		return outputs_;
+	}
+
+	void synchronize() override
+	{
+		finish_once();
+	}
+
+	bool wait(std::chrono::milliseconds timeout) override
+	{
+		// (Work.wait's binding has released the GIL already)
+		bool ok = gloo_->wait(timeout);
+		if (ok)
+			finish_once();
+		return ok;
+	}
+
+	// Blocking: the future is complete when the results are on the card's
+	// stream (DDP-style comm hooks are not a target yet).
+	c10::intrusive_ptr<c10::ivalue::Future> getFuture() override
+	{
+		wait(kNoTimeout);
+		auto fut = c10::make_intrusive<c10::ivalue::Future>(
+			c10::ListType::create(c10::TensorType::get()));
+		fut->markCompleted(c10::IValue(outputs_));
+		return fut;
+	}
+
+private:
+	void finish_once()
+	{
+		std::lock_guard<std::mutex> lock(mu_);
+		if (copied_)
+			return;
+		if (post_)
+			post_();
+		for (auto &[dst, host] : back_)
+			dst.copy_(host, /*non_blocking=*/true);
+		copied_ = true;
+		back_.clear(); // the pinned blocks' reuse waits for the copies (recorded)
+	}
+
+	WorkPtr gloo_;
+	std::vector<std::pair<at::Tensor, at::Tensor>> back_;
+	TensorList outputs_;
+	Post post_;
+	std::mutex mu_;
+	bool copied_ = false;
+};
+
+class SpyreBackend : public c10d::Backend {
+public:
+	SpyreBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size)
+		: Backend(rank, size), gloo_(std::move(gloo))
+	{
+	}
+
+	const std::string getBackendName() const override
+	{
+		return "spyre";
+	}
+
+	void setSequenceNumberForGroup() override
+	{
+		gloo_->setSequenceNumberForGroup();
+	}
+
+	uint64_t getSequenceNumberForGroup() override
+	{
+		return gloo_->getSequenceNumberForGroup();
+	}
+
+	WorkPtr broadcast(TensorList &tensors, const c10d::BroadcastOptions &opts) override
+	{
+		Staging s("broadcast");
+		auto host = s.inout(tensors, "tensors");
+		return s.done(this, c10d::OpType::BROADCAST, gloo_->broadcast(host, opts));
+	}
+
+	WorkPtr allreduce(TensorList &tensors, const c10d::AllreduceOptions &opts) override
+	{
+		Staging s("allreduce");
+		auto host = s.inout(tensors, "tensors");
+		auto o = opts;
+		Post post = avg_post(s.op, o.reduceOp, host);
+		return s.done(this, c10d::OpType::ALLREDUCE, gloo_->allreduce(host, o), post);
+	}
+
+	WorkPtr allreduce_coalesced(TensorList &tensors,
+				    const c10d::AllreduceCoalescedOptions &opts) override
+	{
+		Staging s("allreduce_coalesced");
+		auto host = s.inout(tensors, "tensors");
+		auto o = opts;
+		Post post = avg_post(s.op, o.reduceOp, host);
+		return s.done(this, c10d::OpType::ALLREDUCE_COALESCED,
+			      gloo_->allreduce_coalesced(host, o), post);
+	}
+
+	WorkPtr reduce(TensorList &tensors, const c10d::ReduceOptions &opts) override
+	{
+		Staging s("reduce");
+		auto host = s.inout(tensors, "tensors");
+		auto o = opts;
+		// only the root's result is defined: divide there
+		TensorList root = getRank() == o.rootRank ? host : TensorList{};
+		Post post = avg_post(s.op, o.reduceOp, root);
+		return s.done(this, c10d::OpType::REDUCE, gloo_->reduce(host, o), post);
+	}
+
+	WorkPtr allgather(std::vector<TensorList> &outputs, TensorList &inputs,
+			  const c10d::AllgatherOptions &opts) override
+	{
+		Staging s("allgather");
+		auto in = s.in(inputs, "input_tensor");
+		std::vector<TensorList> out;
+		for (auto &l : outputs)
+			out.push_back(s.out(l, "tensor_list"));
+		return s.done(this, c10d::OpType::ALLGATHER, gloo_->allgather(out, in, opts));
+	}
+
+	WorkPtr _allgather_base(at::Tensor &output, at::Tensor &input,
+				const c10d::AllgatherOptions &opts) override
+	{
+		Staging s("all_gather_into_tensor");
+		auto in = s.in1(input, "input_tensor");
+		auto out = s.out1(output, "output_tensor");
+		return s.done(this, c10d::OpType::_ALLGATHER_BASE,
+			      gloo_->_allgather_base(out, in, opts));
+	}
+
+	WorkPtr allgather_coalesced(std::vector<TensorList> &outputs, TensorList &inputs,
+				    const c10d::AllgatherOptions &opts) override
+	{
+		Staging s("allgather_coalesced");
+		auto in = s.in(inputs, "input_tensors");
+		std::vector<TensorList> out;
+		for (auto &l : outputs)
+			out.push_back(s.out(l, "output_tensor_lists"));
+		return s.done(this, c10d::OpType::ALLGATHER_COALESCED,
+			      gloo_->allgather_coalesced(out, in, opts));
+	}
+
+	WorkPtr allgather_into_tensor_coalesced(TensorList &outputs, TensorList &inputs,
+						const c10d::AllgatherOptions &opts) override
+	{
+		Staging s("allgather_into_tensor_coalesced");
+		auto in = s.in(inputs, "inputs");
+		auto out = s.out(outputs, "outputs");
+		return s.done(this, c10d::OpType::COALESCED,
+			      gloo_->allgather_into_tensor_coalesced(out, in, opts));
+	}
+
+	WorkPtr gather(std::vector<TensorList> &outputs, TensorList &inputs,
+		       const c10d::GatherOptions &opts) override
+	{
+		Staging s("gather");
+		auto in = s.in(inputs, "tensor");
+		std::vector<TensorList> out;
+		for (auto &l : outputs)
+			out.push_back(s.out(l, "gather_list"));
+		return s.done(this, c10d::OpType::GATHER, gloo_->gather(out, in, opts));
+	}
+
+	WorkPtr scatter(TensorList &outputs, std::vector<TensorList> &inputs,
+			const c10d::ScatterOptions &opts) override
+	{
+		Staging s("scatter");
+		std::vector<TensorList> in;
+		for (auto &l : inputs)
+			in.push_back(s.in(l, "scatter_list"));
+		auto out = s.out(outputs, "tensor");
+		return s.done(this, c10d::OpType::SCATTER, gloo_->scatter(out, in, opts));
+	}
+
+	WorkPtr reduce_scatter(TensorList &outputs, std::vector<TensorList> &inputs,
+			       const c10d::ReduceScatterOptions &opts) override
+	{
+		Staging s("reduce_scatter");
+		std::vector<TensorList> in;
+		for (auto &l : inputs)
+			in.push_back(s.in(l, "input_list"));
+		auto out = s.out(outputs, "output");
+		auto o = opts;
+		Post post = avg_post(s.op, o.reduceOp, out);
+		return s.done(this, c10d::OpType::REDUCE_SCATTER,
+			      gloo_->reduce_scatter(out, in, o), post);
+	}
+
+	WorkPtr _reduce_scatter_base(at::Tensor &output, at::Tensor &input,
+				     const c10d::ReduceScatterOptions &opts) override
+	{
+		Staging s("reduce_scatter_tensor");
+		auto in = s.in1(input, "input");
+		auto out = s.out1(output, "output");
+		auto o = opts;
+		TensorList outs{out};
+		Post post = avg_post(s.op, o.reduceOp, outs);
+		return s.done(this, c10d::OpType::_REDUCE_SCATTER_BASE,
+			      gloo_->_reduce_scatter_base(out, in, o), post);
+	}
+
+	WorkPtr reduce_scatter_tensor_coalesced(TensorList &outputs, TensorList &inputs,
+						const c10d::ReduceScatterOptions &opts) override
+	{
+		Staging s("reduce_scatter_tensor_coalesced");
+		auto in = s.in(inputs, "inputs");
+		auto out = s.out(outputs, "outputs");
+		auto o = opts;
+		Post post = avg_post(s.op, o.reduceOp, out);
+		return s.done(this, c10d::OpType::COALESCED,
+			      gloo_->reduce_scatter_tensor_coalesced(out, in, o), post);
+	}
+
+	WorkPtr alltoall_base(at::Tensor &output, at::Tensor &input,
+			      std::vector<int64_t> &output_splits, std::vector<int64_t> &input_splits,
+			      const c10d::AllToAllOptions &opts) override
+	{
+		Staging s("all_to_all_single");
+		auto in = s.in1(input, "input");
+		auto out = s.out1(output, "output");
+		return s.done(this, c10d::OpType::ALLTOALL_BASE,
+			      gloo_->alltoall_base(out, in, output_splits, input_splits, opts));
+	}
+
+	WorkPtr alltoall(TensorList &outputs, TensorList &inputs,
+			 const c10d::AllToAllOptions &opts) override
+	{
+		Staging s("all_to_all");
+		auto in = s.in(inputs, "input_tensor_list");
+		auto out = s.out(outputs, "output_tensor_list");
+		return s.done(this, c10d::OpType::ALLTOALL, gloo_->alltoall(out, in, opts));
+	}
+
+	WorkPtr send(TensorList &tensors, int dst, int tag) override
+	{
+		Staging s("send");
+		auto in = s.in(tensors, "tensor");
+		return s.done(this, c10d::OpType::SEND, gloo_->send(in, dst, tag));
+	}
+
+	WorkPtr recv(TensorList &tensors, int src, int tag) override
+	{
+		Staging s("recv");
+		auto out = s.out(tensors, "tensor");
+		return s.done(this, c10d::OpType::RECV, gloo_->recv(out, src, tag));
+	}
+
+	WorkPtr recvAnysource(TensorList &tensors, int tag) override
+	{
+		Staging s("recv");
+		auto out = s.out(tensors, "tensor");
+		return s.done(this, c10d::OpType::RECVANYSOURCE, gloo_->recvAnysource(out, tag));
+	}
+
+	WorkPtr barrier(const c10d::BarrierOptions &opts) override
+	{
+		auto o = opts;
+		o.device = at::Device(at::kCPU); // gloo's barrier is its own, no tensor
+		return gloo_->barrier(o);
+	}
+
+	void abort() override
+	{
+		gloo_->abort();
+	}
+
+	void shutdown() override
+	{
+		gloo_->shutdown();
+	}
+
+private:
+	// One call's host copies: checks that every tensor is a spyre tensor
+	// (a clear error naming the op and argument otherwise), stages inputs
+	// down and remembers which host tensors go back to which spyre tensors.
+	struct Staging {
+		explicit Staging(const char *op_) : op(op_)
+		{
+		}
+
+		void check(const at::Tensor &t, const char *arg) const
+		{
+			TORCH_CHECK_VALUE(t.defined(), "spyre c10d backend: ", op, ": ", arg,
+					  " is an undefined tensor");
+			TORCH_CHECK_VALUE(
+				t.device().type() == c10::DeviceType::PrivateUse1, "spyre c10d backend: ",
+				op, ": ", arg, " is a ", t.device().type(),
+				" tensor; this backend takes spyre tensors (for CPU tensors name a CPU "
+				"backend too: init_process_group(\"cpu:gloo,spyre:spyre\"))");
+			TORCH_CHECK_VALUE(!t.is_sparse(), "spyre c10d backend: ", op, ": ", arg,
+					  " is sparse; only dense spyre tensors are supported");
+		}
+
+		// A host copy of input @t (it is not written back).
+		at::Tensor in1(const at::Tensor &t, const char *arg)
+		{
+			check(t, arg);
+			auto h = host_like(t);
+			h.copy_(t); // blocking: waits for the work that produced t
+			return h;
+		}
+
+		// A host tensor for output @t, copied back at wait().
+		at::Tensor out1(const at::Tensor &t, const char *arg, bool load = false)
+		{
+			check(t, arg);
+			auto h = host_like(t);
+			if (load)
+				h.copy_(t);
+			back.emplace_back(t, h);
+			outputs.push_back(t);
+			return h;
+		}
+
+		TensorList in(const TensorList &ts, const char *arg)
+		{
+			TensorList r;
+			for (auto &t : ts)
+				r.push_back(in1(t, arg));
+			return r;
+		}
+
+		TensorList out(const TensorList &ts, const char *arg)
+		{
+			TensorList r;
+			for (auto &t : ts)
+				r.push_back(out1(t, arg));
+			return r;
+		}
+
+		// In-place collectives (allreduce, broadcast): down and back.
+		TensorList inout(const TensorList &ts, const char *arg)
+		{
+			TensorList r;
+			for (auto &t : ts)
+				r.push_back(out1(t, arg, true));
+			return r;
+		}
+
+		WorkPtr done(SpyreBackend *be, c10d::OpType type, WorkPtr gloo, Post post = nullptr)
+		{
+			return c10::make_intrusive<SpyreWork>(be->getRank(), type, std::move(gloo),
+							      std::move(back), std::move(outputs),
+							      std::move(post));
+		}
+
+		const char *op;
+		std::vector<std::pair<at::Tensor, at::Tensor>> back;
+		TensorList outputs;
+	};
+
+	// Gloo has no AVG: sum, then divide the results by the group size on
+	// the host (the dtype's own rounding, as a CPU sum / n). An integer
+	// average has no exact result, so it is refused as PREMUL_SUM is.
+	Post avg_post(const char *op, c10d::ReduceOp &reduce, const TensorList &results)
+	{
+		TORCH_CHECK_VALUE(reduce.op_ != c10d::ReduceOp::PREMUL_SUM, "spyre c10d backend: ",
+				  op, ": ReduceOp.PREMUL_SUM is not supported");
+		if (reduce.op_ != c10d::ReduceOp::AVG)
+			return nullptr;
+		for (auto &t : results)
+			TORCH_CHECK_VALUE(at::isFloatingType(t.scalar_type()), "spyre c10d backend: ",
+					  op, ": ReduceOp.AVG needs a floating-point tensor, got ",
+					  t.scalar_type());
+		reduce = c10d::ReduceOp(c10d::ReduceOp::SUM);
+		int n = getSize();
+		return [results, n] {
+			for (auto t : results)
+				t.div_(n);
+		};
+	}
+
+	c10::intrusive_ptr<c10d::Backend> gloo_;
+};
+
+} // namespace
+
+void init_distributed_bindings(py::module &m)
+{
+	// A subclass of torch's own binding torch._C._distributed_c10d.Backend
+	// (imported first so pybind11 knows the base), so that
+	// ProcessGroup._register_backend takes it.
+	py::module::import("torch._C._distributed_c10d");
+	py::class_<SpyreBackend, c10d::Backend, c10::intrusive_ptr<SpyreBackend>>(m,
+										  "_SpyreBackend")
+		.def(py::init([](const c10::intrusive_ptr<c10d::Backend> &gloo, int rank, int size) {
+			     TORCH_CHECK_VALUE(gloo, "spyre c10d backend: no gloo backend given");
+			     return c10::make_intrusive<SpyreBackend>(gloo, rank, size);
+		     }),
+		     py::arg("gloo"), py::arg("rank"), py::arg("size"));
+}
+
+} // namespace torch_spyre
