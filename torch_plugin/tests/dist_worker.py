@@ -394,6 +394,12 @@ def case_dtensor(rank, world, store_file):
     assert torch.equal(p.redistribute(mesh, [Replicate()]).to_local().cpu(),
                        torch.full((2, 2), 3.0))
 
+    # random ops: refused with a clear error (no Philox generator on spyre)
+    r = distribute_tensor(torch.zeros(4, 4, device=dev), mesh, [Shard(0)])
+    expect_error(lambda: r.uniform_(), "DTensor random ops", NotImplementedError)
+    expect_error(lambda: torch.nn.functional.dropout(r, 0.5, training=True),
+                 "DTensor random ops", NotImplementedError)
+
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                     "examples"))
     import tp_gpt2
