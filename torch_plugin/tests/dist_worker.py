@@ -332,6 +332,22 @@ def case_semantics(rank, world, store_file):
     t = torch.full((4,), float(rank), device=dev)
     dist.all_reduce(t)
     assert torch.equal(t.cpu(), torch.full((4,), 1.0)), "group unusable after bad input"
+
+    # object collectives (pickles through spyre tensors), a subgroup, and a
+    # 2-D mesh's sub-mesh group: each gets a spyre backend of its own
+    objs = [None] * world
+    dist.all_gather_object(objs, {"rank": rank})
+    assert objs == [{"rank": r} for r in range(world)], objs
+    lst = [rank * 10]
+    dist.broadcast_object_list(lst, src=1)
+    assert lst == [10], lst
+    from torch.distributed.device_mesh import init_device_mesh
+    tp = init_device_mesh("spyre", (1, world), mesh_dim_names=("dp", "tp"))["tp"].get_group()
+    for g in (dist.new_group(list(range(world))), tp):
+        assert type(g._get_backend(dev)).__name__ == "_SpyreBackend"
+        t = torch.full((3,), float(rank + 1), device=dev)
+        dist.all_reduce(t, group=g)
+        assert torch.equal(t.cpu(), torch.full((3,), 3.0)), t.cpu()
     dist.barrier()
     dist.destroy_process_group()
     print(f"semantics-OK rank {rank}")
