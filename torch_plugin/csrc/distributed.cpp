@@ -69,7 +69,8 @@ public:
 	{
 		if (!gloo_->isCompleted())
 			return false;
-		finish_once();
+		if (gloo_->isSuccess()) // a failed one leaves the outputs alone
+			finish_once();
 		return true;
 	}
 
