@@ -216,6 +216,7 @@ public:
 				const c10d::AllgatherOptions &opts) override
 	{
 		Staging s("all_gather_into_tensor");
+		check_flat_sizes(s.op, output, "output_tensor", input, "input_tensor");
 		auto in = s.in1(input, "input_tensor");
 		auto out = s.out1(output, "output_tensor");
 		return s.done(this, c10d::OpType::_ALLGATHER_BASE,
@@ -284,6 +285,7 @@ public:
 				     const c10d::ReduceScatterOptions &opts) override
 	{
 		Staging s("reduce_scatter_tensor");
+		check_flat_sizes(s.op, input, "input", output, "output");
 		auto in = s.in1(input, "input");
 		auto out = s.out1(output, "output");
 		auto o = opts;
@@ -442,6 +444,21 @@ private:
 		std::vector<std::pair<at::Tensor, at::Tensor>> back;
 		TensorList outputs;
 	};
+
+	// The "into a tensor" forms: @whole holds world-size copies of @part,
+	// in @part's dtype (checked here so the error names the op and sizes,
+	// on every rank before anything is sent).
+	void check_flat_sizes(const char *op, const at::Tensor &whole, const char *whole_arg,
+			      const at::Tensor &part, const char *part_arg) const
+	{
+		TORCH_CHECK_VALUE(whole.scalar_type() == part.scalar_type(), "spyre c10d backend: ",
+				  op, ": ", whole_arg, " is ", whole.scalar_type(), " but ", part_arg,
+				  " is ", part.scalar_type());
+		TORCH_CHECK_VALUE(whole.numel() == part.numel() * getSize(), "spyre c10d backend: ",
+				  op, ": ", whole_arg, " has ", whole.numel(),
+				  " elements, expected world_size (", getSize(), ") x ", part_arg, "'s ",
+				  part.numel(), " = ", part.numel() * getSize());
+	}
 
 	// Gloo has no AVG: sum, then divide the results by the group size on
 	// the host (the dtype's own rounding, as a CPU sum / n). An integer

@@ -320,9 +320,16 @@ def case_semantics(rank, world, store_file):
                                          torch.ones(4, device=dev)),
                  "spyre c10d backend: allgather: tensor_list is a cpu tensor", ValueError)
     expect_error(lambda: dist.all_gather_into_tensor(torch.empty(7, device=dev),
-                                                     torch.ones(4, device=dev)), "size")
+                                                     torch.ones(4, device=dev)),
+                 "all_gather_into_tensor: output_tensor has 7 elements, expected world_size "
+                 "(2) x input_tensor's 4 = 8", ValueError)
     expect_error(lambda: dist.reduce_scatter_tensor(torch.empty(3, device=dev),
-                                                    torch.ones(4, device=dev)), "")
+                                                    torch.ones(4, device=dev)),
+                 "reduce_scatter_tensor: input has 4 elements, expected world_size (2) x "
+                 "output's 3 = 6", ValueError)
+    expect_error(lambda: dist.all_gather_into_tensor(torch.empty(8, device=dev),
+                                                     torch.ones(4, device=dev).half()),
+                 "output_tensor is Float but input_tensor is Half", ValueError)
     expect_error(lambda: dist.all_to_all_single(torch.empty(4, device=dev),
                                                 torch.ones(4, device=dev), [1, 3], [3, 3]),
                  "Split sizes")
