@@ -404,6 +404,7 @@ def case_dtensor(rank, world, store_file):
     init(None, rank, world, store_file)
     mesh = init_device_mesh("spyre", (world,))
     assert torch.spyre.current_device() == rank, (torch.spyre.current_device(), rank)
+    assert not torch.spyre.is_initialized()  # choosing a card does not open it
     dev = torch.device("spyre", rank)
 
     full = torch.arange(24, dtype=torch.float32).view(4, 6)
@@ -435,6 +436,7 @@ def case_dtensor(rank, world, store_file):
         w = tp.blocks[0].fc.weight
         assert isinstance(w, DTensor) and w.to_local().shape == (128, 64), w.to_local().shape
         got = tp(ids.to(dev)).cpu()
+    assert torch.spyre.is_initialized()
     err_one = (got - one).abs().max().item()
     err_cpu = (got - cpu).abs().max().item()
     assert err_one < 1e-4 and err_cpu < 1e-4, (err_one, err_cpu)
