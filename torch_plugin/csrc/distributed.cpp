@@ -59,7 +59,8 @@ using Post = std::function<void()>;
 class SpyreWork : public Work {
 public:
 	SpyreWork(int rank, c10d::OpType type, WorkPtr gloo,
-		  std::vector<std::pair<at::Tensor, at::Tensor>> back, TensorList outputs, Post post)
+		  std::vector<std::pair<at::Tensor, at::Tensor>> back, TensorList outputs,
+		  Post post)
 		: Work(rank, type), gloo_(std::move(gloo)), back_(std::move(back)),
 		  outputs_(std::move(outputs)), post_(std::move(post))
 	{
@@ -308,7 +309,8 @@ public:
 	}
 
 	WorkPtr alltoall_base(at::Tensor &output, at::Tensor &input,
-			      std::vector<int64_t> &output_splits, std::vector<int64_t> &input_splits,
+			      std::vector<int64_t> &output_splits,
+			      std::vector<int64_t> &input_splits,
 			      const c10d::AllToAllOptions &opts) override
 	{
 		Staging s("all_to_all_single");
@@ -378,11 +380,12 @@ private:
 		{
 			TORCH_CHECK_VALUE(t.defined(), "spyre c10d backend: ", op, ": ", arg,
 					  " is an undefined tensor");
-			TORCH_CHECK_VALUE(
-				t.device().type() == c10::DeviceType::PrivateUse1, "spyre c10d backend: ",
-				op, ": ", arg, " is a ", t.device().type(),
-				" tensor; this backend takes spyre tensors (for CPU tensors name a CPU "
-				"backend too: init_process_group(\"cpu:gloo,spyre:spyre\"))");
+			TORCH_CHECK_VALUE(t.device().type() == c10::DeviceType::PrivateUse1,
+					  "spyre c10d backend: ", op, ": ", arg, " is a ",
+					  t.device().type(),
+					  " tensor; this backend takes spyre tensors (for CPU "
+					  "tensors name a CPU backend too: "
+					  "init_process_group(\"cpu:gloo,spyre:spyre\"))");
 			TORCH_CHECK_VALUE(!t.is_sparse(), "spyre c10d backend: ", op, ": ", arg,
 					  " is sparse; only dense spyre tensors are supported");
 		}
@@ -451,13 +454,15 @@ private:
 	void check_flat_sizes(const char *op, const at::Tensor &whole, const char *whole_arg,
 			      const at::Tensor &part, const char *part_arg) const
 	{
-		TORCH_CHECK_VALUE(whole.scalar_type() == part.scalar_type(), "spyre c10d backend: ",
-				  op, ": ", whole_arg, " is ", whole.scalar_type(), " but ", part_arg,
-				  " is ", part.scalar_type());
-		TORCH_CHECK_VALUE(whole.numel() == part.numel() * getSize(), "spyre c10d backend: ",
-				  op, ": ", whole_arg, " has ", whole.numel(),
-				  " elements, expected world_size (", getSize(), ") x ", part_arg, "'s ",
-				  part.numel(), " = ", part.numel() * getSize());
+		TORCH_CHECK_VALUE(whole.scalar_type() == part.scalar_type(),
+				  "spyre c10d backend: ", op, ": ", whole_arg, " is ",
+				  whole.scalar_type(), " but ", part_arg, " is ",
+				  part.scalar_type());
+		TORCH_CHECK_VALUE(whole.numel() == part.numel() * getSize(),
+				  "spyre c10d backend: ", op, ": ", whole_arg, " has ",
+				  whole.numel(), " elements, expected world_size (", getSize(),
+				  ") x ", part_arg, "'s ", part.numel(), " = ",
+				  part.numel() * getSize());
 	}
 
 	// Gloo has no AVG: sum, then divide the results by the group size on
@@ -470,8 +475,9 @@ private:
 		if (reduce.op_ != c10d::ReduceOp::AVG)
 			return nullptr;
 		for (auto &t : results)
-			TORCH_CHECK_VALUE(at::isFloatingType(t.scalar_type()), "spyre c10d backend: ",
-					  op, ": ReduceOp.AVG needs a floating-point tensor, got ",
+			TORCH_CHECK_VALUE(at::isFloatingType(t.scalar_type()),
+					  "spyre c10d backend: ", op,
+					  ": ReduceOp.AVG needs a floating-point tensor, got ",
 					  t.scalar_type());
 		reduce = c10d::ReduceOp(c10d::ReduceOp::SUM);
 		int n = getSize();
@@ -494,7 +500,8 @@ void init_distributed_bindings(py::module &m)
 	py::module::import("torch._C._distributed_c10d");
 	py::class_<SpyreBackend, c10d::Backend, c10::intrusive_ptr<SpyreBackend>>(m,
 										  "_SpyreBackend")
-		.def(py::init([](const c10::intrusive_ptr<c10d::Backend> &gloo, int rank, int size) {
+		.def(py::init([](const c10::intrusive_ptr<c10d::Backend> &gloo, int rank,
+				 int size) {
 			     TORCH_CHECK_VALUE(gloo, "spyre c10d backend: no gloo backend given");
 			     return c10::make_intrusive<SpyreBackend>(gloo, rank, size);
 		     }),
