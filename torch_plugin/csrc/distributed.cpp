@@ -3,13 +3,16 @@
 //
 // The card has no network and no peer DMA yet, so a collective stages its
 // spyre tensors through pinned host memory and runs on gloo, the CPU
-// engine PyTorch already has: inputs come down to the host (a blocking
-// D2H on the caller's current stream, so the work that produced them is
-// done), gloo runs the collective on the host copies asynchronously, and
-// the Work's wait() copies the results back to the card on the caller's
-// current stream (non_blocking from pinned memory: ordered before anything
-// the caller queues on that stream later, as NCCL's wait orders the
-// current CUDA stream). Two cards of one machine go the same way, through
+// engine PyTorch already has: inputs come down to pinned host buffers
+// (non_blocking D2H on the caller's current stream, after the work that
+// produced them), an event marks the end of those copies, and the call
+// returns. The backend's launcher thread waits for the event and starts
+// gloo's collective on the host buffers, collectives in call order (gloo
+// pairs them across ranks by that order). The Work's wait() waits for
+// gloo and copies the results back to the card on the caller's current
+// stream (non_blocking from pinned memory: ordered before anything the
+// caller queues on that stream later, as NCCL's wait orders the current
+// CUDA stream). Two cards of one machine go the same way, through
 // host memory; a peer DMA path between cards is the next step
 // (Documentation/distributed.rst).
 //
@@ -27,7 +30,14 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/extension.h>
 
+#include <c10/core/Event.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
+#include <thread>
 
 namespace py = pybind11;
 
@@ -53,40 +63,66 @@ at::Tensor host_like(const at::Tensor &t)
 // (AVG's division: gloo has no AVG).
 using Post = std::function<void()>;
 
-// A collective's Work: gloo's Work on the host copies, plus the copies
-// back to the card that wait() (or a completed is_completed()) queues on
-// the caller's current stream, once.
+// A collective's Work: gloo's Work on the host copies once the launcher
+// started it, plus the copies back to the card that wait() (or a completed
+// is_completed()) queues on the caller's current stream, once.
 class SpyreWork : public Work {
 public:
-	SpyreWork(int rank, c10d::OpType type, WorkPtr gloo,
-		  std::vector<std::pair<at::Tensor, at::Tensor>> back, TensorList outputs,
-		  Post post)
-		: Work(rank, type), gloo_(std::move(gloo)), back_(std::move(back)),
-		  outputs_(std::move(outputs)), post_(std::move(post))
+	SpyreWork(int rank, c10d::OpType type, std::vector<std::pair<at::Tensor, at::Tensor>> back,
+		  TensorList outputs, Post post)
+		: Work(rank, type), back_(std::move(back)), outputs_(std::move(outputs)),
+		  post_(std::move(post))
 	{
+	}
+
+	// The launcher: gloo's work started, or starting it failed.
+	void launched(WorkPtr gloo, std::exception_ptr error)
+	{
+		{
+			std::lock_guard<std::mutex> lock(launch_mu_);
+			gloo_ = std::move(gloo);
+			launch_error_ = error;
+			launch_done_ = true;
+		}
+		launch_cv_.notify_all();
 	}
 
 	bool isCompleted() override
 	{
-		if (!gloo_->isCompleted())
+		WorkPtr g;
+		{
+			std::lock_guard<std::mutex> lock(launch_mu_);
+			if (!launch_done_)
+				return false;
+			if (launch_error_)
+				return true;
+			g = gloo_;
+		}
+		if (!g->isCompleted())
 			return false;
-		if (gloo_->isSuccess()) // a failed one leaves the outputs alone
+		if (g->isSuccess()) // a failed one leaves the outputs alone
 			finish_once();
 		return true;
 	}
 
 	bool isSuccess() const override
 	{
-		return gloo_->isSuccess();
+		std::lock_guard<std::mutex> lock(launch_mu_);
+		return launch_done_ && !launch_error_ && gloo_->isSuccess();
 	}
 
 	std::exception_ptr exception() const override
 	{
+		std::lock_guard<std::mutex> lock(launch_mu_);
+		if (launch_error_ || !gloo_)
+			return launch_error_;
 		return gloo_->exception();
 	}
 
 	int sourceRank() const override
 	{
+		std::lock_guard<std::mutex> lock(launch_mu_);
+		TORCH_CHECK(gloo_, "spyre c10d backend: sourceRank() before the recv started");
 		return gloo_->sourceRank();
 	}
 
@@ -103,7 +139,7 @@ public:
 	bool wait(std::chrono::milliseconds timeout) override
 	{
 		// (Work.wait's binding has released the GIL already)
-		bool ok = gloo_->wait(timeout);
+		bool ok = started()->wait(timeout);
 		if (ok)
 			finish_once();
 		return ok;
@@ -121,6 +157,17 @@ public:
 	}
 
 private:
+	// gloo's work once launched (it waits only for the card's copies to
+	// the host); rethrows a failure to start it.
+	WorkPtr started()
+	{
+		std::unique_lock<std::mutex> lock(launch_mu_);
+		launch_cv_.wait(lock, [this] { return launch_done_; });
+		if (launch_error_)
+			std::rethrow_exception(launch_error_);
+		return gloo_;
+	}
+
 	void finish_once()
 	{
 		std::lock_guard<std::mutex> lock(mu_);
@@ -134,6 +181,10 @@ private:
 		back_.clear(); // the pinned blocks' reuse waits for the copies (recorded)
 	}
 
+	mutable std::mutex launch_mu_;
+	std::condition_variable launch_cv_;
+	bool launch_done_ = false;
+	std::exception_ptr launch_error_;
 	WorkPtr gloo_;
 	std::vector<std::pair<at::Tensor, at::Tensor>> back_;
 	TensorList outputs_;
@@ -142,10 +193,61 @@ private:
 	bool copied_ = false;
 };
 
+// One thread per backend that starts gloo's collectives in call order,
+// each once the card has copied its inputs to the host.
+class Launcher {
+public:
+	Launcher() : thread_([this] { run(); })
+	{
+	}
+
+	~Launcher()
+	{
+		{
+			std::lock_guard<std::mutex> lock(mu_);
+			stop_ = true;
+		}
+		cv_.notify_all();
+		thread_.join();
+	}
+
+	void push(std::function<void()> job)
+	{
+		{
+			std::lock_guard<std::mutex> lock(mu_);
+			jobs_.push_back(std::move(job));
+		}
+		cv_.notify_all();
+	}
+
+private:
+	void run()
+	{
+		for (;;) {
+			std::function<void()> job;
+			{
+				std::unique_lock<std::mutex> lock(mu_);
+				cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+				if (jobs_.empty())
+					return; // stopping, nothing left
+				job = std::move(jobs_.front());
+				jobs_.pop_front();
+			}
+			job();
+		}
+	}
+
+	std::mutex mu_;
+	std::condition_variable cv_;
+	std::deque<std::function<void()>> jobs_;
+	bool stop_ = false;
+	std::thread thread_; // last: starts after the members it uses
+};
+
 class SpyreBackend : public c10d::Backend {
 public:
 	SpyreBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size)
-		: Backend(rank, size), gloo_(std::move(gloo))
+		: Backend(rank, size), gloo_(std::move(gloo)), launcher_(std::make_unique<Launcher>())
 	{
 	}
 
@@ -168,7 +270,7 @@ public:
 	{
 		Staging s("broadcast");
 		auto host = s.inout(tensors, "tensors");
-		return s.done(this, c10d::OpType::BROADCAST, gloo_->broadcast(host, opts));
+		return s.done(this, c10d::OpType::BROADCAST, [g = gloo_, host, opts]() mutable { return g->broadcast(host, opts); });
 	}
 
 	WorkPtr allreduce(TensorList &tensors, const c10d::AllreduceOptions &opts) override
@@ -177,7 +279,7 @@ public:
 		auto host = s.inout(tensors, "tensors");
 		auto o = opts;
 		Post post = avg_post(s.op, o.reduceOp, host);
-		return s.done(this, c10d::OpType::ALLREDUCE, gloo_->allreduce(host, o), post);
+		return s.done(this, c10d::OpType::ALLREDUCE, [g = gloo_, host, o]() mutable { return g->allreduce(host, o); }, post);
 	}
 
 	WorkPtr allreduce_coalesced(TensorList &tensors,
@@ -188,7 +290,8 @@ public:
 		auto o = opts;
 		Post post = avg_post(s.op, o.reduceOp, host);
 		return s.done(this, c10d::OpType::ALLREDUCE_COALESCED,
-			      gloo_->allreduce_coalesced(host, o), post);
+			      [g = gloo_, host, o]() mutable { return g->allreduce_coalesced(host, o); },
+			      post);
 	}
 
 	WorkPtr reduce(TensorList &tensors, const c10d::ReduceOptions &opts) override
@@ -199,7 +302,7 @@ public:
 		// only the root's result is defined: divide there
 		TensorList root = getRank() == o.rootRank ? host : TensorList{};
 		Post post = avg_post(s.op, o.reduceOp, root);
-		return s.done(this, c10d::OpType::REDUCE, gloo_->reduce(host, o), post);
+		return s.done(this, c10d::OpType::REDUCE, [g = gloo_, host, o]() mutable { return g->reduce(host, o); }, post);
 	}
 
 	WorkPtr allgather(std::vector<TensorList> &outputs, TensorList &inputs,
@@ -210,7 +313,7 @@ public:
 		std::vector<TensorList> out;
 		for (auto &l : outputs)
 			out.push_back(s.out(l, "tensor_list"));
-		return s.done(this, c10d::OpType::ALLGATHER, gloo_->allgather(out, in, opts));
+		return s.done(this, c10d::OpType::ALLGATHER, [g = gloo_, out, in, opts]() mutable { return g->allgather(out, in, opts); });
 	}
 
 	WorkPtr _allgather_base(at::Tensor &output, at::Tensor &input,
@@ -221,7 +324,9 @@ public:
 		auto in = s.in1(input, "input_tensor");
 		auto out = s.out1(output, "output_tensor");
 		return s.done(this, c10d::OpType::_ALLGATHER_BASE,
-			      gloo_->_allgather_base(out, in, opts));
+			      [g = gloo_, out, in, opts]() mutable {
+				      return g->_allgather_base(out, in, opts);
+			      });
 	}
 
 	WorkPtr allgather_coalesced(std::vector<TensorList> &outputs, TensorList &inputs,
@@ -233,7 +338,9 @@ public:
 		for (auto &l : outputs)
 			out.push_back(s.out(l, "output_tensor_lists"));
 		return s.done(this, c10d::OpType::ALLGATHER_COALESCED,
-			      gloo_->allgather_coalesced(out, in, opts));
+			      [g = gloo_, out, in, opts]() mutable {
+				      return g->allgather_coalesced(out, in, opts);
+			      });
 	}
 
 	WorkPtr allgather_into_tensor_coalesced(TensorList &outputs, TensorList &inputs,
@@ -243,7 +350,9 @@ public:
 		auto in = s.in(inputs, "inputs");
 		auto out = s.out(outputs, "outputs");
 		return s.done(this, c10d::OpType::COALESCED,
-			      gloo_->allgather_into_tensor_coalesced(out, in, opts));
+			      [g = gloo_, out, in, opts]() mutable {
+				      return g->allgather_into_tensor_coalesced(out, in, opts);
+			      });
 	}
 
 	WorkPtr gather(std::vector<TensorList> &outputs, TensorList &inputs,
@@ -254,7 +363,7 @@ public:
 		std::vector<TensorList> out;
 		for (auto &l : outputs)
 			out.push_back(s.out(l, "gather_list"));
-		return s.done(this, c10d::OpType::GATHER, gloo_->gather(out, in, opts));
+		return s.done(this, c10d::OpType::GATHER, [g = gloo_, out, in, opts]() mutable { return g->gather(out, in, opts); });
 	}
 
 	WorkPtr scatter(TensorList &outputs, std::vector<TensorList> &inputs,
@@ -265,7 +374,7 @@ public:
 		for (auto &l : inputs)
 			in.push_back(s.in(l, "scatter_list"));
 		auto out = s.out(outputs, "tensor");
-		return s.done(this, c10d::OpType::SCATTER, gloo_->scatter(out, in, opts));
+		return s.done(this, c10d::OpType::SCATTER, [g = gloo_, out, in, opts]() mutable { return g->scatter(out, in, opts); });
 	}
 
 	WorkPtr reduce_scatter(TensorList &outputs, std::vector<TensorList> &inputs,
@@ -279,7 +388,8 @@ public:
 		auto o = opts;
 		Post post = avg_post(s.op, o.reduceOp, out);
 		return s.done(this, c10d::OpType::REDUCE_SCATTER,
-			      gloo_->reduce_scatter(out, in, o), post);
+			      [g = gloo_, out, in, o]() mutable { return g->reduce_scatter(out, in, o); },
+			      post);
 	}
 
 	WorkPtr _reduce_scatter_base(at::Tensor &output, at::Tensor &input,
@@ -293,7 +403,10 @@ public:
 		TensorList outs{out};
 		Post post = avg_post(s.op, o.reduceOp, outs);
 		return s.done(this, c10d::OpType::_REDUCE_SCATTER_BASE,
-			      gloo_->_reduce_scatter_base(out, in, o), post);
+			      [g = gloo_, out, in, o]() mutable {
+				      return g->_reduce_scatter_base(out, in, o);
+			      },
+			      post);
 	}
 
 	WorkPtr reduce_scatter_tensor_coalesced(TensorList &outputs, TensorList &inputs,
@@ -305,7 +418,10 @@ public:
 		auto o = opts;
 		Post post = avg_post(s.op, o.reduceOp, out);
 		return s.done(this, c10d::OpType::COALESCED,
-			      gloo_->reduce_scatter_tensor_coalesced(out, in, o), post);
+			      [g = gloo_, out, in, o]() mutable {
+				      return g->reduce_scatter_tensor_coalesced(out, in, o);
+			      },
+			      post);
 	}
 
 	WorkPtr alltoall_base(at::Tensor &output, at::Tensor &input,
@@ -317,7 +433,10 @@ public:
 		auto in = s.in1(input, "input");
 		auto out = s.out1(output, "output");
 		return s.done(this, c10d::OpType::ALLTOALL_BASE,
-			      gloo_->alltoall_base(out, in, output_splits, input_splits, opts));
+			      [g = gloo_, out, in, output_splits, input_splits, opts]() mutable {
+				      return g->alltoall_base(out, in, output_splits, input_splits,
+							      opts);
+			      });
 	}
 
 	WorkPtr alltoall(TensorList &outputs, TensorList &inputs,
@@ -326,35 +445,39 @@ public:
 		Staging s("all_to_all");
 		auto in = s.in(inputs, "input_tensor_list");
 		auto out = s.out(outputs, "output_tensor_list");
-		return s.done(this, c10d::OpType::ALLTOALL, gloo_->alltoall(out, in, opts));
+		return s.done(this, c10d::OpType::ALLTOALL, [g = gloo_, out, in, opts]() mutable { return g->alltoall(out, in, opts); });
 	}
 
 	WorkPtr send(TensorList &tensors, int dst, int tag) override
 	{
 		Staging s("send");
 		auto in = s.in(tensors, "tensor");
-		return s.done(this, c10d::OpType::SEND, gloo_->send(in, dst, tag));
+		return s.done(this, c10d::OpType::SEND, [g = gloo_, in, dst, tag]() mutable { return g->send(in, dst, tag); });
 	}
 
 	WorkPtr recv(TensorList &tensors, int src, int tag) override
 	{
 		Staging s("recv");
 		auto out = s.out(tensors, "tensor");
-		return s.done(this, c10d::OpType::RECV, gloo_->recv(out, src, tag));
+		return s.done(this, c10d::OpType::RECV, [g = gloo_, out, src, tag]() mutable { return g->recv(out, src, tag); });
 	}
 
 	WorkPtr recvAnysource(TensorList &tensors, int tag) override
 	{
 		Staging s("recv");
 		auto out = s.out(tensors, "tensor");
-		return s.done(this, c10d::OpType::RECVANYSOURCE, gloo_->recvAnysource(out, tag));
+		return s.done(this, c10d::OpType::RECVANYSOURCE,
+			      [g = gloo_, out, tag]() mutable { return g->recvAnysource(out, tag); });
 	}
 
 	WorkPtr barrier(const c10d::BarrierOptions &opts) override
 	{
+		// through the launcher too: after the collectives called before it
+		Staging s("barrier");
 		auto o = opts;
 		o.device = at::Device(at::kCPU); // gloo's barrier is its own, no tensor
-		return gloo_->barrier(o);
+		return s.done(this, c10d::OpType::BARRIER,
+			      [g = gloo_, o]() mutable { return g->barrier(o); });
 	}
 
 	void abort() override
@@ -390,12 +513,13 @@ private:
 					  " is sparse; only dense spyre tensors are supported");
 		}
 
-		// A host copy of input @t (it is not written back).
+		// A host copy of input @t (it is not written back): queued on
+		// t's current stream, after the work that produces t.
 		at::Tensor in1(const at::Tensor &t, const char *arg)
 		{
 			check(t, arg);
 			auto h = host_like(t);
-			h.copy_(t); // blocking: waits for the work that produced t
+			download(h, t);
 			return h;
 		}
 
@@ -405,10 +529,17 @@ private:
 			check(t, arg);
 			auto h = host_like(t);
 			if (load)
-				h.copy_(t);
+				download(h, t);
 			back.emplace_back(t, h);
 			outputs.push_back(t);
 			return h;
+		}
+
+		void download(at::Tensor &h, const at::Tensor &t)
+		{
+			h.copy_(t, /*non_blocking=*/true);
+			if (std::find(devices.begin(), devices.end(), t.device()) == devices.end())
+				devices.push_back(t.device());
 		}
 
 		TensorList in(const TensorList &ts, const char *arg)
@@ -436,16 +567,36 @@ private:
 			return r;
 		}
 
-		WorkPtr done(SpyreBackend *be, c10d::OpType type, WorkPtr gloo, Post post = nullptr)
+		// The Work; @launch starts gloo's collective on the launcher
+		// thread once the downloads above have run on the card.
+		WorkPtr done(SpyreBackend *be, c10d::OpType type, std::function<WorkPtr()> launch,
+			     Post post = nullptr)
 		{
-			return c10::make_intrusive<SpyreWork>(be->getRank(), type, std::move(gloo),
-							      std::move(back), std::move(outputs),
-							      std::move(post));
+			auto work = c10::make_intrusive<SpyreWork>(
+				be->getRank(), type, std::move(back), std::move(outputs),
+				std::move(post));
+			c10::impl::VirtualGuardImpl impl(c10::DeviceType::PrivateUse1);
+			auto events = std::make_shared<std::vector<c10::Event>>();
+			for (auto &d : devices) {
+				events->emplace_back(c10::DeviceType::PrivateUse1);
+				events->back().record(impl.getStream(d));
+			}
+			be->launcher_->push([events, launch = std::move(launch), work] {
+				try {
+					for (auto &e : *events)
+						e.synchronize(); // the inputs are on the host
+					work->launched(launch(), nullptr);
+				} catch (...) {
+					work->launched(nullptr, std::current_exception());
+				}
+			});
+			return work;
 		}
 
 		const char *op;
 		std::vector<std::pair<at::Tensor, at::Tensor>> back;
 		TensorList outputs;
+		std::vector<c10::Device> devices; // where inputs came from
 	};
 
 	// The "into a tensor" forms: @whole holds world-size copies of @part,
@@ -488,6 +639,7 @@ private:
 	}
 
 	c10::intrusive_ptr<c10d::Backend> gloo_;
+	std::unique_ptr<Launcher> launcher_;
 };
 
 } // namespace
