@@ -247,7 +247,8 @@ private:
 class SpyreBackend : public c10d::Backend {
 public:
 	SpyreBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size)
-		: Backend(rank, size), gloo_(std::move(gloo)), launcher_(std::make_unique<Launcher>())
+		: Backend(rank, size), gloo_(std::move(gloo)),
+		  launcher_(std::make_unique<Launcher>())
 	{
 	}
 
@@ -270,7 +271,10 @@ public:
 	{
 		Staging s("broadcast");
 		auto host = s.inout(tensors, "tensors");
-		return s.done(this, c10d::OpType::BROADCAST, [g = gloo_, host, opts]() mutable { return g->broadcast(host, opts); });
+		return s.done(this, c10d::OpType::BROADCAST,
+			      [g = gloo_, host, opts]() mutable {
+				      return g->broadcast(host, opts);
+			      });
 	}
 
 	WorkPtr allreduce(TensorList &tensors, const c10d::AllreduceOptions &opts) override
@@ -279,7 +283,9 @@ public:
 		auto host = s.inout(tensors, "tensors");
 		auto o = opts;
 		Post post = avg_post(s.op, o.reduceOp, host);
-		return s.done(this, c10d::OpType::ALLREDUCE, [g = gloo_, host, o]() mutable { return g->allreduce(host, o); }, post);
+		return s.done(this, c10d::OpType::ALLREDUCE,
+			      [g = gloo_, host, o]() mutable { return g->allreduce(host, o); },
+			      post);
 	}
 
 	WorkPtr allreduce_coalesced(TensorList &tensors,
@@ -290,7 +296,9 @@ public:
 		auto o = opts;
 		Post post = avg_post(s.op, o.reduceOp, host);
 		return s.done(this, c10d::OpType::ALLREDUCE_COALESCED,
-			      [g = gloo_, host, o]() mutable { return g->allreduce_coalesced(host, o); },
+			      [g = gloo_, host, o]() mutable {
+				      return g->allreduce_coalesced(host, o);
+			      },
 			      post);
 	}
 
@@ -302,7 +310,9 @@ public:
 		// only the root's result is defined: divide there
 		TensorList root = getRank() == o.rootRank ? host : TensorList{};
 		Post post = avg_post(s.op, o.reduceOp, root);
-		return s.done(this, c10d::OpType::REDUCE, [g = gloo_, host, o]() mutable { return g->reduce(host, o); }, post);
+		return s.done(this, c10d::OpType::REDUCE,
+			      [g = gloo_, host, o]() mutable { return g->reduce(host, o); },
+			      post);
 	}
 
 	WorkPtr allgather(std::vector<TensorList> &outputs, TensorList &inputs,
@@ -313,7 +323,10 @@ public:
 		std::vector<TensorList> out;
 		for (auto &l : outputs)
 			out.push_back(s.out(l, "tensor_list"));
-		return s.done(this, c10d::OpType::ALLGATHER, [g = gloo_, out, in, opts]() mutable { return g->allgather(out, in, opts); });
+		return s.done(this, c10d::OpType::ALLGATHER,
+			      [g = gloo_, out, in, opts]() mutable {
+				      return g->allgather(out, in, opts);
+			      });
 	}
 
 	WorkPtr _allgather_base(at::Tensor &output, at::Tensor &input,
@@ -363,7 +376,10 @@ public:
 		std::vector<TensorList> out;
 		for (auto &l : outputs)
 			out.push_back(s.out(l, "gather_list"));
-		return s.done(this, c10d::OpType::GATHER, [g = gloo_, out, in, opts]() mutable { return g->gather(out, in, opts); });
+		return s.done(this, c10d::OpType::GATHER,
+			      [g = gloo_, out, in, opts]() mutable {
+				      return g->gather(out, in, opts);
+			      });
 	}
 
 	WorkPtr scatter(TensorList &outputs, std::vector<TensorList> &inputs,
@@ -374,7 +390,10 @@ public:
 		for (auto &l : inputs)
 			in.push_back(s.in(l, "scatter_list"));
 		auto out = s.out(outputs, "tensor");
-		return s.done(this, c10d::OpType::SCATTER, [g = gloo_, out, in, opts]() mutable { return g->scatter(out, in, opts); });
+		return s.done(this, c10d::OpType::SCATTER,
+			      [g = gloo_, out, in, opts]() mutable {
+				      return g->scatter(out, in, opts);
+			      });
 	}
 
 	WorkPtr reduce_scatter(TensorList &outputs, std::vector<TensorList> &inputs,
@@ -388,7 +407,9 @@ public:
 		auto o = opts;
 		Post post = avg_post(s.op, o.reduceOp, out);
 		return s.done(this, c10d::OpType::REDUCE_SCATTER,
-			      [g = gloo_, out, in, o]() mutable { return g->reduce_scatter(out, in, o); },
+			      [g = gloo_, out, in, o]() mutable {
+				      return g->reduce_scatter(out, in, o);
+			      },
 			      post);
 	}
 
@@ -445,21 +466,30 @@ public:
 		Staging s("all_to_all");
 		auto in = s.in(inputs, "input_tensor_list");
 		auto out = s.out(outputs, "output_tensor_list");
-		return s.done(this, c10d::OpType::ALLTOALL, [g = gloo_, out, in, opts]() mutable { return g->alltoall(out, in, opts); });
+		return s.done(this, c10d::OpType::ALLTOALL,
+			      [g = gloo_, out, in, opts]() mutable {
+				      return g->alltoall(out, in, opts);
+			      });
 	}
 
 	WorkPtr send(TensorList &tensors, int dst, int tag) override
 	{
 		Staging s("send");
 		auto in = s.in(tensors, "tensor");
-		return s.done(this, c10d::OpType::SEND, [g = gloo_, in, dst, tag]() mutable { return g->send(in, dst, tag); });
+		return s.done(this, c10d::OpType::SEND,
+			      [g = gloo_, in, dst, tag]() mutable {
+				      return g->send(in, dst, tag);
+			      });
 	}
 
 	WorkPtr recv(TensorList &tensors, int src, int tag) override
 	{
 		Staging s("recv");
 		auto out = s.out(tensors, "tensor");
-		return s.done(this, c10d::OpType::RECV, [g = gloo_, out, src, tag]() mutable { return g->recv(out, src, tag); });
+		return s.done(this, c10d::OpType::RECV,
+			      [g = gloo_, out, src, tag]() mutable {
+				      return g->recv(out, src, tag);
+			      });
 	}
 
 	WorkPtr recvAnysource(TensorList &tensors, int tag) override
@@ -467,7 +497,9 @@ public:
 		Staging s("recv");
 		auto out = s.out(tensors, "tensor");
 		return s.done(this, c10d::OpType::RECVANYSOURCE,
-			      [g = gloo_, out, tag]() mutable { return g->recvAnysource(out, tag); });
+			      [g = gloo_, out, tag]() mutable {
+				      return g->recvAnysource(out, tag);
+			      });
 	}
 
 	WorkPtr barrier(const c10d::BarrierOptions &opts) override
