@@ -234,6 +234,7 @@ private:
 				jobs_.pop_front();
 			}
 			job();
+			job = nullptr; // its tensors and gloo's work go now, not later
 		}
 	}
 
@@ -514,11 +515,16 @@ public:
 
 	void abort() override
 	{
+		stop_launcher();
 		gloo_->abort();
 	}
 
+	// destroy_process_group: the launcher thread ends here, on the caller's
+	// thread, once every collective queued so far has started, so no
+	// thread of ours outlives the group into interpreter teardown.
 	void shutdown() override
 	{
+		stop_launcher();
 		gloo_->shutdown();
 	}
 
@@ -613,7 +619,7 @@ private:
 				events->emplace_back(c10::DeviceType::PrivateUse1);
 				events->back().record(impl.getStream(d));
 			}
-			be->launcher_->push([events, launch = std::move(launch), work] {
+			be->push([events, launch = std::move(launch), work] {
 				try {
 					for (auto &e : *events)
 						e.synchronize(); // the inputs are on the host
@@ -670,7 +676,26 @@ private:
 		};
 	}
 
+	void push(std::function<void()> job)
+	{
+		std::lock_guard<std::mutex> lock(launcher_mu_);
+		TORCH_CHECK(launcher_, "spyre c10d backend: a collective after the process group "
+				       "was shut down (destroy_process_group)");
+		launcher_->push(std::move(job));
+	}
+
+	void stop_launcher()
+	{
+		std::unique_ptr<Launcher> l;
+		{
+			std::lock_guard<std::mutex> lock(launcher_mu_);
+			l = std::move(launcher_);
+		}
+		l.reset(); // joins
+	}
+
 	c10::intrusive_ptr<c10d::Backend> gloo_;
+	std::mutex launcher_mu_;
 	std::unique_ptr<Launcher> launcher_;
 };
 
