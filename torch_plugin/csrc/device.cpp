@@ -81,6 +81,16 @@ const std::string &unavailable_reason()
 	return table().reason;
 }
 
+bool any_device_open() noexcept
+{
+	auto &t = table();
+	std::lock_guard<std::mutex> lock(t.open_mutex);
+	for (spyre_device *h : t.handles)
+		if (h)
+			return true;
+	return false;
+}
+
 bool is_in_bad_fork() noexcept
 {
 	return forked_with_open_device.load();

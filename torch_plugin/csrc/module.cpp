@@ -2,6 +2,7 @@
 // torch_spyre._C: the Python side's entry into the runtime.
 #include "allocator.h"
 #include "device.h"
+#include "distributed.h"
 #include "fallback.h"
 #include "graph.h"
 #include "host_allocator.h"
@@ -70,11 +71,13 @@ PYBIND11_MODULE(_C, m)
 {
 	init_graph_bindings(m);
 	init_trace_bindings(m);
+	init_distributed_bindings(m);
 	m.doc() = "Spyre runtime for PyTorch (libspyre underneath)";
 	m.def("_device_count", [] { return int(device_count()); });
 	m.def("_unavailable_reason", [] { return unavailable_reason(); });
 	m.def("_current_device", [] { return int(current_device()); });
 	m.def("_is_in_bad_fork", [] { return is_in_bad_fork(); });
+	m.def("_any_device_open", [] { return any_device_open(); });
 	m.def("_set_device", [](int i) { set_current_device(c10::DeviceIndex(i)); });
 	m.def("_check_device", [](int i) { check_device_index(c10::DeviceIndex(i)); });
 	m.def("_device_properties", [](int i) { return device_properties(c10::DeviceIndex(i)); });

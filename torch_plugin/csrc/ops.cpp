@@ -171,7 +171,8 @@ at::Scalar local_scalar_dense(const at::Tensor &self)
 	TORCH_CHECK(self.numel() == 1, "spyre: a Tensor with ", self.numel(),
 		    " elements cannot be converted to Scalar");
 	auto cpu = at::empty({}, self.options().device(c10::kCPU));
-	torch_spyre::copy_from(self, cpu, false);
+	// as a 0-dim view: copy_from takes equal shapes ([1].item() failed)
+	torch_spyre::copy_from(self.reshape({}), cpu, false);
 	return cpu.item();
 }
 

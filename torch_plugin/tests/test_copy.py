@@ -142,3 +142,16 @@ def test_scalar_reads():
         d = x.to("spyre")
         assert d[1].item() == x[1].item()
     assert torch.tensor(2.5).to("spyre").item() == 2.5
+
+
+def test_item_of_one_element_tensors_with_dims():
+    """.item() of [1], [1, 1] and one-element views (a DTensor all_reduce
+    verdict is such a tensor); it used to fail in expand()."""
+    for dtype in DTYPES:
+        x = sample((5,), dtype, seed=6)
+        d = x.to("spyre")
+        assert d[2:3].item() == x[2].item()
+        assert d[3:4].view(1, 1).item() == x[3].item()
+    assert torch.tensor([[7]], device="spyre").item() == 7
+    with pytest.raises(RuntimeError, match="2 elements cannot be converted"):
+        torch.ones(2, device="spyre").item()

@@ -11,6 +11,7 @@ import torch
 from . import _C  # noqa: F401  (loads the runtime: allocator, guard, ops)
 from . import _lazy_hooks
 from . import _printing
+from . import distributed as _distributed
 from . import spyre as _spyre_module
 
 if torch._C._get_privateuse1_backend_name() != "spyre":
@@ -20,6 +21,7 @@ if torch._C._get_privateuse1_backend_name() != "spyre":
                                                          for_packed_sequence=True,
                                                          for_storage=True)
 
+_distributed.register()  # the "spyre" c10d backend: registered now, created on demand
 _lazy_hooks.install()  # Dynamo's device interface, Inductor's refusal: when they load
 _printing.install()  # a spyre tensor's values are formatted from a CPU copy
 

@@ -13,7 +13,10 @@ when something compiles) and registers then:
   device. Inductor has no code generator for the card; without this it
   fails deep in its codegen with ``KeyError: 'spyre'``, with it at once,
   naming ``backend="spyre"``.
+- ``torch.distributed.tensor._random``: DTensor's random ops refused on spyre
+  with a clear error (see DTENSOR_RNG_MESSAGE).
 """
+import contextlib
 import importlib.abc
 import importlib.util
 import sys
@@ -23,6 +26,15 @@ import torch
 MESSAGE = ('spyre: Inductor cannot generate code for the spyre device; compile with '
            'torch.compile(model, backend="spyre"), which lowers the graph to the card\'s '
            'op library (Documentation/torch-plugin.rst, "torch.compile")')
+
+
+DTENSOR_RNG_MESSAGE = (
+    "spyre: DTensor random ops (rand/randn/normal_/uniform_/dropout on a DTensor) are not "
+    "supported on spyre: DTensor gives each shard its own slice of one random stream by "
+    "moving a Philox generator's (seed, offset) state, and the spyre generator is a host "
+    "mt19937 one with no offset (the card has no random number unit yet). Initialise "
+    "the tensor on the CPU or on one card and distribute_tensor() it "
+    "(Documentation/distributed.rst)")
 
 
 def _refuse(*args, **kwargs):
@@ -84,9 +96,27 @@ def _register_device_interface(di):
     di.register_interface_for_device("spyre", SpyreInterface)
 
 
+def _register_dtensor_random(random):
+    # Without this the tracker fails with a bare AssertionError reading the
+    # offset of our state; running the op without the tracker would give
+    # every shard the same numbers (silently not what one device gives).
+    tracker = random.OffsetBasedRNGTracker
+    original = tracker._distribute_region
+
+    @contextlib.contextmanager
+    def _distribute_region(self, spec, generator=None):
+        if self._device.type == "spyre" and self.distribute_region_enabled:
+            raise NotImplementedError(DTENSOR_RNG_MESSAGE)
+        with original(self, spec, generator):
+            yield
+
+    tracker._distribute_region = _distribute_region
+
+
 _PENDING = {
     "torch._dynamo.device_interface": _register_device_interface,
     "torch._inductor.codegen.common": _register_inductor,
+    "torch.distributed.tensor._random": _register_dtensor_random,
 }
 
 

@@ -57,7 +57,10 @@ def device_count() -> int:
 
 
 def is_initialized() -> bool:
-    return is_available()
+    """True once this process opened a spyre device (as torch.cuda's: a
+    context exists). DeviceMesh sets the device from LOCAL_RANK only
+    before that."""
+    return _C._any_device_open()
 
 
 def current_device() -> int:
