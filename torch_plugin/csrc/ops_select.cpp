@@ -171,6 +171,36 @@ at::Tensor &masked_select_out(const at::Tensor &src, const at::Tensor &mask, at:
 	return out.copy_(r);
 }
 
+// x[idx] = values for a 1-D x and one 1-D integer index (inv[perm] = arange,
+// Mixtral's inverse permutation): the card has no scatter, so every
+// element j finds the last i with idx[i] == j in an [n, m] compare (n * m
+// at most 2^24) and takes values[i], or keeps x[j]. Indices are checked
+// first (one read-back): out of range raises as PyTorch does.
+bool index_put_1d(at::Tensor &self, const at::Tensor &idx_in, const at::Tensor &values)
+{
+	int64_t n = self.numel(), m = idx_in.numel();
+	if (self.dim() != 1 || idx_in.dim() != 1 || n * m > (int64_t(1) << 24) ||
+	    !(idx_in.scalar_type() == at::kLong || idx_in.scalar_type() == at::kInt) ||
+	    !(card_float(self.scalar_type()) || card_int(self)) || !card_int(idx_in.to(at::kLong)) ||
+	    idx_in.device() != self.device() || values.device() != self.device() ||
+	    !(values.numel() == m || values.numel() == 1) || m == 0)
+		return false;
+	c10::DeviceGuard guard(self.device());
+	at::Tensor idx = idx_in.to(at::kLong);
+	idx = at::where(at::lt(idx, 0), at::add(idx, n), idx);
+	TORCH_CHECK_INDEX(!at::logical_or(at::lt(idx, 0), at::ge(idx, n)).any().item<bool>(),
+			  "index out of bounds for dimension 0 with size ", n);
+	at::Tensor pos = at::arange(n, idx.options());
+	at::Tensor hit = at::eq(idx.unsqueeze(0), pos.unsqueeze(1)); // [n, m]
+	at::Tensor order = at::arange(1, m + 1, idx.options());
+	at::Tensor which = at::amax(at::mul(hit.to(at::kLong), order.unsqueeze(0)), { 1 });
+	at::Tensor vals = values.to(self.scalar_type()).expand({ m }).contiguous();
+	at::Tensor picked = at::index_select(vals, 0, at::clamp_min(at::sub(which, 1), 0));
+	self.copy_(at::where(at::gt(which, 0), picked, self));
+	count_device_op("index_put_");
+	return true;
+}
+
 // x[mask] = value with one bool mask index (after leading ":"s) and one
 // value: a masked_fill_ on the card, with no synchronisation. Other index
 // puts (integer indices, a value per selected element, accumulate) need a
@@ -200,6 +230,9 @@ at::Tensor &index_put_impl(at::Tensor &self, const c10::List<std::optional<at::T
 		  (values.device() == self.device() || values.device().is_cpu());
 	for (int64_t d = 0; ok && d < mask.dim(); d++)
 		ok = mask.size(d) == self.size(lead + d);
+	if (!ok && !accumulate && indices.size() == 1 && found < 0 && other && indices.get(0) &&
+	    index_put_1d(self, *indices.get(0), values))
+		return self;
 	if (!ok)
 		return SPYRE_FALLBACK(_index_put_impl_, self, indices, values, accumulate, unsafe);
 	c10::DeviceGuard guard(self.device());
