@@ -172,9 +172,10 @@ at::Tensor &masked_select_out(const at::Tensor &src, const at::Tensor &mask, at:
 }
 
 // x[mask] = value with one bool mask index (after leading ":"s) and one
-// value: a masked_fill_ on the card, with no synchronisation. Other index
-// puts (integer indices, a value per selected element, accumulate) need a
-// scatter the card does not have: the counted fallback.
+// value: a masked_fill_ on the card, with no synchronisation. One integer
+// index of the first dimension goes to index_put_rows (ops_index_put.cpp);
+// other index puts (several index tensors, a value per selected element of
+// a mask) need a scatter the card does not have: the counted fallback.
 at::Tensor &index_put_impl(at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices,
 			   const at::Tensor &values, bool accumulate, bool unsafe)
 {

@@ -300,6 +300,23 @@ def test_histc_of_integers_counts_exactly():
     assert got.cpu().tolist() == torch.histc(x.float(), bins=3, min=0, max=8).int().tolist()
 
 
+def test_index_put_of_a_permutation():
+    # Mixtral's inverse permutation: inv[perm] = arange (a scatter, composed)
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    inv = torch.empty_like(perm)
+    inv[perm] = torch.arange(5)
+    dinv = torch.empty_like(perm.to(D))
+    dinv[perm.to(D)] = torch.arange(5, device=D)
+    same(dinv, inv)
+    x = torch.tensor([2 ** 40, -(2 ** 40), 7, 9])
+    dx = x.to(D)
+    dx[torch.tensor([-1, 1]).to(D)] = torch.tensor([2 ** 50 + 1, 3]).to(D)
+    x[torch.tensor([-1, 1])] = torch.tensor([2 ** 50 + 1, 3])
+    same(dx, x)
+    with pytest.raises(IndexError):
+        dx[torch.tensor([4]).to(D)] = torch.tensor([1]).to(D)
+
+
 def test_fill_and_factories_are_exact():
     for v in (2 ** 40 + 3, -(2 ** 53) - 1, I64_MAX, I64_MIN):
         same(torch.full((5,), v, dtype=torch.int64, device=D),
