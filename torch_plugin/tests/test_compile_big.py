@@ -133,7 +133,5 @@ def test_llama_160m_prefill_and_decode_with_kv_cache():
     _llama_prefill_decode(kv_heads=12)
 
 
-@pytest.mark.xfail(raises=NotImplementedError, strict=False,
-                   reason="GQA's mask builds a bool tril, not yet on the card")
 def test_llama_160m_grouped_query_attention_prefill_and_decode():
     _llama_prefill_decode(kv_heads=4)
