@@ -128,8 +128,8 @@ def _llama_prefill_decode(kv_heads):
 
 
 def test_llama_160m_prefill_and_decode_with_kv_cache():
-    # num_key_value_heads == num_attention_heads: grouped-query attention
-    # needs bool tril (being fixed on another branch), see the GQA test below
+    # num_key_value_heads == num_attention_heads (multi-head); the GQA
+    # configuration real Llama checkpoints use is the test below
     _llama_prefill_decode(kv_heads=12)
 
 
