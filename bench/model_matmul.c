@@ -5,7 +5,7 @@
  * the host's BLAS computing the same product in fp32. Prints host wall
  * times, their ratio, the modelled device time and the numerical error.
  *
- *   make -C qemu-device/tests BUILD=/work/main/build bench
+ *   make -C qemu-device/tests BUILD=$PWD/build bench
  */
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * doorbelled at t = 0. Shows DMA overlapping compute and the two LAUNCHes
  * serialising on the shared compute engine.
  *
- *   make -C qemu-device/tests BUILD=/work/main/build bench
+ *   make -C qemu-device/tests BUILD=$PWD/build bench
  */
 #include <stdio.h>
 #include <stdlib.h>
