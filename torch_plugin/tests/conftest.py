@@ -42,6 +42,16 @@ def _sync_and_reset():
 
 
 @pytest.fixture
+def card_only():
+    """The test's ops must all run on the card: the fallback raises, and no
+    fallback call may be counted by the end of the test."""
+    torch.spyre.set_fallback_mode("error")
+    torch.spyre.reset_fallback_counts()
+    yield
+    assert torch.spyre.fallback_counts() == {}
+
+
+@pytest.fixture
 def two_devices():
     if torch.spyre.device_count() < 2:
         pytest.fail("this test needs two spyre devices (SPYRE_SIM_CARDS=2 or --cards 2)")

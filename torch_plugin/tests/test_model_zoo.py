@@ -25,12 +25,8 @@ D = "spyre"
 ATOL = RTOL = 1e-3
 
 
-@pytest.fixture(autouse=True)
-def _no_fallback():
-    torch.spyre.set_fallback_mode("error")
-    torch.spyre.reset_fallback_counts()
-    yield
-    assert torch.spyre.fallback_counts() == {}
+# every op on the card, no CPU fallback run or counted (conftest.card_only)
+pytestmark = pytest.mark.usefixtures("card_only")
 
 
 def _t():

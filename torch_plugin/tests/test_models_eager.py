@@ -16,12 +16,8 @@ D = "spyre"
 TOL = {torch.float32: 1e-4, torch.float16: 2e-2}
 
 
-@pytest.fixture(autouse=True)
-def _no_fallback():
-    torch.spyre.set_fallback_mode("error")
-    torch.spyre.reset_fallback_counts()
-    yield
-    assert torch.spyre.fallback_counts() == {}
+# every op on the card, no CPU fallback run or counted (conftest.card_only)
+pytestmark = pytest.mark.usefixtures("card_only")
 
 
 def on_card(model, dtype=torch.float32):

@@ -10,12 +10,8 @@ import torch
 D = "spyre"
 
 
-@pytest.fixture(autouse=True)
-def _no_fallback():
-    torch.spyre.set_fallback_mode("error")
-    torch.spyre.reset_fallback_counts()
-    yield
-    assert torch.spyre.fallback_counts() == {}
+# every op on the card, no CPU fallback run or counted (conftest.card_only)
+pytestmark = pytest.mark.usefixtures("card_only")
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)

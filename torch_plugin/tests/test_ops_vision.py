@@ -13,12 +13,8 @@ FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 TOL = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16: (5e-2, 5e-2)}
 
 
-@pytest.fixture(autouse=True)
-def _no_fallback():
-    torch.spyre.set_fallback_mode("error")
-    torch.spyre.reset_fallback_counts()
-    yield
-    assert torch.spyre.fallback_counts() == {}
+# every op on the card, no CPU fallback run or counted (conftest.card_only)
+pytestmark = pytest.mark.usefixtures("card_only")
 
 
 def rand(*shape, dtype=torch.float32, seed=0):
