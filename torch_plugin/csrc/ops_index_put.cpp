@@ -73,11 +73,13 @@ bool index_put_rows(at::Tensor &self, const c10::List<std::optional<at::Tensor>>
 		self.copy_((self.to(at::kFloat) + add).to(dt));
 		return true;
 	}
-	// the last k naming each row: the first match in the reversed order
-	at::Tensor rev = at::arange(K - 1, -1, -1, at::TensorOptions().dtype(at::kLong))
-				 .to(self.device());
-	at::Tensor last = (K - 1) - match.to(at::kInt).index_select(1, rev).argmax(1);
-	at::Tensor hit = match.any(1);
+	// the last k naming each row, plus one (0: no k names it): the row
+	// maximum of M[n, k] * (k + 1)
+	at::Tensor order = at::arange(1, K + 1, at::TensorOptions().dtype(at::kLong))
+				   .to(self.device());
+	at::Tensor which = at::amax(match.to(at::kLong) * order.unsqueeze(0), { 1 });
+	at::Tensor last = at::clamp_min(which - 1, 0);
+	at::Tensor hit = which.gt(0);
 	std::vector<int64_t> bshape(self.dim(), 1);
 	bshape[0] = N;
 	self.copy_(at::where(hit.view(bshape), v.index_select(0, last), self));
