@@ -51,10 +51,12 @@
  * 1.8: the BARRIER instruction (one program runs kernels that depend on
  *      each other across cores);
  * 1.9: integer mode of the vector unit (VEC flag SPYRE_VEC_INT, element
- *      type INT64, integer functions NEG..REM, SPYRE_CMD_ERR_ARITH).
+ *      type INT64, integer functions NEG..REM, SPYRE_CMD_ERR_ARITH);
+ * 1.10: the card MMU: per-context page tables, SPYRE_RING_CTX, the
+ *      SPYRE_REG_MMU_* registers, SPYRE_CMD_ERR_PAGE_FAULT.
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		9
+#define SPYRE_HW_VERSION_MINOR		10
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \
@@ -86,10 +88,12 @@
 #define   SPYRE_ERR_STATUS_MEM_UE	0x00000001 /* uncorrectable memory error */
 #define   SPYRE_ERR_STATUS_RING		0x00000002 /* a ring hit a ring error */
 #define   SPYRE_ERR_STATUS_BAD_ACCESS	0x00000004 /* bad register access */
+#define   SPYRE_ERR_STATUS_MMU		0x00000008 /* a translation fault (1.10) */
 #define SPYRE_REG_ERR_INFO		0x04c	/* RO: detail of the last error */
 #define   SPYRE_ERR_INFO_SRC_MEM_UE	1	/* source (bits 31:24): memory UE, */
 #define   SPYRE_ERR_INFO_SRC_RING	2	/* a ring error, */
-#define   SPYRE_ERR_INFO_SRC_ACCESS	3	/* a bad register access */
+#define   SPYRE_ERR_INFO_SRC_ACCESS	3	/* a bad register access, */
+#define   SPYRE_ERR_INFO_SRC_MMU	4	/* a translation fault: detail = context */
 /* ERR_INFO of @src on ring @ring: ring error code or register offset @detail */
 #define   SPYRE_ERR_INFO(src, ring, detail) \
 	((__u32)(src) << 24 | ((__u32)(ring) & 0xff) << 16 | ((__u32)(detail) & 0xffff))
@@ -124,6 +128,69 @@
 #define SPYRE_REG_SEM_VALUE_LO		0x068	/* RW: read value / latch low word */
 #define SPYRE_REG_SEM_VALUE_HI		0x06c	/* RW: read value / write signals */
 
+/*
+ * The card MMU (1.10, Documentation/spyre-card.rst "Card MMU"). Context 0
+ * is the physical mode (no translation); contexts 1..NUM_CTX-1 translate
+ * card virtual addresses through their page tables in device memory.
+ * MMU_CTX_SELECT picks the context that ROOT, CTRL and STATUS access.
+ * Writing ROOT_LO latches a low word; writing ROOT_HI sets the context's
+ * root to HI:latched LO and drops its TLB entries.
+ */
+#define SPYRE_REG_MMU_NUM_CTX		0x080	/* RO: contexts, including 0 */
+#define SPYRE_REG_MMU_CTX_SELECT	0x084	/* RW: context of ROOT/CTRL/STATUS */
+#define SPYRE_REG_MMU_CTX_ROOT_LO	0x088	/* RW: root table | SPYRE_MMU_ROOT_VALID */
+#define SPYRE_REG_MMU_CTX_ROOT_HI	0x08c	/* RW: high word; the write commits */
+#define   SPYRE_MMU_ROOT_VALID		0x00000001
+#define SPYRE_REG_MMU_CTX_CTRL		0x090	/* WO (reads 0) */
+#define   SPYRE_MMU_CTRL_INVALIDATE	0x00000001 /* drop the context's TLB entries */
+#define   SPYRE_MMU_CTRL_RESUME		0x00000002 /* restart its fault-stopped rings */
+#define   SPYRE_MMU_CTRL_INVALIDATE_ALL	0x00000004 /* drop every TLB entry */
+#define SPYRE_REG_MMU_CTX_STATUS	0x094	/* RO */
+#define   SPYRE_MMU_CTX_FAULTED		0x00000001 /* stopped by a translation fault */
+#define   SPYRE_MMU_CTX_ROOT_SET	0x00000002 /* has a valid root */
+#define SPYRE_REG_MMU_FAULT_INFO	0x098	/* RO, W1C bit 31: the first fault */
+#define   SPYRE_MMU_FAULT_VALID		0x80000000u
+#define   SPYRE_MMU_FAULT_OVERFLOW	0x40000000u /* more faults came after it */
+#define   SPYRE_MMU_FAULT_RING(v)	(((v) >> 16) & 0xff)
+#define   SPYRE_MMU_FAULT_CTX(v)	(((v) >> 8) & 0xff)
+#define   SPYRE_MMU_FAULT_REASON(v)	(((v) >> 4) & 0xf)
+#define   SPYRE_MMU_FAULT_ACCESS(v)	((v) & 0xf)
+#define SPYRE_REG_MMU_FAULT_ADDR_LO	0x09c	/* RO: the faulting card virtual address */
+#define SPYRE_REG_MMU_FAULT_ADDR_HI	0x0a0
+#define SPYRE_REG_MMU_TLB_MISSES	0x0a4	/* RO: table walks since reset (wraps) */
+
+#define SPYRE_MMU_NUM_CTX		256
+#define SPYRE_MMU_VA_BITS		48
+
+/* Access kinds (SPYRE_MMU_FAULT_ACCESS). */
+#define SPYRE_MMU_ACCESS_READ		0
+#define SPYRE_MMU_ACCESS_WRITE		1
+#define SPYRE_MMU_ACCESS_EXEC		2	/* program fetch */
+
+/* Fault reasons (SPYRE_MMU_FAULT_REASON). */
+#define SPYRE_MMU_FAULT_NOT_PRESENT	1 /* an entry on the walk is not VALID */
+#define SPYRE_MMU_FAULT_PROTECTION	2 /* write to a page without WRITE, fetch without EXEC */
+#define SPYRE_MMU_FAULT_KIND		3 /* host page where device memory is needed, or back */
+#define SPYRE_MMU_FAULT_BAD_ENTRY	4 /* reserved bits, misaligned 2 MiB page, outside memory */
+#define SPYRE_MMU_FAULT_RANGE		5 /* address at or above 2^48 */
+#define SPYRE_MMU_FAULT_NO_ROOT		6 /* the context has no valid root */
+
+/*
+ * Page-table entries: 4 levels of 512 64-bit entries, each table one 4 KiB
+ * page of device memory; a 48-bit card virtual address indexes them with
+ * bits 47:39, 38:30, 29:21 and 20:12. A level-1 entry (bits 29:21) with
+ * SPYRE_PTE_LARGE maps a 2 MiB page. Only leaf entries may set WRITE, EXEC
+ * or SYS; every bit not defined here must be zero.
+ */
+#define SPYRE_PTE_VALID			(1ull << 0)
+#define SPYRE_PTE_WRITE			(1ull << 1)
+#define SPYRE_PTE_EXEC			(1ull << 2)
+#define SPYRE_PTE_SYS			(1ull << 3) /* host bus address, not device memory */
+#define SPYRE_PTE_LARGE			(1ull << 7) /* level 1: a 2 MiB page */
+#define SPYRE_PTE_ADDR_MASK		0x000ffffffffff000ull /* bits 51:12 */
+#define SPYRE_PTE_LEVELS		4
+#define SPYRE_PTE_PER_TABLE		512
+
 /* --- Per-ring registers: SPYRE_RING_REG(n, reg) ------------------------- */
 #define SPYRE_RING_REGS_BASE		0x1000
 #define SPYRE_RING_REGS_STRIDE		0x100
@@ -142,12 +209,15 @@
 #define   SPYRE_RING_STATUS_ENABLED	0x00000001
 #define   SPYRE_RING_STATUS_IDLE	0x00000002 /* head == tail, nothing running */
 #define   SPYRE_RING_STATUS_ERROR	0x00000004 /* ring error: reset the ring */
+#define   SPYRE_RING_STATUS_CTX_FAULT	0x00000008 /* its context is fault-stopped (1.10) */
 #define SPYRE_RING_HEAD			0x1c	/* RO: free-running index of next fetch */
 #define SPYRE_RING_TAIL			0x20	/* RW doorbell: free-running index past last one */
 #define SPYRE_RING_ERROR		0x24	/* RO: SPYRE_RING_ERR_* */
 #define SPYRE_RING_IRQ_VECTOR		0x28	/* RO: MSI-X vector of this ring */
 /* RO (1.2): free-running count that moves while a command of the ring executes */
 #define SPYRE_RING_PROGRESS		0x2c
+/* RW (1.10), config (written while disabled): MMU context of the ring's commands */
+#define SPYRE_RING_CTX			0x30
 
 /* Ring errors: the ring stops and must be reset. */
 #define SPYRE_RING_ERR_NONE		0
@@ -400,6 +470,7 @@ union spyre_hw_desc {
 #define SPYRE_CMD_ERR_MEM_UE		6 /* uncorrectable memory error */
 #define SPYRE_CMD_ERR_DEP		7 /* SEM_WAIT with F_ERR: the awaited job failed (1.1) */
 #define SPYRE_CMD_ERR_ARITH		8 /* integer division by zero in a program (1.9) */
+#define SPYRE_CMD_ERR_PAGE_FAULT	9 /* a card virtual address did not translate (1.10) */
 
 /**
  * struct spyre_hw_completion - per-job completion record, written by FENCE
@@ -436,6 +507,10 @@ struct spyre_hw_completion {
 #define SPYRE_FAULT_SPACE_NONE		0 /* @fault_addr unknown (zero) */
 #define SPYRE_FAULT_SPACE_SCRATCHPAD	1 /* offset in @fault_core's scratchpad */
 #define SPYRE_FAULT_SPACE_DEVMEM	2 /* device memory address */
+/* (1.10) @fault_addr is a card virtual address whose read / write / fetch faulted */
+#define SPYRE_FAULT_SPACE_VA_READ	3
+#define SPYRE_FAULT_SPACE_VA_WRITE	4
+#define SPYRE_FAULT_SPACE_VA_EXEC	5
 
 /**
  * struct spyre_hw_ring_wb - per-ring write-back record

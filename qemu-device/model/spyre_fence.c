@@ -12,13 +12,16 @@
 #include <stdlib.h>
 
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 /* Make one completion visible; false (and a ring error) if a write failed. */
 static bool emit(struct spyre_model *m, unsigned int n, const struct card_pending *p)
 {
 	struct card_ring *r = &m->rings[n];
 
-	if ((p->has_rec &&
+	if (p->has_rec && p->rec_dev)	/* translated into device memory */
+		memcpy(m->devmem + p->rec_addr, &p->rec, sizeof(p->rec));
+	if ((p->has_rec && !p->rec_dev &&
 	     m->ops.host_write(m->opaque, p->rec_addr, &p->rec, sizeof(p->rec))) ||
 	    m->ops.host_write(m->opaque, r->wb, &p->wb, sizeof(p->wb))) {
 		card_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
@@ -58,11 +61,13 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	uint64_t rec_addr = spyre_le64_to_cpu(d->record_addr);
 	bool sem = d->flags & SPYRE_DESC_F_SEM;
 	uint32_t sem_idx = spyre_le16_to_cpu(d->sem);
-	bool bad;
+	/* in an MMU context a record must not straddle two pages */
+	uint64_t align = c->ctx ? sizeof(p.rec) - 1 : 7;
+	bool bad, rec_fault = false;
 
 	memset(&p, 0, sizeof(p));
 	bad = (d->flags & ~(SPYRE_DESC_F_IRQ | SPYRE_DESC_F_SEM)) || d->rsvd1 ||
-	      !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || (rec_addr & 7);
+	      !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || (rec_addr & align);
 	if (sem)
 		bad |= sem_idx >= m->cfg.num_sems;
 	else
@@ -80,8 +85,12 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	r->ready_ns = t;
 	p.ns = t;
 	p.irq = d->flags & SPYRE_DESC_F_IRQ;
-	p.has_rec = !(rec_addr & 7);	/* a misaligned record is not written */
+	p.has_rec = !(rec_addr & align);	/* a misaligned record is not written */
 	p.rec_addr = rec_addr;
+	if (c->ctx && p.has_rec) {
+		rec_fault = !card_va_record(m, c->ctx, &p.rec_addr, &p.rec_dev);
+		p.has_rec = !rec_fault;
+	}
 	p.rec.seqno = spyre_cpu_to_le64(seqno);
 	p.rec.status = spyre_cpu_to_le32(r->job.status);
 	p.rec.error_index = spyre_cpu_to_le32(r->job.status ? r->job.error_index : 0);
@@ -108,6 +117,8 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	r->head -= 1;
 	memset(&r->job, 0, sizeof(r->job));
 	r->skipping = false;
+	if (rec_fault)	/* no record: the fault registers and interrupt tell */
+		card_mmu_fault_commit(m, n, false);
 
 	if (m->cfg.pacing && (r->npend || t > card_now(m))) {
 		if (enqueue(r, &p))

@@ -4,11 +4,12 @@
  * errors. Command execution lives in spyre_sched.c.
  */
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 void card_ring_reset(struct spyre_model *m, struct card_ring *r)
 {
 	uint32_t base_lo = r->base_lo, base_hi = r->base_hi, size_log2 = r->size_log2;
-	uint32_t wb_lo = r->wb_lo, wb_hi = r->wb_hi, pend_cap = r->pend_cap;
+	uint32_t wb_lo = r->wb_lo, wb_hi = r->wb_hi, pend_cap = r->pend_cap, ctx = r->ctx;
 	struct card_pending *pend = r->pend;
 
 	(void)m;
@@ -21,12 +22,13 @@ void card_ring_reset(struct spyre_model *m, struct card_ring *r)
 	r->size_log2 = size_log2;
 	r->wb_lo = wb_lo;
 	r->wb_hi = wb_hi;
+	r->ctx = ctx;
 }
 
 /* Card reset: configuration registers read back as zero afterwards. */
 void card_ring_clear_config(struct card_ring *r)
 {
-	r->base_lo = r->base_hi = r->size_log2 = r->wb_lo = r->wb_hi = 0;
+	r->base_lo = r->base_hi = r->size_log2 = r->wb_lo = r->wb_hi = r->ctx = 0;
 }
 
 void card_ring_error(struct spyre_model *m, unsigned int n, uint32_t code)
@@ -70,6 +72,8 @@ uint32_t card_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 			st |= SPYRE_RING_STATUS_IDLE;
 		if (r->error)
 			st |= SPYRE_RING_STATUS_ERROR;
+		if (card_mmu_ctx_faulted(m->mmu, r->ctx))
+			st |= SPYRE_RING_STATUS_CTX_FAULT;
 		return st;
 	case SPYRE_RING_HEAD:
 		return r->head;
@@ -81,6 +85,8 @@ uint32_t card_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 		return n;
 	case SPYRE_RING_PROGRESS:
 		return __atomic_load_n(&r->progress, __ATOMIC_RELAXED);
+	case SPYRE_RING_CTX:
+		return r->ctx;
 	}
 	card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
 			 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
@@ -171,6 +177,10 @@ bool card_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint32
 		break;
 	case SPYRE_RING_WB_HI:
 		cfg = &r->wb_hi;
+		break;
+	case SPYRE_RING_CTX:
+		if (val < SPYRE_MMU_NUM_CTX)
+			cfg = &r->ctx;
 		break;
 	case SPYRE_RING_CTRL:
 		if (val & ~(SPYRE_RING_CTRL_ENABLE | SPYRE_RING_CTRL_RESET))

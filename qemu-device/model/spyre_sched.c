@@ -6,6 +6,7 @@
  */
 #include "spyre_exec.h"
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 enum step_result {
 	STEP_PROGRESS,		/* state changed: look again */
@@ -43,10 +44,14 @@ static void consume(struct card_ring *r, uint32_t ndesc)
 	}
 }
 
-static bool runnable(const struct card_ring *r)
+/*
+ * A ring whose MMU context faulted stops, except that the faulting ring
+ * still skips to the FENCE of the failed job to report it.
+ */
+static bool runnable(struct spyre_model *m, const struct card_ring *r)
 {
 	return r->enabled && !r->error && !r->hung && !r->need_tail && !r->sem_blocked &&
-	       r->head != r->tail;
+	       r->head != r->tail && (r->skipping || !card_mmu_ctx_faulted(m->mmu, r->ctx));
 }
 
 static int fetch(struct spyre_model *m, struct card_ring *r, uint32_t idx,
@@ -96,6 +101,8 @@ static void job_fail(struct spyre_model *m, struct card_ring *r, const struct ca
 	}
 	r->skipping = true;
 	consume(r, c->ndesc);
+	if (status == SPYRE_CMD_ERR_PAGE_FAULT)
+		card_mmu_fault_commit(m, (unsigned int)(r - m->rings), true);
 }
 
 /* Decode the ARGS descriptors that follow a LAUNCH. */
@@ -149,6 +156,8 @@ static uint32_t do_timestamp(struct spyre_model *m, const struct card_cmd *c, ui
 	if ((d->flags & ~SPYRE_DESC_F_DEVMEM) || d->rsvd || d->rsvd1 || d->rsvd2 ||
 	    !card_all_zero(d->rsvd3, sizeof(d->rsvd3)))
 		return SPYRE_CMD_ERR_INVALID;
+	if (c->ctx)
+		return card_va_timestamp(m, c, &v);
 	if (d->flags & SPYRE_DESC_F_DEVMEM) {
 		if (!card_range_ok(addr, 8, m->cfg.mem_size))
 			return SPYRE_CMD_ERR_BOUNDS;
@@ -211,11 +220,17 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 	} else {
 		unsigned int dir = spyre_le16_to_cpu(c->desc.dma.dir);
 		uint64_t len = spyre_le64_to_cpu(c->desc.dma.len);
+		struct card_va v;
+		uint64_t at = start;	/* after the MMU's table walks, if any */
 
-		st = card_dma_run(m, n, c);
-		dur = card_time_dma(&m->cfg.timing, dir, len);
+		if (c->ctx)
+			card_va_init(&v, m, c->ctx);
+		st = card_dma_run(m, n, c, c->ctx ? &v : NULL);
+		if (c->ctx && st == SPYRE_CMD_OK)
+			at = card_va_walk_end(&v, &m->dram, start);
+		dur = at - start + card_time_dma(&m->cfg.timing, dir, len);
 		if (st == SPYRE_CMD_OK)
-			dur = card_max64(dur, dma_dram_end(m, dir, len, start) - start);
+			dur = card_max64(dur, dma_dram_end(m, dir, len, at) - start);
 	}
 	if (st == CARD_CMD_ABORTED)
 		return STEP_ABORT;
@@ -247,6 +262,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	memset(&c, 0, sizeof(c));
 	c.index = r->head;
 	c.ndesc = 1;
+	c.ctx = r->ctx;
 	c.avail_ns = doorbell_time(r, c.index);
 	if (fetch(m, r, c.index, &c.desc)) {
 		card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
@@ -392,7 +408,7 @@ uint64_t card_sched_run(struct spyre_model *m)
 			struct card_ring *r = &m->rings[i];
 			uint64_t k;
 
-			if (!runnable(r))
+			if (!runnable(m, r))
 				continue;
 			k = doorbell_of(r, r->head)->seq;
 			for (j = cnt; j > 0 && key[j - 1] > k; j--) {

@@ -281,7 +281,7 @@ static void t_registers_and_device_time(void)
 
 	card_setup(&c, q, 4, BAR0_A, BAR2_A);
 	CHECK_EQ(rd(&c, SPYRE_REG_ID), SPYRE_ID_MAGIC);
-	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION(1, 9));
+	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION_CURRENT);
 	CHECK_EQ(rd(&c, SPYRE_REG_NUM_CORES), 16);
 	CHECK_EQ(rd(&c, SPYRE_REG_NUM_RINGS), 3);
 	CHECK_EQ(rd(&c, SPYRE_REG_MEM_SIZE_LO), 64u << 20);
