@@ -197,6 +197,7 @@ static const char *const spyre_cmd_status_names[] = {
     [SPYRE_CMD_ERR_MEM_UE] = "uncorrectable memory error",
     [SPYRE_CMD_ERR_DEP] = "awaited job failed",
     [SPYRE_CMD_ERR_ARITH] = "integer division by zero",
+    [SPYRE_CMD_ERR_PAGE_FAULT] = "card virtual address did not translate",
 };
 
 static const char *const spyre_ring_error_names[] = {
@@ -249,6 +250,10 @@ static void spyre_event(void *opaque, enum spyre_model_event ev,
                           ring, spyre_name(spyre_ring_error_names,
                                            ARRAY_SIZE(spyre_ring_error_names),
                                            detail));
+        } else if (src == SPYRE_ERR_INFO_SRC_MMU) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "spyre: ring %u: translation fault in MMU "
+                          "context %u\n", ring, detail);
         } else {
             qemu_log_mask(LOG_GUEST_ERROR,
                           "spyre: uncorrectable memory error (injected)\n");
