@@ -171,7 +171,7 @@
 #define SPYRE_MMU_FAULT_NOT_PRESENT	1 /* an entry on the walk is not VALID */
 #define SPYRE_MMU_FAULT_PROTECTION	2 /* write to a page without WRITE, fetch without EXEC */
 #define SPYRE_MMU_FAULT_KIND		3 /* host page where device memory is needed, or back */
-#define SPYRE_MMU_FAULT_BAD_ENTRY	4 /* reserved bits, misaligned 2 MiB page, outside memory */
+#define SPYRE_MMU_FAULT_BAD_ENTRY	4 /* reserved bits, misaligned 2 MiB page, wild address */
 #define SPYRE_MMU_FAULT_RANGE		5 /* address at or above 2^48 */
 #define SPYRE_MMU_FAULT_NO_ROOT		6 /* the context has no valid root */
 
@@ -182,11 +182,11 @@
  * SPYRE_PTE_LARGE maps a 2 MiB page. Only leaf entries may set WRITE, EXEC
  * or SYS; every bit not defined here must be zero.
  */
-#define SPYRE_PTE_VALID			(1ull << 0)
-#define SPYRE_PTE_WRITE			(1ull << 1)
-#define SPYRE_PTE_EXEC			(1ull << 2)
-#define SPYRE_PTE_SYS			(1ull << 3) /* host bus address, not device memory */
-#define SPYRE_PTE_LARGE			(1ull << 7) /* level 1: a 2 MiB page */
+#define SPYRE_PTE_VALID			0x001ull
+#define SPYRE_PTE_WRITE			0x002ull
+#define SPYRE_PTE_EXEC			0x004ull
+#define SPYRE_PTE_SYS			0x008ull /* host bus address, not device memory */
+#define SPYRE_PTE_LARGE			0x080ull /* level 1: a 2 MiB page */
 #define SPYRE_PTE_ADDR_MASK		0x000ffffffffff000ull /* bits 51:12 */
 #define SPYRE_PTE_LEVELS		4
 #define SPYRE_PTE_PER_TABLE		512

@@ -143,7 +143,8 @@ static bool walk(struct card_va *v, uint64_t va, unsigned int access, uint64_t *
 		/* the root is checked when written; tables come from checked entries */
 		if (ea + 8 > v->mem_size)
 			return fault(v, va, access, SPYRE_MMU_FAULT_BAD_ENTRY);
-		e = spyre_le64_to_cpu(__atomic_load_n((uint64_t *)(v->devmem + ea), __ATOMIC_RELAXED));
+		e = __atomic_load_n((uint64_t *)(v->devmem + ea), __ATOMIC_RELAXED);
+		e = spyre_le64_to_cpu(e);
 		if (!(e & SPYRE_PTE_VALID))
 			return fault(v, va, access, SPYRE_MMU_FAULT_NOT_PRESENT);
 		if (level == 0 || (level == 1 && (e & SPYRE_PTE_LARGE)))
@@ -160,7 +161,8 @@ static bool walk(struct card_va *v, uint64_t va, unsigned int access, uint64_t *
 	    (*page & ((1ull << *shift) - 1)))
 		return fault(v, va, access, SPYRE_MMU_FAULT_BAD_ENTRY);
 	/* a device page must lie in device memory: no wild physical address */
-	if (!(e & SPYRE_PTE_SYS) && (*page >= v->mem_size || v->mem_size - *page < (1ull << *shift)))
+	if (!(e & SPYRE_PTE_SYS) &&
+	    (*page >= v->mem_size || v->mem_size - *page < (1ull << *shift)))
 		return fault(v, va, access, SPYRE_MMU_FAULT_BAD_ENTRY);
 	*flags = (uint8_t)(e & (SPYRE_PTE_WRITE | SPYRE_PTE_EXEC | SPYRE_PTE_SYS));
 	return true;
