@@ -67,6 +67,10 @@ static uint32_t map_range(struct card_va *v, uint64_t va, uint64_t len, unsigned
 	return SPYRE_CMD_OK;
 }
 
+/*
+ * A write is translated whole before a byte is written, so a write that
+ * faults on its second page leaves the first one alone.
+ */
 uint32_t card_va_copy(struct card_va *v, uint64_t va, void *buf, uint64_t len,
 		      unsigned int access, unsigned int kinds)
 {
@@ -77,6 +81,12 @@ uint32_t card_va_copy(struct card_va *v, uint64_t va, void *buf, uint64_t len,
 
 	if (va + len < va)
 		return SPYRE_CMD_ERR_BOUNDS;
+	for (; access == SPYRE_MMU_ACCESS_WRITE && done < len; done += n) {
+		if (!card_va_translate(v, va + done, access, kinds, &pa, &sys, &avail))
+			return SPYRE_CMD_ERR_PAGE_FAULT;
+		n = avail < len - done ? avail : len - done;
+	}
+	done = 0;
 	while (done < len) {
 		if (!card_va_translate(v, va + done, access, kinds, &pa, &sys, &avail))
 			return SPYRE_CMD_ERR_PAGE_FAULT;

@@ -827,3 +827,25 @@ TEST(mmu_fuzz_random_tables)
 	CHECK(!(ring_status(t, 0) & SPYRE_RING_STATUS_ERROR));
 	tc_free(t);
 }
+
+/* A TIMESTAMP straddling a mapped and an unmapped page faults and writes nothing. */
+TEST(mmu_timestamp_fault_writes_nothing)
+{
+	struct tcard *t = tc_new(NULL);
+	struct pt p;
+
+	pt_init(&p, t, 1, PT1);
+	map_records(&p);
+	map4k(&p, 0x9000, 0x100000, SPYRE_PTE_WRITE);
+	memset(t->dev + 0x100ff8, 0xcc, 8);
+	ring_ctx_setup(t, 0, 1);
+	push_ts(t, 0, false, 0x9ffc, 0, 0);
+	push_fence_va(t, 0, 1, 0);
+	ring_run(t, 0);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_ERR_PAGE_FAULT);
+	CHECK_EQ(rec(t, 0)->fault_addr, 0xa000);
+	CHECK_EQ(rec(t, 0)->fault_space, SPYRE_FAULT_SPACE_VA_WRITE);
+	CHECK_EQ(t->dev[0x100ffc], 0xcc);
+	CHECK_EQ(t->dev[0x100fff], 0xcc);
+	tc_free(t);
+}
