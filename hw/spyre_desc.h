@@ -207,6 +207,7 @@ static inline int spyre_status_to_errno(__u32 status)
 	case SPYRE_CMD_OK:
 		return 0;
 	case SPYRE_CMD_ERR_BOUNDS:
+	case SPYRE_CMD_ERR_PAGE_FAULT:	/* a card VA outside the mapping (1.10) */
 		return -EFAULT;
 	case SPYRE_CMD_ERR_PROGRAM:
 		return -ENOEXEC;

@@ -849,3 +849,9 @@ TEST(mmu_timestamp_fault_writes_nothing)
 	CHECK_EQ(t->dev[0x100fff], 0xcc);
 	tc_free(t);
 }
+
+/* Host software sees a translation fault as -EFAULT, like a bounds error. */
+TEST(mmu_page_fault_errno)
+{
+	CHECK_EQ(spyre_status_to_errno(SPYRE_CMD_ERR_PAGE_FAULT), -EFAULT);
+}
