@@ -134,12 +134,13 @@ static bool walk(struct card_va *v, uint64_t va, unsigned int access, uint64_t *
 
 	if (!(root & SPYRE_MMU_ROOT_VALID))
 		return fault(v, va, access, SPYRE_MMU_FAULT_NO_ROOT);
-	__atomic_fetch_add(&v->mmu->misses, 1, __ATOMIC_RELAXED);
+	if (!v->replay)
+		__atomic_fetch_add(&v->mmu->misses, 1, __ATOMIC_RELAXED);
 	for (level = SPYRE_PTE_LEVELS - 1; level >= 0; level--) {
 		unsigned int idx = (va >> (12 + 9 * level)) & (SPYRE_PTE_PER_TABLE - 1);
 		uint64_t ea = table + 8ull * idx;
 
-		v->walk_reads++;
+		v->walk_reads += !v->replay;
 		/* the root is checked when written; tables come from checked entries */
 		if (ea + 8 > v->mem_size)
 			return fault(v, va, access, SPYRE_MMU_FAULT_BAD_ENTRY);
@@ -202,14 +203,16 @@ bool card_va_translate(struct card_va *v, uint64_t va, unsigned int access, unsi
 		struct card_tlb_entry *e = tlb_find(u, v->ctx, va);
 
 		if (e) {
-			e->lru = ++u->lru_clock;
+			if (!v->replay)
+				e->lru = ++u->lru_clock;
 			page = e->pa;
 			shift = e->shift;
 			flags = e->flags;
 		} else {
 			if (!walk(v, va, access, &page, &shift, &flags))
 				return false;
-			tlb_insert(u, v->ctx, va, shift, page, flags);
+			if (!v->replay)
+				tlb_insert(u, v->ctx, va, shift, page, flags);
 		}
 		v->last_ok = true;
 		v->last_vpn = va >> shift;

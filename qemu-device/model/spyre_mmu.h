@@ -86,6 +86,12 @@ struct card_va {
 	uint64_t mem_size;
 	const struct spyre_timing *timing;
 	uint64_t walk_reads;		/* table entries read since last taken */
+	/*
+	 * Replay: translate again what was translated (and timed) already:
+	 * TLB hits change no use stamp, misses walk without filling the TLB
+	 * or counting, so the TLB and the timing are as after the first pass.
+	 */
+	bool replay;
 	bool last_ok;
 	uint64_t last_vpn, last_pa;
 	uint8_t last_shift, last_flags;

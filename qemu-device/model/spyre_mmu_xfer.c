@@ -49,7 +49,11 @@ static bool ext_add(struct extents *x, uint64_t pa, uint64_t len, bool sys)
 	return true;
 }
 
-/* Translate [va, va + len) page by page into @x; a fault stops it. */
+/*
+ * Translate [va, va + len) page by page, into @x when given (else only
+ * check it); a fault stops it. A range can be as long as 2^48 bytes of
+ * aliased pages, so this moves the ring's progress and honours an abort.
+ */
 static uint32_t map_range(struct card_va *v, uint64_t va, uint64_t len, unsigned int access,
 			  unsigned int kinds, struct extents *x)
 {
@@ -57,20 +61,19 @@ static uint32_t map_range(struct card_va *v, uint64_t va, uint64_t len, unsigned
 	bool sys;
 
 	while (done < len) {
+		card_progress_step(v->m);
+		if (card_abort_pending(v->m))
+			return CARD_CMD_ABORTED;
 		if (!card_va_translate(v, va + done, access, kinds, &pa, &sys, &avail))
 			return SPYRE_CMD_ERR_PAGE_FAULT;
 		n = avail < len - done ? avail : len - done;
-		if (!ext_add(x, pa, n, sys))
+		if (x && !ext_add(x, pa, n, sys))
 			return SPYRE_CMD_ERR_DMA;	/* out of host memory: fail, not abort */
 		done += n;
 	}
 	return SPYRE_CMD_OK;
 }
 
-/*
- * A write is translated whole before a byte is written, so a write that
- * faults on its second page leaves the first one alone.
- */
 uint32_t card_va_copy(struct card_va *v, uint64_t va, void *buf, uint64_t len,
 		      unsigned int access, unsigned int kinds)
 {
@@ -229,9 +232,11 @@ static uint32_t copy_extents(struct spyre_model *m, const struct extents *src,
 	return SPYRE_CMD_OK;
 }
 
-static uint32_t fill_extents(struct spyre_model *m, const struct extents *dst, uint32_t pattern)
+/* FILL the extents of the window that starts @at bytes into the FILL. */
+static uint32_t fill_extents(struct spyre_model *m, const struct extents *dst, uint32_t pattern,
+			     uint64_t at)
 {
-	uint64_t at = 0, off, n;
+	uint64_t off, n;
 	size_t i;
 
 	for (i = 0; i < dst->n; i++) {
@@ -248,39 +253,56 @@ static uint32_t fill_extents(struct spyre_model *m, const struct extents *dst, u
 	return SPYRE_CMD_OK;
 }
 
+/* Bytes of a DMA moved per window of translated extents (bounds their memory). */
+#define WINDOW		(64ull << 20)
+
 /*
  * Runs with the lock dropped, like the physical DMA. The source range is
  * translated first, then the destination, each in address order (the
- * order in which the TLB sees them).
+ * order in which the TLB sees them and the walks are timed); a fault there
+ * fails the DMA before it moves a byte. Then it moves window by window,
+ * translating each window again without the TLB (a replay: already timed).
  */
 uint32_t card_va_dma_run(struct spyre_model *m, struct card_va *v, const void *dma_desc)
 {
 	const struct spyre_hw_dma *d = dma_desc;
 	unsigned int dir = spyre_le16_to_cpu(d->dir);
 	uint64_t len = spyre_le64_to_cpu(d->len);
-	uint64_t dst = spyre_le64_to_cpu(d->dev_addr);
+	uint64_t dst = dir == SPYRE_DMA_D2H ? spyre_le64_to_cpu(d->sg_addr) :
+		       spyre_le64_to_cpu(d->dev_addr);
 	uint64_t src = dir == SPYRE_DMA_H2D ? spyre_le64_to_cpu(d->sg_addr) :
-		       dir == SPYRE_DMA_D2H ? dst : spyre_le64_to_cpu(d->dev_src);
+		       dir == SPYRE_DMA_D2H ? spyre_le64_to_cpu(d->dev_addr) :
+		       spyre_le64_to_cpu(d->dev_src);
 	unsigned int skind = dir == SPYRE_DMA_H2D ? CARD_VA_SYS : CARD_VA_DEV;
 	unsigned int dkind = dir == SPYRE_DMA_D2H ? CARD_VA_SYS : CARD_VA_DEV;
+	bool fill = dir == SPYRE_DMA_FILL;
+	bool backward = dir == SPYRE_DMA_D2D && dst > src && dst < src + len;
 	struct extents sx = { 0 }, dx = { 0 };
+	uint64_t done = 0, off, n;
 	uint32_t st = SPYRE_CMD_OK;
 
-	if (dir == SPYRE_DMA_D2H)
-		dst = spyre_le64_to_cpu(d->sg_addr);
 	if (!len)
 		return SPYRE_CMD_OK;
-	if (dir != SPYRE_DMA_FILL)
-		st = map_range(v, src, len, SPYRE_MMU_ACCESS_READ, skind, &sx);
+	if (!fill)
+		st = map_range(v, src, len, SPYRE_MMU_ACCESS_READ, skind, NULL);
 	if (st == SPYRE_CMD_OK)
-		st = map_range(v, dst, len, SPYRE_MMU_ACCESS_WRITE, dkind, &dx);
-	if (st == SPYRE_CMD_OK) {
-		if (dir == SPYRE_DMA_FILL)
-			st = fill_extents(m, &dx, spyre_le32_to_cpu(d->fill));
-		else
-			st = copy_extents(m, &sx, &dx, len,
-					  dir == SPYRE_DMA_D2D && dst > src && dst < src + len);
+		st = map_range(v, dst, len, SPYRE_MMU_ACCESS_WRITE, dkind, NULL);
+	v->replay = true;
+	v->last_ok = false;
+	while (st == SPYRE_CMD_OK && done < len) {
+		n = len - done < WINDOW ? len - done : WINDOW;
+		off = backward ? len - done - n : done;	/* memmove: from the end */
+		sx.n = dx.n = 0;
+		if (!fill)
+			st = map_range(v, src + off, n, SPYRE_MMU_ACCESS_READ, skind, &sx);
+		if (st == SPYRE_CMD_OK)
+			st = map_range(v, dst + off, n, SPYRE_MMU_ACCESS_WRITE, dkind, &dx);
+		if (st == SPYRE_CMD_OK)
+			st = fill ? fill_extents(m, &dx, spyre_le32_to_cpu(d->fill), off) :
+			     copy_extents(m, &sx, &dx, n, backward);
+		done += n;
 	}
+	v->replay = false;
 	free(sx.e);
 	free(dx.e);
 	return st;

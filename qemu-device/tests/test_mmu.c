@@ -855,3 +855,48 @@ TEST(mmu_page_fault_errno)
 {
 	CHECK_EQ(spyre_status_to_errno(SPYRE_CMD_ERR_PAGE_FAULT), -EFAULT);
 }
+
+static void mem_256m(struct spyre_model_config *cfg)
+{
+	cfg->mem_size = 256ull << 20;
+	cfg->mem_aperture = cfg->mem_size;
+}
+
+/*
+ * DMAs longer than the model's 64 MiB translation window: an overlapping
+ * D2D of 100 MiB keeps memmove semantics across windows, and a FILL of
+ * 160 MiB through one 2 MiB page aliased 81 times keeps the pattern's
+ * phase from window to window.
+ */
+TEST(mmu_dma_longer_than_a_window)
+{
+	struct tcard *t = tc_new(mem_256m);
+	const uint64_t va = 0x100000000ull, alias = 0x200000000ull, n = 100ull << 20;
+	uint8_t *ref = malloc(n + (2u << 20));
+	struct pt p;
+	uint64_t i;
+
+	pt_init(&p, t, 1, 250ull << 20);
+	map_records(&p);
+	for (i = 0; i < 128; i++)	/* VA range -> device [0, 256 MiB), 2 MiB pages */
+		map2m(&p, va + (i << 21), i << 21, SPYRE_PTE_WRITE);
+	for (i = 0; i < 81; i++)	/* 160 MiB from byte 2 touches 81 pages */
+		map2m(&p, alias + (i << 21), 200ull << 20, SPYRE_PTE_WRITE);
+	for (i = 0; i < n + (2u << 20); i += 4096)
+		fill_pattern(t->dev + i, 4096, (unsigned int)(i >> 12));
+	memcpy(ref, t->dev, n + (2u << 20));
+	memmove(ref + 1000003, ref, n);
+	ring_ctx_setup(t, 0, 1);
+	push_va_dma(t, 0, SPYRE_DMA_D2D, n, va + 1000003, va, 0, 0);
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 160ull << 20, alias + 2, 0, 0, 0xa1b2c3d4);
+	push_fence_va(t, 0, 1, 0);
+	ring_run(t, 0);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
+	CHECK(!memcmp(t->dev, ref, n + (2u << 20)));
+	/* byte k of the fill is pattern byte k % 4: the page's byte b is fill byte b - 2 */
+	for (i = 0; i < (2u << 20); i += 4093)
+		CHECK_EQ(t->dev[(200ull << 20) + i],
+			 (uint8_t)(0xa1b2c3d4u >> (8 * ((i - 2) % 4))));
+	free(ref);
+	tc_free(t);
+}
