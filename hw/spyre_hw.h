@@ -53,7 +53,7 @@
  * 1.9: integer mode of the vector unit (VEC flag SPYRE_VEC_INT, element
  *      type INT64, integer functions NEG..REM, SPYRE_CMD_ERR_ARITH);
  * 1.10: the card MMU: per-context page tables, SPYRE_RING_CTX, the
- *      SPYRE_REG_MMU_* registers, SPYRE_CMD_ERR_PAGE_FAULT.
+ *      SPYRE_REG_MMU_* registers, SPYRE_OP_SET_CTX, SPYRE_CMD_ERR_PAGE_FAULT.
  */
 #define SPYRE_HW_VERSION_MAJOR		1
 #define SPYRE_HW_VERSION_MINOR		10
@@ -241,6 +241,7 @@ enum spyre_hw_opcode {
 	SPYRE_OP_SEM_WAIT = 5,
 	SPYRE_OP_TIMESTAMP = 6,
 	SPYRE_OP_FENCE = 7,
+	SPYRE_OP_SET_CTX = 8,		/* MMU context of the rest of the job (1.10) */
 };
 
 /* Descriptor flags (byte 1 of every descriptor). */
@@ -434,6 +435,28 @@ struct spyre_hw_fence {
 };
 
 /**
+ * struct spyre_hw_set_ctx - SPYRE_OP_SET_CTX descriptor (interface 1.10)
+ * @opcode: SPYRE_OP_SET_CTX
+ * @flags: zero
+ * @ctx: MMU context of the job's following commands (FENCE excepted), below
+ *       SPYRE_MMU_NUM_CTX
+ * @rsvd: zero
+ * @rsvd2: zero
+ *
+ * Privileged: only a ring whose SPYRE_RING_CTX is 0 (a ring the driver
+ * writes) may switch contexts, so jobs of several processes can share a
+ * kernel ring; anywhere else it fails with SPYRE_CMD_ERR_INVALID. The
+ * FENCE ends the job and the ring's own context applies again.
+ */
+struct spyre_hw_set_ctx {
+	__u8 opcode;
+	__u8 flags;
+	__le16 ctx;
+	__le32 rsvd;
+	__le64 rsvd2[7];
+};
+
+/**
  * union spyre_hw_desc - one 64-byte descriptor, of the type its opcode says
  * @hdr: the two bytes every descriptor starts with
  * @hdr.opcode: enum spyre_hw_opcode
@@ -444,6 +467,7 @@ struct spyre_hw_fence {
  * @sem: SPYRE_OP_SEM_SIGNAL, SPYRE_OP_SEM_WAIT
  * @ts: SPYRE_OP_TIMESTAMP
  * @fence: SPYRE_OP_FENCE
+ * @set_ctx: SPYRE_OP_SET_CTX
  * @raw: the bytes as the ring holds them (a NOP is all zero)
  */
 union spyre_hw_desc {
@@ -457,6 +481,7 @@ union spyre_hw_desc {
 	struct spyre_hw_sem sem;
 	struct spyre_hw_timestamp ts;
 	struct spyre_hw_fence fence;
+	struct spyre_hw_set_ctx set_ctx;
 	__u8 raw[SPYRE_DESC_SIZE];
 };
 
@@ -532,6 +557,7 @@ static_assert(sizeof(struct spyre_hw_args) == SPYRE_DESC_SIZE, "ARGS descriptor"
 static_assert(sizeof(struct spyre_hw_sem) == SPYRE_DESC_SIZE, "SEM descriptor");
 static_assert(sizeof(struct spyre_hw_timestamp) == SPYRE_DESC_SIZE, "TIMESTAMP descriptor");
 static_assert(sizeof(struct spyre_hw_fence) == SPYRE_DESC_SIZE, "FENCE descriptor");
+static_assert(sizeof(struct spyre_hw_set_ctx) == SPYRE_DESC_SIZE, "SET_CTX descriptor");
 static_assert(sizeof(struct spyre_hw_completion) == 64, "completion record");
 static_assert(sizeof(struct spyre_hw_ring_wb) == 64, "write-back record");
 

@@ -70,6 +70,9 @@ struct card_job {
 	uint32_t fault_insn;
 	uint16_t fault_core, fault_space;
 	uint64_t fault_addr;
+	/* SET_CTX (1.10): the MMU context of the job's commands from there on */
+	bool ctx_set;
+	uint32_t ctx;
 };
 
 struct card_ring {

@@ -179,6 +179,15 @@ static uint32_t check_sem(struct spyre_model *m, const struct spyre_hw_sem *d)
 	return SPYRE_CMD_OK;
 }
 
+/* SET_CTX is privileged: only a driver-written ring (context 0) switches. */
+static uint32_t check_set_ctx(const struct card_ring *r, const struct spyre_hw_set_ctx *d)
+{
+	if (d->flags || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || r->ctx ||
+	    spyre_le16_to_cpu(d->ctx) >= SPYRE_MMU_NUM_CTX)
+		return SPYRE_CMD_ERR_INVALID;
+	return SPYRE_CMD_OK;
+}
+
 /* Start time of a command: its ring is done, it was doorbelled, engine free. */
 static uint64_t start_time(struct spyre_model *m, struct card_ring *r,
 			   const struct card_cmd *c, enum card_engine eng)
@@ -262,13 +271,14 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	memset(&c, 0, sizeof(c));
 	c.index = r->head;
 	c.ndesc = 1;
-	c.ctx = r->ctx;
 	c.avail_ns = doorbell_time(r, c.index);
 	if (fetch(m, r, c.index, &c.desc)) {
 		card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 		return STEP_PROGRESS;
 	}
 	card_event(m, SPYRE_MODEL_EV_DESC, n, c.index, d->hdr.opcode);
+	/* a FENCE always writes in the ring's context: the driver's records stay its own */
+	c.ctx = r->job.ctx_set && d->hdr.opcode != SPYRE_OP_FENCE ? r->job.ctx : r->ctx;
 	if (r->skipping && d->hdr.opcode != SPYRE_OP_FENCE) {
 		scrub_unrun_launch(m, d);
 		consume(r, 1);		/* commands after a failure do not run */
@@ -306,6 +316,9 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		break;
 	case SPYRE_OP_TIMESTAMP:
 	case SPYRE_OP_FENCE:
+		break;
+	case SPYRE_OP_SET_CTX:
+		st = check_set_ctx(r, &d->set_ctx);
 		break;
 	default:	/* ARGS outside a LAUNCH, unknown opcodes */
 		st = SPYRE_CMD_ERR_INVALID;
@@ -371,6 +384,13 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	case SPYRE_OP_SEM_SIGNAL:
 		card_sem_signal_wake(m, spyre_le16_to_cpu(d->sem.sem),
 				      spyre_le64_to_cpu(d->sem.value), start, false);
+		break;
+	case SPYRE_OP_SET_CTX:
+		r->job.ctx_set = true;
+		r->job.ctx = spyre_le16_to_cpu(d->set_ctx.ctx);
+		/* a fault-stopped context runs nothing, whichever ring asks */
+		if (card_mmu_ctx_faulted(m->mmu, r->job.ctx))
+			st = SPYRE_CMD_ERR_PAGE_FAULT;
 		break;
 	}
 	if (st != SPYRE_CMD_OK) {

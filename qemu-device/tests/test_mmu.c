@@ -900,3 +900,81 @@ TEST(mmu_dma_longer_than_a_window)
 	free(ref);
 	tc_free(t);
 }
+
+static void push_set_ctx(struct tcard *t, unsigned int n, uint16_t ctx)
+{
+	union spyre_hw_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.set_ctx.opcode = SPYRE_OP_SET_CTX;
+	d.set_ctx.ctx = spyre_cpu_to_le16(ctx);
+	ring_push(t, n, &d);
+}
+
+/*
+ * A driver-written ring (context 0) runs jobs of several contexts: SET_CTX
+ * switches the rest of the job, the FENCE record stays a bus address, the
+ * next job is physical again. A fault stops the faulting context (a later
+ * SET_CTX to it fails its job at once) but not the shared ring, and a ring
+ * with a context of its own may not switch.
+ */
+TEST(mmu_set_ctx_on_a_shared_ring)
+{
+	struct tcard *t = tc_new(NULL);
+	const uint64_t va = 0x40000000ull;
+	struct pt p1, p2;
+
+	pt_init(&p1, t, 1, PT1);
+	pt_init(&p2, t, 2, PT2);
+	map4k(&p1, va, 0x100000, SPYRE_PTE_WRITE);
+	map4k(&p2, va, 0x200000, SPYRE_PTE_WRITE);
+	ring_setup(t, 0, 6);
+	push_set_ctx(t, 0, 1);
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va, 0, 0, 0x11111111);
+	push_fence(t, 0, 1, 0, false);			/* physical record */
+	push_dma(t, 0, SPYRE_DMA_FILL, 4, 0x300000, 0, 0, 0, 0, 0x22222222);
+	push_fence(t, 0, 2, 1, false);			/* back in context 0 */
+	push_set_ctx(t, 0, 2);
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va, 0, 0, 0x33333333);
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va + 4096, 0, 0, 0x44444444);	/* unmapped */
+	push_fence(t, 0, 3, 2, false);
+	push_set_ctx(t, 0, 1);
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va + 4, 0, 0, 0x55555555);
+	push_fence(t, 0, 4, 3, false);
+	push_set_ctx(t, 0, 2);				/* stopped: fails at once */
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va + 8, 0, 0, 0x66666666);
+	push_fence(t, 0, 5, 4, false);
+	ring_run(t, 0);
+	CHECK_EQ(wb_seqno(t, 0), 5);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
+	CHECK_EQ(t->dev[0x100000], 0x11);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_OK);
+	CHECK_EQ(t->dev[0x300000], 0x22);
+	CHECK_EQ(rec(t, 2)->status, SPYRE_CMD_ERR_PAGE_FAULT);
+	CHECK_EQ(rec(t, 2)->error_index, 7);
+	CHECK_EQ(rec(t, 2)->fault_addr, va + 4096);
+	CHECK_EQ(t->dev[0x200000], 0x33);
+	CHECK_EQ(SPYRE_MMU_FAULT_CTX(tc_rd(t, SPYRE_REG_MMU_FAULT_INFO)), 2);
+	CHECK_EQ(SPYRE_MMU_FAULT_RING(tc_rd(t, SPYRE_REG_MMU_FAULT_INFO)), 0);
+	CHECK_EQ(rec(t, 3)->status, SPYRE_CMD_OK);	/* context 1 runs on */
+	CHECK_EQ(t->dev[0x100004], 0x55);
+	CHECK_EQ(rec(t, 4)->status, SPYRE_CMD_ERR_PAGE_FAULT);
+	CHECK_EQ(rec(t, 4)->error_index, 12);	/* the SET_CTX itself */
+	CHECK_EQ(rec(t, 4)->fault_space, SPYRE_FAULT_SPACE_NONE);
+	CHECK_EQ(t->dev[0x200008], 0);
+	CHECK_EQ(ring_status(t, 0), SPYRE_RING_STATUS_ENABLED | SPYRE_RING_STATUS_IDLE);
+	CHECK_EQ(t->irqs[t->cfg.num_rings], 1);	/* one fault, one interrupt */
+
+	/* only context-0 rings switch; a bad context number is refused */
+	tc_wr(t, SPYRE_RING_REG(1, SPYRE_RING_CTX), 1);
+	ring_setup(t, 1, 4);
+	map_records(&p1);
+	push_set_ctx(t, 1, 2);
+	push_fence_va(t, 1, 6, 5);
+	ring_run(t, 1);
+	CHECK_EQ(rec(t, 5)->status, SPYRE_CMD_ERR_INVALID);
+	push_set_ctx(t, 0, 256);
+	fence_and_run(t, 0, 7, 6, false);
+	CHECK_EQ(rec(t, 6)->status, SPYRE_CMD_ERR_INVALID);
+	tc_free(t);
+}
