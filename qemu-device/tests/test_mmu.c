@@ -62,7 +62,7 @@ static uint64_t *pt_slot(struct pt *p, uint64_t va, int level)
 
 static void map4k(struct pt *p, uint64_t va, uint64_t pa, uint64_t flags)
 {
-	*pt_slot(p, va, 0) = pa | flags | SPYRE_PTE_VALID;
+	*pt_slot(p, va, 0) = spyre_pte_leaf(pa, flags);
 }
 
 static void map2m(struct pt *p, uint64_t va, uint64_t pa, uint64_t flags)
@@ -424,7 +424,7 @@ TEST(mmu_fault_reasons)
 	map4k(&p, va, HOST_BASE + H_DATA, SPYRE_PTE_WRITE | SPYRE_PTE_SYS);	/* host page */
 	CHECK_EQ(fill_status(t, va, 4, r++), SPYRE_CMD_ERR_PAGE_FAULT);
 	CHECK_EQ(last_reason(t), SPYRE_MMU_FAULT_KIND);
-	map4k(&p, va, 0x100000 | 1ull << 60, SPYRE_PTE_WRITE);	/* reserved bit */
+	*pt_slot(&p, va, 0) = 0x100000 | 1ull << 60 | SPYRE_PTE_WRITE | SPYRE_PTE_VALID;
 	CHECK_EQ(fill_status(t, va, 4, r++), SPYRE_CMD_ERR_PAGE_FAULT);
 	CHECK_EQ(last_reason(t), SPYRE_MMU_FAULT_BAD_ENTRY);
 	map4k(&p, va, 64ull << 20, SPYRE_PTE_WRITE);	/* one past device memory */
@@ -905,9 +905,7 @@ static void push_set_ctx(struct tcard *t, unsigned int n, uint16_t ctx)
 {
 	union spyre_hw_desc d;
 
-	memset(&d, 0, sizeof(d));
-	d.set_ctx.opcode = SPYRE_OP_SET_CTX;
-	d.set_ctx.ctx = spyre_cpu_to_le16(ctx);
+	spyre_desc_set_ctx(&d, ctx);
 	ring_push(t, n, &d);
 }
 
