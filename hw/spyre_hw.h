@@ -218,6 +218,8 @@
 #define SPYRE_RING_PROGRESS		0x2c
 /* RW (1.10), config (written while disabled): MMU context of the ring's commands */
 #define SPYRE_RING_CTX			0x30
+#define   SPYRE_RING_CTX_ID_MASK	0x000000ff
+#define   SPYRE_RING_CTX_VA		0x00010000 /* BASE and WB are card VAs too */
 
 /* Ring errors: the ring stops and must be reset. */
 #define SPYRE_RING_ERR_NONE		0

@@ -14,16 +14,39 @@
 #include "spyre_internal.h"
 #include "spyre_mmu.h"
 
+/* Write the ring's write-back record: 0, -1 (failed), 1 (a context's fault). */
+static int write_back(struct spyre_model *m, unsigned int n, const struct spyre_hw_ring_wb *wb)
+{
+	struct card_ring *r = &m->rings[n];
+	uint32_t st;
+
+	if (!r->ring_va)
+		return m->ops.host_write(m->opaque, r->wb, wb, sizeof(*wb)) ? -1 : 0;
+	/* a user-mode queue's write-back lives in its context (1.10) */
+	st = card_va_ring_write(m, r->ctx, r->wb, wb, sizeof(*wb));
+	if (st == SPYRE_CMD_ERR_PAGE_FAULT) {
+		card_mmu_fault_commit(m, n, false);
+		return 1;
+	}
+	return st == SPYRE_CMD_OK ? 0 : -1;
+}
+
 /* Make one completion visible; false (and a ring error) if a write failed. */
 static bool emit(struct spyre_model *m, unsigned int n, const struct card_pending *p)
 {
-	struct card_ring *r = &m->rings[n];
+	int wb;
 
 	if (p->has_rec && p->rec_dev)	/* translated into device memory */
 		memcpy(m->devmem + p->rec_addr, &p->rec, sizeof(p->rec));
-	if ((p->has_rec && !p->rec_dev &&
-	     m->ops.host_write(m->opaque, p->rec_addr, &p->rec, sizeof(p->rec))) ||
-	    m->ops.host_write(m->opaque, r->wb, &p->wb, sizeof(p->wb))) {
+	if (p->has_rec && !p->rec_dev &&
+	    m->ops.host_write(m->opaque, p->rec_addr, &p->rec, sizeof(p->rec))) {
+		card_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
+		return false;
+	}
+	wb = write_back(m, n, &p->wb);
+	if (wb > 0)
+		return true;	/* no write-back: no interrupt either; the fault says why */
+	if (wb < 0) {
 		card_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
 		return false;
 	}

@@ -88,6 +88,7 @@ struct card_ring {
 	uint64_t base, wb;
 	uint32_t entries;
 	uint32_t ctx;		/* SPYRE_RING_CTX: MMU context, 0 physical (1.10) */
+	bool ring_va;		/* SPYRE_RING_CTX_VA: ring and write-back are card VAs */
 
 	struct card_doorbell db[CARD_DB_QUEUE];
 	unsigned int db_count;

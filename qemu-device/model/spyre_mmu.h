@@ -139,6 +139,11 @@ uint32_t card_va_dma_run(struct spyre_model *m, struct card_va *v, const void *d
 uint32_t card_va_rows(struct card_va *v, bool load, uint64_t va, uint64_t mem_stride,
 		      uint8_t *sp, uint64_t sp_stride, uint64_t rows, uint64_t row_bytes,
 		      uint16_t *fault_space, uint64_t *fault_addr);
+/* A user-mode queue's ring and write-back accesses in context @ctx (1.10). */
+uint32_t card_va_ring_read(struct spyre_model *m, uint32_t ctx, uint64_t va, void *buf,
+			   uint64_t len);
+uint32_t card_va_ring_write(struct spyre_model *m, uint32_t ctx, uint64_t va, const void *buf,
+			    uint64_t len);
 struct card_cmd;
 /* TIMESTAMP in a context: write the 8 bytes at @val to its card VA. */
 uint32_t card_va_timestamp(struct spyre_model *m, const struct card_cmd *c, const uint64_t *val);

@@ -362,3 +362,22 @@ bool card_va_record(struct spyre_model *m, uint32_t ctx, uint64_t *addr, bool *d
 	*dev = !sys;
 	return true;
 }
+
+uint32_t card_va_ring_read(struct spyre_model *m, uint32_t ctx, uint64_t va, void *buf,
+			   uint64_t len)
+{
+	struct card_va v;
+
+	card_va_init(&v, m, ctx);
+	return card_va_copy(&v, va, buf, len, SPYRE_MMU_ACCESS_READ, CARD_VA_DEV | CARD_VA_SYS);
+}
+
+uint32_t card_va_ring_write(struct spyre_model *m, uint32_t ctx, uint64_t va, const void *buf,
+			    uint64_t len)
+{
+	struct card_va v;
+
+	card_va_init(&v, m, ctx);
+	return card_va_copy(&v, va, (void *)buf, len, SPYRE_MMU_ACCESS_WRITE,
+			    CARD_VA_DEV | CARD_VA_SYS);
+}

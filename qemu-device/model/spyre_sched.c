@@ -51,15 +51,30 @@ static void consume(struct card_ring *r, uint32_t ndesc)
 static bool runnable(struct spyre_model *m, const struct card_ring *r)
 {
 	return r->enabled && !r->error && !r->hung && !r->need_tail && !r->sem_blocked &&
-	       r->head != r->tail && (r->skipping || !card_mmu_ctx_faulted(m->mmu, r->ctx));
+	       r->head != r->tail &&
+	       ((r->skipping && !r->ring_va) || !card_mmu_ctx_faulted(m->mmu, r->ctx));
 }
 
+/*
+ * Read the descriptor of ring index @idx: 0, -1 when the host read failed
+ * (a ring error), 1 when a ring in a context's address space faulted (the
+ * context is stopped; the descriptor is fetched again once it resumes).
+ */
 static int fetch(struct spyre_model *m, struct card_ring *r, uint32_t idx,
 		 union spyre_hw_desc *desc)
 {
 	uint64_t addr = r->base + (uint64_t)(idx & (r->entries - 1)) * SPYRE_DESC_SIZE;
+	uint32_t st;
 
-	return m->ops.host_read(m->opaque, addr, desc, SPYRE_DESC_SIZE);
+	if (r->ring_va) {
+		st = card_va_ring_read(m, r->ctx, addr, desc, SPYRE_DESC_SIZE);
+		if (st == SPYRE_CMD_ERR_PAGE_FAULT) {
+			card_mmu_fault_commit(m, (unsigned int)(r - m->rings), false);
+			return 1;
+		}
+		return st == SPYRE_CMD_OK ? 0 : -1;
+	}
+	return m->ops.host_read(m->opaque, addr, desc, SPYRE_DESC_SIZE) ? -1 : 0;
 }
 
 static void clear_fault(struct spyre_model *m, unsigned int n)
@@ -114,6 +129,7 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	uint32_t ndesc = SPYRE_DESC_ARGS(nargs);
 	union spyre_hw_desc d;
 	uint32_t i, j, count;
+	int f;
 
 	*status = SPYRE_CMD_OK;
 	if (nargs > SPYRE_MAX_ARGS) {
@@ -128,8 +144,10 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	c->nargs = nargs;
 	c->avail_ns = doorbell_time(r, c->index + ndesc);
 	for (i = 0; i < ndesc; i++) {
-		if (fetch(m, r, c->index + 1 + i, &d)) {
-			card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+		f = fetch(m, r, c->index + 1 + i, &d);
+		if (f) {
+			if (f < 0)
+				card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 			return STEP_BLOCKED;
 		}
 		count = spyre_le16_to_cpu(d.args.count);
@@ -267,14 +285,17 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	uint32_t st = SPYRE_CMD_OK;
 	uint64_t start;
 	const union spyre_hw_desc *d = &c.desc;
+	int f;
 
 	memset(&c, 0, sizeof(c));
 	c.index = r->head;
 	c.ndesc = 1;
 	c.avail_ns = doorbell_time(r, c.index);
-	if (fetch(m, r, c.index, &c.desc)) {
-		card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
-		return STEP_PROGRESS;
+	f = fetch(m, r, c.index, &c.desc);
+	if (f) {
+		if (f < 0)
+			card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+		return STEP_PROGRESS;	/* a ring error or a stopped context */
 	}
 	card_event(m, SPYRE_MODEL_EV_DESC, n, c.index, d->hdr.opcode);
 	/* a FENCE always writes in the ring's context: the driver's records stay its own */

@@ -83,6 +83,16 @@ static void ring_ctx_setup(struct tcard *t, unsigned int n, unsigned int ctx)
 	ring_setup(t, n, 6);
 }
 
+static void push_fence_va_flags(struct tcard *t, unsigned int n, uint64_t seqno,
+				unsigned int rec_i, uint8_t flags)
+{
+	union spyre_hw_desc d;
+
+	spyre_desc_fence(&d, flags);
+	spyre_desc_fence_seal(&d, seqno, REC_VA + 64ull * rec_i);
+	ring_push(t, n, &d);
+}
+
 static void push_fence_va(struct tcard *t, unsigned int n, uint64_t seqno, unsigned int rec_i)
 {
 	union spyre_hw_desc d;
@@ -974,5 +984,110 @@ TEST(mmu_set_ctx_on_a_shared_ring)
 	push_set_ctx(t, 0, 256);
 	fence_and_run(t, 0, 7, 6, false);
 	CHECK_EQ(rec(t, 6)->status, SPYRE_CMD_ERR_INVALID);
+	tc_free(t);
+}
+
+/* Ring @n as a user-mode queue: ring and write-back at card VAs of context @ctx. */
+static void ring_va_setup(struct tcard *t, unsigned int n, unsigned int ctx, uint64_t ring_va,
+			  unsigned int log2, uint64_t wb_va)
+{
+	tc_wr(t, SPYRE_RING_REG(n, SPYRE_RING_CTX), ctx | SPYRE_RING_CTX_VA);
+	tc_wr(t, SPYRE_RING_REG(n, SPYRE_RING_BASE_LO), (uint32_t)ring_va);
+	tc_wr(t, SPYRE_RING_REG(n, SPYRE_RING_BASE_HI), (uint32_t)(ring_va >> 32));
+	tc_wr(t, SPYRE_RING_REG(n, SPYRE_RING_SIZE_LOG2), log2);
+	tc_wr(t, SPYRE_RING_REG(n, SPYRE_RING_WB_LO), (uint32_t)wb_va);
+	tc_wr(t, SPYRE_RING_REG(n, SPYRE_RING_WB_HI), (uint32_t)(wb_va >> 32));
+	tc_wr(t, SPYRE_RING_REG(n, SPYRE_RING_CTRL), SPYRE_RING_CTRL_ENABLE);
+	t->tail[n] = 0;
+	t->log2[n] = log2;
+}
+
+/*
+ * A user-mode queue (SPYRE_RING_CTX_VA): the card fetches descriptors from
+ * the ring at a card VA (here the test's host ring page, mapped SYS) and
+ * writes the write-back record at a card VA (here device memory). The
+ * second ring page is not mapped: fetching from it faults the context, not
+ * the ring (no ring error), and the queue goes on once it is mapped and
+ * resumed.
+ */
+TEST(mmu_ring_in_a_context)
+{
+	struct tcard *t = tc_new(NULL);
+	const uint64_t ring_va = 0x500000000ull, wb_va = 0x600000000ull, va = 0x40000000ull;
+	struct spyre_hw_ring_wb wb;
+	struct pt p;
+	unsigned int i;
+	uint32_t info;
+
+	pt_init(&p, t, 4, PT1);
+	map_records(&p);
+	map4k(&p, ring_va, HOST_BASE + H_RING(0), SPYRE_PTE_SYS);	/* read-only for the card */
+	map4k(&p, wb_va, 0x180000, SPYRE_PTE_WRITE);
+	map4k(&p, va, 0x100000, SPYRE_PTE_WRITE);
+	/* RING_VA needs a context and a range inside the 48-bit space */
+	tc_wr(t, SPYRE_RING_REG(1, SPYRE_RING_CTX), SPYRE_RING_CTX_VA);
+	ring_setup(t, 1, 4);
+	CHECK_EQ(tc_rd(t, SPYRE_RING_REG(1, SPYRE_RING_ERROR)), SPYRE_RING_ERR_BAD_CONFIG);
+	ring_va_setup(t, 2, 4, 1ull << 48, 4, wb_va);
+	CHECK_EQ(tc_rd(t, SPYRE_RING_REG(2, SPYRE_RING_ERROR)), SPYRE_RING_ERR_BAD_CONFIG);
+	tc_wr(t, SPYRE_REG_ERR_STATUS, SPYRE_ERR_STATUS_RING);
+
+	ring_va_setup(t, 0, 4, ring_va, 7, wb_va);	/* 128 entries: two pages */
+	CHECK_EQ(tc_rd(t, SPYRE_RING_REG(0, SPYRE_RING_CTX)), 4 | SPYRE_RING_CTX_VA);
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va, 0, 0, 0x01010101);
+	push_fence_va(t, 0, 1, 0);
+	ring_run(t, 0);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
+	CHECK_EQ(t->dev[0x100000], 0x01);
+	memcpy(&wb, t->dev + 0x180000, sizeof(wb));
+	CHECK_EQ(wb.completed_seqno, 1);
+	CHECK_EQ(wb.head, 2);
+	CHECK_EQ(wb_seqno(t, 0), 0);	/* nothing at the bus address of the same value */
+
+	/* fill the first page (64 slots), then a job that starts on the second */
+	for (i = 2; i < 64; i++) {
+		union spyre_hw_desc d;
+
+		spyre_desc_nop(&d);
+		ring_push(t, 0, &d);
+	}
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va, 0, 0, 0x02020202);	/* slot 64 */
+	push_fence_va_flags(t, 0, 2, 1, SPYRE_DESC_F_IRQ);
+	ring_run(t, 0);
+	CHECK_EQ(tc_rd(t, SPYRE_RING_REG(0, SPYRE_RING_HEAD)), 64);
+	CHECK_EQ(ring_status(t, 0), SPYRE_RING_STATUS_ENABLED | SPYRE_RING_STATUS_CTX_FAULT);
+	info = tc_rd(t, SPYRE_REG_MMU_FAULT_INFO);
+	CHECK_EQ(SPYRE_MMU_FAULT_CTX(info), 4);
+	CHECK_EQ(SPYRE_MMU_FAULT_ACCESS(info), SPYRE_MMU_ACCESS_READ);
+	CHECK_EQ(SPYRE_MMU_FAULT_REASON(info), SPYRE_MMU_FAULT_NOT_PRESENT);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_MMU_FAULT_ADDR_LO), (uint32_t)(ring_va + 4096));
+	CHECK_EQ(t->dev[0x100000], 0x01);
+	map4k(&p, ring_va + 4096, HOST_BASE + H_RING(0) + 4096, SPYRE_PTE_SYS);
+	tc_wr(t, SPYRE_REG_MMU_FAULT_INFO, SPYRE_MMU_FAULT_VALID);
+	tc_wr(t, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_RESUME);
+	tc_run(t);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_OK);
+	CHECK_EQ(t->dev[0x100000], 0x02);
+	memcpy(&wb, t->dev + 0x180000, sizeof(wb));
+	CHECK_EQ(wb.completed_seqno, 2);
+	CHECK_EQ(t->irqs[0], 1);
+	CHECK_EQ(ring_status(t, 0), SPYRE_RING_STATUS_ENABLED | SPYRE_RING_STATUS_IDLE);
+
+	/* a write-back page the card may not write: the context stops, no interrupt */
+	map4k(&p, wb_va, 0x180000, 0);
+	tc_wr(t, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_INVALIDATE);
+	i = t->irqs[0];
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va, 0, 0, 0x03030303);
+	push_fence_va_flags(t, 0, 3, 2, SPYRE_DESC_F_IRQ);
+	ring_run(t, 0);
+	CHECK_EQ(rec(t, 2)->status, SPYRE_CMD_OK);	/* the record was written */
+	memcpy(&wb, t->dev + 0x180000, sizeof(wb));
+	CHECK_EQ(wb.completed_seqno, 2);
+	CHECK_EQ(t->irqs[0], i);
+	info = tc_rd(t, SPYRE_REG_MMU_FAULT_INFO);
+	CHECK_EQ(SPYRE_MMU_FAULT_ACCESS(info), SPYRE_MMU_ACCESS_WRITE);
+	CHECK_EQ(SPYRE_MMU_FAULT_REASON(info), SPYRE_MMU_FAULT_PROTECTION);
+	CHECK(ring_status(t, 0) & SPYRE_RING_STATUS_CTX_FAULT);
+	CHECK(!(ring_status(t, 0) & SPYRE_RING_STATUS_ERROR));
 	tc_free(t);
 }
