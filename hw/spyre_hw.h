@@ -35,6 +35,13 @@
 
 #define SPYRE_BAR_REGS			0	/* registers, doorbells, MSI-X */
 #define SPYRE_BAR_MEM			2	/* 64-bit prefetchable device memory */
+/*
+ * (1.10) One 4 KiB doorbell page per ring, so a user-mode queue's page can
+ * be mapped into its process alone: offset 0 of page n is ring n's
+ * SPYRE_RING_TAIL (write) and SPYRE_RING_HEAD (read).
+ */
+#define SPYRE_BAR_DOORBELL		4
+#define SPYRE_DOORBELL_STRIDE		0x1000
 #define SPYRE_REGS_SIZE			0x10000
 #define SPYRE_MSIX_TABLE_OFFSET		0x8000
 #define SPYRE_MSIX_PBA_OFFSET		0x9000
