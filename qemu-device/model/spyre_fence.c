@@ -91,8 +91,8 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	memset(&p, 0, sizeof(p));
 	bad = (d->flags & ~(SPYRE_DESC_F_IRQ | SPYRE_DESC_F_SEM)) || d->rsvd1 ||
 	      !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || (rec_addr & align);
-	if (sem)
-		bad |= sem_idx >= m->cfg.num_sems;
+	if (sem)	/* card-wide: for driver-written rings only (1.10) */
+		bad |= sem_idx >= m->cfg.num_sems || r->ctx;
 	else
 		bad |= sem_idx || d->sem_value;
 	if (bad && r->job.status == SPYRE_CMD_OK) {
@@ -101,7 +101,7 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 		r->job.error_index = c->index;
 	}
 	/* Failed or not, the job is over: release the rings waiting for it. */
-	if (sem && sem_idx < m->cfg.num_sems)
+	if (sem && sem_idx < m->cfg.num_sems && !r->ctx)
 		card_sem_signal_wake(m, sem_idx, spyre_le64_to_cpu(d->sem_value), t,
 				      r->job.status != SPYRE_CMD_OK);
 	card_event(m, SPYRE_MODEL_EV_FENCE, n, seqno, r->job.status);

@@ -186,11 +186,18 @@ static uint32_t do_timestamp(struct spyre_model *m, const struct card_cmd *c, ui
 			     spyre_le64_to_cpu(d->host_off), (uint8_t *)&v, 8, true);
 }
 
-static uint32_t check_sem(struct spyre_model *m, const struct spyre_hw_sem *d)
+/*
+ * Semaphores are card-wide, so only driver-written rings (context 0) may
+ * use them (1.10): a queue a process writes could otherwise release or
+ * hold another process's jobs.
+ */
+static uint32_t check_sem(struct spyre_model *m, const struct card_ring *r,
+			  const struct spyre_hw_sem *d)
 {
 	uint8_t flags = d->opcode == SPYRE_OP_SEM_WAIT ? SPYRE_DESC_F_ERR : 0;
 
-	if ((d->flags & ~flags) || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)))
+	if ((d->flags & ~flags) || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) ||
+	    r->ctx)
 		return SPYRE_CMD_ERR_INVALID;
 	if (spyre_le16_to_cpu(d->sem) >= m->cfg.num_sems)
 		return SPYRE_CMD_ERR_INVALID;
@@ -333,7 +340,7 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
 	case SPYRE_OP_SEM_WAIT:
-		st = check_sem(m, &d->sem);
+		st = check_sem(m, r, &d->sem);
 		break;
 	case SPYRE_OP_TIMESTAMP:
 	case SPYRE_OP_FENCE:

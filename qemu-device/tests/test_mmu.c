@@ -1091,3 +1091,43 @@ TEST(mmu_ring_in_a_context)
 	CHECK(!(ring_status(t, 0) & SPYRE_RING_STATUS_ERROR));
 	tc_free(t);
 }
+
+/*
+ * Semaphores are card-wide: a ring with a context of its own (which a
+ * process may write) can neither signal nor wait on one, nor raise one
+ * with its FENCE; the job fails with ERR_INVALID and the semaphore keeps
+ * its value. A context-0 ring running a SET_CTX job still can.
+ */
+TEST(mmu_semaphores_are_privileged)
+{
+	struct tcard *t = tc_new(NULL);
+	union spyre_hw_desc d;
+	struct pt p;
+
+	pt_init(&p, t, 1, PT1);
+	map_records(&p);
+	ring_ctx_setup(t, 0, 1);
+	push_sem(t, 0, true, 3, 10);
+	push_fence_va(t, 0, 1, 0);
+	push_sem(t, 0, false, 3, 0);
+	push_fence_va(t, 0, 2, 1);
+	spyre_desc_fence(&d, 0);
+	spyre_desc_fence_sem(&d, 3, 20);
+	spyre_desc_fence_seal(&d, 3, REC_VA + 128);
+	ring_push(t, 0, &d);
+	ring_run(t, 0);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_ERR_INVALID);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_ERR_INVALID);
+	CHECK_EQ(rec(t, 2)->status, SPYRE_CMD_ERR_INVALID);
+	CHECK_EQ(wb_seqno(t, 0), 3);
+	tc_wr(t, SPYRE_REG_SEM_SELECT, 3);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_LO), 0);
+	/* the driver's ring: a SET_CTX job signals as before */
+	ring_setup(t, 1, 4);
+	push_set_ctx(t, 1, 1);
+	push_sem(t, 1, true, 3, 10);
+	fence_and_run(t, 1, 4, 3, false);
+	CHECK_EQ(rec(t, 3)->status, SPYRE_CMD_OK);
+	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_LO), 10);
+	tc_free(t);
+}
