@@ -1131,3 +1131,128 @@ TEST(mmu_semaphores_are_privileged)
 	CHECK_EQ(tc_rd(t, SPYRE_REG_SEM_VALUE_LO), 10);
 	tc_free(t);
 }
+
+static uint64_t rnd64(unsigned int *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (uint64_t)*s << 32 ^ (*s * 2654435761u) ^ (*s >> 7);
+}
+
+/* An address near the mapped windows of the isolation fuzz, or anywhere. */
+static uint64_t rnd_va(unsigned int *s)
+{
+	static const uint64_t near[] = { 0x1000000, 0x2000000, 0x3000000, 0x0, 0x7fff00000000ull };
+	uint64_t r = rnd64(s);
+
+	if (r % 8 == 0)
+		return r & ((1ull << 49) - 1);
+	return near[(r >> 3) % 5] + ((r >> 8) % 0x60000) - 0x8000;
+}
+
+/*
+ * A process owns a user-mode queue and writes random descriptors into it
+ * (random opcodes, flags and fields; addresses near its mappings or
+ * anywhere, programs that copy between random slots). Whatever it writes,
+ * the card only touches what the context maps: device memory outside its
+ * pages and host memory outside its host page keep their canaries, the
+ * card never goes fatal, and the queue keeps completing jobs.
+ */
+TEST(mmu_fuzz_user_queue_isolation)
+{
+	struct tcard *t = tc_new(NULL);
+	const uint64_t ring_va = 0x500000000ull, wb_va = 0x600000000ull;
+	unsigned int seed = 777, i, k, done = 0, ok = 0;
+	struct prog pr;
+	uint64_t plen;
+	struct pt p;
+
+	pt_init(&p, t, 1, PT1);
+	map_records(&p);
+	map4k(&p, ring_va, HOST_BASE + H_RING(0), SPYRE_PTE_SYS);
+	map4k(&p, wb_va, 0x1ff000, SPYRE_PTE_WRITE);
+	for (k = 0; k < 64; k++)	/* 256 KiB of data, 4 KiB pages, scattered */
+		map4k(&p, 0x1000000 + 4096ull * k, 0x100000 + 4096ull * ((k * 37) % 64),
+		      SPYRE_PTE_WRITE);
+	map2m(&p, 0x2000000, 0x400000, SPYRE_PTE_WRITE | SPYRE_PTE_EXEC);	/* programs */
+	map4k(&p, 0x3000000, HOST_BASE + H_DATA, SPYRE_PTE_SYS | SPYRE_PTE_WRITE);
+	memset(t->dev + 0x140000, 0xc3, 0x400000 - 0x140000);	/* canaries around them */
+	memset(t->dev + 0x600000, 0xc3, 0x200000);
+	memset(hptr(t, H_DATA + 4096), 0xc3, 0x100000);
+	prog_init(&pr, 2, 0);
+	p_load(&pr, false, 3, 0, 0, 4, 256, 300, 0, 256)->signal = TOK(0);
+	p_load(&pr, true, 3, 1, 0, 4, 256, 300, 0, 256)->wait = TOK(0);
+	pr.in[0].u.mem.core_stride = 1024;
+	pr.in[1].u.mem.core_stride = 1024;
+	plen = prog_store(t, &pr, 0x400000);
+	ring_va_setup(t, 0, 1, ring_va, 6, wb_va);
+	for (i = 0; i < 600; i++) {
+		union spyre_hw_desc d;
+		uint64_t r = rnd64(&seed);
+
+		memset(&d, 0, sizeof(d));
+		switch (r % 8) {
+		case 0:
+		case 1:
+			d_dma(&d, (r >> 8) % 4, (r >> 12) % 20000 & ~3ull, rnd_va(&seed),
+			      (r >> 8) % 4 == SPYRE_DMA_D2D ? rnd_va(&seed) : 0,
+			      (r >> 8) % 4 < 2 ? rnd_va(&seed) : 0, 0, 0, (uint32_t)r);
+			break;
+		case 2: {
+			uint64_t slots[4] = { rnd_va(&seed), 4096 + r % 8192, rnd_va(&seed),
+					      4096 + (r >> 20) % 8192 };
+
+			push_launch(t, 0, 0x2000000 + (r % 3 ? 0 : (r >> 4) % 0x300000), plen, 0,
+				    0, 2, slots);
+			break;
+		}
+		case 3:
+			d_ts(&d, r & 256, rnd_va(&seed), 0, 0);
+			break;
+		case 4:
+			spyre_desc_set_ctx(&d, (uint16_t)(r >> 8));
+			break;
+		case 5:
+			d_sem(&d, r & 256, (uint16_t)((r >> 9) % 4), r >> 16);
+			break;
+		default:	/* random bytes */
+			for (k = 0; k < 8; k++)
+				memcpy(d.raw + 8 * k, &(uint64_t){ rnd64(&seed) }, 8);
+			d.raw[0] %= 10;
+			break;
+		}
+		if ((r % 8) != 2)
+			ring_push(t, 0, &d);
+		push_fence_va(t, 0, i + 1, (unsigned int)(r >> 40) % 16);
+		ring_run(t, 0);
+		if (tc_rd(t, SPYRE_REG_MMU_FAULT_INFO)) {	/* the driver resumes it */
+			tc_wr(t, SPYRE_REG_MMU_FAULT_INFO, SPYRE_MMU_FAULT_VALID);
+			tc_wr(t, SPYRE_REG_MMU_CTX_SELECT, 1);
+			tc_wr(t, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_RESUME);
+			tc_run(t);
+		}
+		if (ring_status(t, 0) & SPYRE_RING_STATUS_ERROR) {	/* e.g. a bad tail */
+			tc_wr(t, SPYRE_RING_REG(0, SPYRE_RING_CTRL),
+			      SPYRE_RING_CTRL_RESET | SPYRE_RING_CTRL_ENABLE);
+			t->tail[0] = 0;
+		}
+		done += !!(ring_status(t, 0) & SPYRE_RING_STATUS_IDLE);
+		ok += rec(t, (unsigned int)(r >> 40) % 16)->seqno == i + 1 &&
+		      rec(t, (unsigned int)(r >> 40) % 16)->status == SPYRE_CMD_OK && r % 8 < 4;
+	}
+	CHECK(done > 500);
+	CHECK(!(tc_rd(t, SPYRE_REG_STATUS) & SPYRE_STATUS_FATAL));
+	for (k = 0x140000; k < 0x400000; k++)
+		if (t->dev[k] != 0xc3 && (k < 0x1ff000 || k >= 0x200000))	/* not the write-back */
+			break;
+	CHECK_EQ(k, 0x400000);
+	CHECK(ok > 20);	/* the random jobs did reach their own memory */
+	for (k = 0; k < 0x200000; k++)
+		if (t->dev[0x600000 + k] != 0xc3)
+			break;
+	CHECK_EQ(k, 0x200000);
+	for (k = 0; k < 0x100000; k++)
+		if (((uint8_t *)hptr(t, H_DATA + 4096))[k] != 0xc3)
+			break;
+	CHECK_EQ(k, 0x100000);
+	tc_free(t);
+}
