@@ -60,7 +60,8 @@
  * 1.9: integer mode of the vector unit (VEC flag SPYRE_VEC_INT, element
  *      type INT64, integer functions NEG..REM, SPYRE_CMD_ERR_ARITH);
  * 1.10: the card MMU: per-context page tables, SPYRE_RING_CTX, the
- *      SPYRE_REG_MMU_* registers, SPYRE_OP_SET_CTX, SPYRE_CMD_ERR_PAGE_FAULT.
+ *      SPYRE_REG_MMU_* registers, SPYRE_OP_SET_CTX, SPYRE_OP_WAIT_MEM,
+ *      SPYRE_CMD_ERR_PAGE_FAULT, BAR4 doorbell pages.
  */
 #define SPYRE_HW_VERSION_MAJOR		1
 #define SPYRE_HW_VERSION_MINOR		10
@@ -251,6 +252,7 @@ enum spyre_hw_opcode {
 	SPYRE_OP_TIMESTAMP = 6,
 	SPYRE_OP_FENCE = 7,
 	SPYRE_OP_SET_CTX = 8,		/* MMU context of the rest of the job (1.10) */
+	SPYRE_OP_WAIT_MEM = 9,		/* wait for a 64-bit value in memory (1.10) */
 };
 
 /* Descriptor flags (byte 1 of every descriptor). */
@@ -466,6 +468,31 @@ struct spyre_hw_set_ctx {
 };
 
 /**
+ * struct spyre_hw_wait_mem - SPYRE_OP_WAIT_MEM descriptor (interface 1.10)
+ * @opcode: SPYRE_OP_WAIT_MEM
+ * @flags: zero
+ * @rsvd: zero
+ * @rsvd1: zero
+ * @addr: 8-byte aligned address of a little-endian 64-bit counter: a card
+ *        VA in an MMU context, a device memory address in context 0
+ * @value: block this ring until the counter is >= @value (unsigned)
+ * @rsvd2: zero
+ *
+ * The waits of queues that may not use the card-wide semaphores: a
+ * process waits on counters in its own address space, e.g. another of its
+ * queues' write-back record.
+ */
+struct spyre_hw_wait_mem {
+	__u8 opcode;
+	__u8 flags;
+	__le16 rsvd;
+	__le32 rsvd1;
+	__le64 addr;
+	__le64 value;
+	__le64 rsvd2[5];
+};
+
+/**
  * union spyre_hw_desc - one 64-byte descriptor, of the type its opcode says
  * @hdr: the two bytes every descriptor starts with
  * @hdr.opcode: enum spyre_hw_opcode
@@ -477,6 +504,7 @@ struct spyre_hw_set_ctx {
  * @ts: SPYRE_OP_TIMESTAMP
  * @fence: SPYRE_OP_FENCE
  * @set_ctx: SPYRE_OP_SET_CTX
+ * @wait_mem: SPYRE_OP_WAIT_MEM
  * @raw: the bytes as the ring holds them (a NOP is all zero)
  */
 union spyre_hw_desc {
@@ -491,6 +519,7 @@ union spyre_hw_desc {
 	struct spyre_hw_timestamp ts;
 	struct spyre_hw_fence fence;
 	struct spyre_hw_set_ctx set_ctx;
+	struct spyre_hw_wait_mem wait_mem;
 	__u8 raw[SPYRE_DESC_SIZE];
 };
 
@@ -567,6 +596,7 @@ static_assert(sizeof(struct spyre_hw_sem) == SPYRE_DESC_SIZE, "SEM descriptor");
 static_assert(sizeof(struct spyre_hw_timestamp) == SPYRE_DESC_SIZE, "TIMESTAMP descriptor");
 static_assert(sizeof(struct spyre_hw_fence) == SPYRE_DESC_SIZE, "FENCE descriptor");
 static_assert(sizeof(struct spyre_hw_set_ctx) == SPYRE_DESC_SIZE, "SET_CTX descriptor");
+static_assert(sizeof(struct spyre_hw_wait_mem) == SPYRE_DESC_SIZE, "WAIT_MEM descriptor");
 static_assert(sizeof(struct spyre_hw_completion) == 64, "completion record");
 static_assert(sizeof(struct spyre_hw_ring_wb) == 64, "write-back record");
 

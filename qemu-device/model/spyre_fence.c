@@ -15,20 +15,25 @@
 #include "spyre_mmu.h"
 
 /* Write the ring's write-back record: 0, -1 (failed), 1 (a context's fault). */
-static int write_back(struct spyre_model *m, unsigned int n, const struct spyre_hw_ring_wb *wb)
+static int write_back(struct spyre_model *m, unsigned int n, const struct card_pending *p)
 {
 	struct card_ring *r = &m->rings[n];
-	uint32_t st;
+	const struct spyre_hw_ring_wb *wb = &p->wb;
+	uint64_t pa = r->wb;
+	bool dev = false;
 
-	if (!r->ring_va)
-		return m->ops.host_write(m->opaque, r->wb, wb, sizeof(*wb)) ? -1 : 0;
 	/* a user-mode queue's write-back lives in its context (1.10) */
-	st = card_va_ring_write(m, r->ctx, r->wb, wb, sizeof(*wb));
-	if (st == SPYRE_CMD_ERR_PAGE_FAULT) {
+	if (r->ring_va && !card_va_record(m, r->ctx, &pa, &dev)) {
 		card_mmu_fault_commit(m, n, false);
 		return 1;
 	}
-	return st == SPYRE_CMD_OK ? 0 : -1;
+	if (dev)
+		memcpy(m->devmem + pa, wb, sizeof(*wb));
+	else if (m->ops.host_write(m->opaque, pa, wb, sizeof(*wb)))
+		return -1;
+	/* a counter other queues may WAIT_MEM on */
+	card_wait_mem_note(m, !dev, pa, spyre_le64_to_cpu(wb->completed_seqno), p->ns);
+	return 0;
 }
 
 /* Make one completion visible; false (and a ring error) if a write failed. */
@@ -43,7 +48,10 @@ static bool emit(struct spyre_model *m, unsigned int n, const struct card_pendin
 		card_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
 		return false;
 	}
-	wb = write_back(m, n, &p->wb);
+	if (p->has_rec)
+		card_wait_mem_note(m, !p->rec_dev, p->rec_addr, spyre_le64_to_cpu(p->rec.seqno),
+				   p->ns);
+	wb = write_back(m, n, p);
 	if (wb > 0)
 		return true;	/* no write-back: no interrupt either; the fault says why */
 	if (wb < 0) {

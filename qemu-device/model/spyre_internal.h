@@ -98,6 +98,7 @@ struct card_ring {
 	bool hung;		/* fault: the current command never completes */
 	bool need_tail;		/* a LAUNCH waits for its ARGS to be doorbelled */
 	bool sem_blocked;	/* SEM_WAIT not satisfied yet */
+	bool mem_blocked;	/* WAIT_MEM not satisfied yet (1.10) */
 	uint32_t fault;		/* armed one-shot SPYRE_FAULT_* */
 	struct card_job job;
 

@@ -52,6 +52,15 @@ struct card_mmu_fault {
 	uint64_t va;
 };
 
+/* A counter the card wrote (write-back, record) and when: WAIT_MEM's device time. */
+#define CARD_WMEM_HIST		64
+struct card_wmem_write {
+	bool sys;
+	uint64_t pa;
+	uint64_t value;
+	uint64_t ns;
+};
+
 struct card_mmu {
 	uint64_t root[SPYRE_MMU_NUM_CTX];	/* atomic: SPYRE_MMU_ROOT_VALID | table */
 	bool faulted[SPYRE_MMU_NUM_CTX];	/* under the lock */
@@ -69,6 +78,10 @@ struct card_mmu {
 	struct card_tlb_entry tlb[CARD_TLB_SETS][CARD_TLB_WAYS];
 	uint64_t lru_clock;
 	struct card_mmu_fault pending;		/* the running command's fault */
+
+	/* Counters the card wrote lately (spyre_waitmem.c), under the lock. */
+	struct card_wmem_write wmem[CARD_WMEM_HIST];
+	unsigned int wmem_next;
 };
 
 /*
@@ -151,5 +164,19 @@ uint32_t card_va_timestamp(struct spyre_model *m, const struct card_cmd *c, cons
 bool card_va_record(struct spyre_model *m, uint32_t ctx, uint64_t *addr, bool *dev);
 /* Where a command wrote its fault: completion record fault_space of @access. */
 uint16_t card_va_fault_space(unsigned int access);
+
+/* spyre_waitmem.c: WAIT_MEM (1.10) */
+uint32_t card_wait_mem_check(const struct card_cmd *c);
+/*
+ * Is the counter of WAIT_MEM @c reached? 1 with *ns the device time it
+ * was, 0 not yet, -1 with *st the command's failure.
+ */
+int card_wait_mem_poll(struct spyre_model *m, const struct card_cmd *c, uint64_t *ns,
+		       uint32_t *st);
+/* The card wrote @value at @pa (host memory if @sys) at device time @ns. */
+void card_wait_mem_note(struct spyre_model *m, bool sys, uint64_t pa, uint64_t value,
+			uint64_t ns);
+/* Let every waiting ring look at its counter again. */
+void card_wait_mem_wake(struct spyre_model *m);
 
 #endif /* SPYRE_MMU_H */

@@ -51,7 +51,7 @@ static void consume(struct card_ring *r, uint32_t ndesc)
 static bool runnable(struct spyre_model *m, const struct card_ring *r)
 {
 	return r->enabled && !r->error && !r->hung && !r->need_tail && !r->sem_blocked &&
-	       r->head != r->tail &&
+	       !r->mem_blocked && r->head != r->tail &&
 	       ((r->skipping && !r->ring_va) || !card_mmu_ctx_faulted(m->mmu, r->ctx));
 }
 
@@ -348,6 +348,9 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	case SPYRE_OP_SET_CTX:
 		st = check_set_ctx(r, &d->set_ctx);
 		break;
+	case SPYRE_OP_WAIT_MEM:
+		st = card_wait_mem_check(&c);
+		break;
 	default:	/* ARGS outside a LAUNCH, unknown opcodes */
 		st = SPYRE_CMD_ERR_INVALID;
 		break;
@@ -375,6 +378,22 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 			job_fail(m, r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
 			return STEP_PROGRESS;
 		}
+	}
+	if (d->hdr.opcode == SPYRE_OP_WAIT_MEM) {
+		uint64_t reached, begin = card_max64(r->ready_ns, c.avail_ns);
+		int got = card_wait_mem_poll(m, &c, &reached, &st);
+
+		if (got < 0) {
+			job_fail(m, r, &c, st, begin);
+			return STEP_PROGRESS;
+		}
+		if (!got) {
+			r->mem_blocked = true;	/* looked at again on any progress */
+			return STEP_BLOCKED;
+		}
+		if (c.avail_ns < reached)
+			c.avail_ns = reached;
+		job_begin(r, begin);	/* the wait is part of the job */
 	}
 	start = start_time(m, r, &c, eng);
 
@@ -446,6 +465,7 @@ uint64_t card_sched_run(struct spyre_model *m)
 	enum step_result res;
 	uint64_t next;
 
+	card_wait_mem_wake(m);	/* software may have written a counter */
 	for (;;) {
 		if (card_abort_pending(m))
 			return SPYRE_MODEL_NEVER;
@@ -469,8 +489,10 @@ uint64_t card_sched_run(struct spyre_model *m)
 		}
 		for (i = 0; i < cnt; i++) {
 			res = ring_step(m, order[i]);
-			if (res == STEP_PROGRESS)
+			if (res == STEP_PROGRESS) {
+				card_wait_mem_wake(m);	/* it may have written a counter */
 				break;
+			}
 			if (res == STEP_ABORT)
 				return SPYRE_MODEL_NEVER;
 		}

@@ -329,3 +329,105 @@ TEST(mmu_fuzz_user_queue_isolation)
 	CHECK_EQ(k, 0x100000);
 	tc_free(t);
 }
+
+static void push_wait_mem(struct tcard *t, unsigned int n, uint64_t addr, uint64_t value)
+{
+	union spyre_hw_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.wait_mem.opcode = SPYRE_OP_WAIT_MEM;
+	d.wait_mem.addr = spyre_cpu_to_le64(addr);
+	d.wait_mem.value = spyre_cpu_to_le64(value);
+	ring_push(t, n, &d);
+}
+
+/*
+ * Two queues of one process: B waits (WAIT_MEM) for A's write-back to
+ * reach 1. B blocks until A's FENCE, then runs from A's FENCE's device
+ * time exactly; its data lands after A's.
+ */
+TEST(mmu_wait_mem_on_another_queue)
+{
+	struct tcard *t = tc_new(NULL);
+	const uint64_t ring_a = 0x500000000ull, ring_b = 0x500001000ull;
+	const uint64_t wb_a = 0x600000000ull, wb_b = 0x600000040ull, va = 0x40000000ull;
+	struct pt p;
+
+	pt_init(&p, t, 1, PT1);
+	map_records(&p);
+	map4k(&p, ring_a, HOST_BASE + H_RING(0), SPYRE_PTE_SYS);
+	map4k(&p, ring_b, HOST_BASE + H_RING(1), SPYRE_PTE_SYS);
+	map4k(&p, wb_a, 0x180000, SPYRE_PTE_WRITE);
+	map4k(&p, va, 0x100000, SPYRE_PTE_WRITE);
+	ring_va_setup(t, 0, 1, ring_a, 6, wb_a);
+	ring_va_setup(t, 1, 1, ring_b, 6, wb_b);
+	push_wait_mem(t, 1, wb_a, 1);
+	push_va_dma(t, 1, SPYRE_DMA_FILL, 4, va, 0, 0, 0x22222222);
+	push_fence_va(t, 1, 7, 1);
+	ring_run(t, 1);
+	CHECK(!(ring_status(t, 1) & SPYRE_RING_STATUS_IDLE));	/* waiting */
+	CHECK_EQ(t->dev[0x100000], 0);
+	t->now = 3000;	/* A is doorbelled later */
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va, 0, 0, 0x11111111);
+	push_fence_va(t, 0, 1, 0);
+	ring_run(t, 0);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_OK);
+	CHECK_EQ(rec(t, 1)->seqno, 7);
+	CHECK_EQ(t->dev[0x100000], 0x22);	/* B after A */
+	/* A: 3000 + walk (400) + 1001; B's FILL starts at A's FENCE, page in the TLB */
+	CHECK_EQ(rec(t, 0)->end_ns, 3000 + 400 + 1001);
+	CHECK_EQ(rec(t, 1)->end_ns, rec(t, 0)->end_ns + 1001);
+	CHECK_EQ(ring_status(t, 1), SPYRE_RING_STATUS_ENABLED | SPYRE_RING_STATUS_IDLE);
+	tc_free(t);
+}
+
+/*
+ * A counter software writes: the card looks again on the next register
+ * write and the wait ends at that device time. In context 0 the counter
+ * is a device address; a misaligned one is refused, one outside memory is
+ * a bounds error, one in an unmapped page of a context a fault.
+ */
+TEST(mmu_wait_mem_software_counter_and_errors)
+{
+	struct tcard *t = tc_new(NULL);
+	const uint64_t cnt_va = 0x700000000ull;
+	uint64_t v = 5;
+	struct pt p;
+
+	pt_init(&p, t, 1, PT1);
+	map_records(&p);
+	map4k(&p, cnt_va, HOST_BASE + H_DATA, SPYRE_PTE_SYS);
+	ring_ctx_setup(t, 0, 1);
+	push_wait_mem(t, 0, cnt_va + 8, 5);
+	push_fence_va(t, 0, 1, 0);
+	ring_run(t, 0);
+	CHECK_EQ(wb_seqno(t, 0), 0);
+	memcpy(hptr(t, H_DATA + 8), &v, 8);
+	t->now = 5000;
+	CHECK_EQ(wb_seqno(t, 0), 0);
+	tc_wr(t, SPYRE_REG_SCRATCH, 1);	/* any register write */
+	tc_run(t);
+	CHECK_EQ(wb_seqno(t, 0), 1);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
+	CHECK_EQ(rec(t, 0)->end_ns, 5000);
+	push_wait_mem(t, 0, cnt_va + 0x1000, 1);	/* unmapped */
+	push_fence_va(t, 0, 2, 1);
+	ring_run(t, 0);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_ERR_PAGE_FAULT);
+	CHECK_EQ(rec(t, 1)->fault_space, SPYRE_FAULT_SPACE_VA_READ);
+
+	/* context 0: device addresses */
+	ring_setup(t, 1, 4);
+	memcpy(t->dev + 0x1000, &v, 8);
+	push_wait_mem(t, 1, 0x1000, 5);	/* reached already */
+	fence_and_run(t, 1, 3, 2, false);
+	CHECK_EQ(rec(t, 2)->status, SPYRE_CMD_OK);
+	push_wait_mem(t, 1, 0x1004, 1);
+	fence_and_run(t, 1, 4, 3, false);
+	CHECK_EQ(rec(t, 3)->status, SPYRE_CMD_ERR_INVALID);
+	push_wait_mem(t, 1, 64ull << 20, 1);
+	fence_and_run(t, 1, 5, 4, false);
+	CHECK_EQ(rec(t, 4)->status, SPYRE_CMD_ERR_BOUNDS);
+	tc_free(t);
+}
