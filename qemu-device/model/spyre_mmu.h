@@ -178,5 +178,7 @@ void card_wait_mem_note(struct spyre_model *m, bool sys, uint64_t pa, uint64_t v
 			uint64_t ns);
 /* Let every waiting ring look at its counter again. */
 void card_wait_mem_wake(struct spyre_model *m);
+/* True when a ring waits for a counter. */
+bool card_wait_mem_pending(const struct spyre_model *m);
 
 #endif /* SPYRE_MMU_H */

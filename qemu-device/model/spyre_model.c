@@ -264,7 +264,7 @@ bool spyre_model_write_needs_quiesce(struct spyre_model *m, uint32_t off, uint32
 	       (val & SPYRE_RING_CTRL_RESET) && n == (uint32_t)m->exec_ring;
 }
 
-bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val)
+static bool model_write(struct spyre_model *m, uint32_t off, uint32_t val)
 {
 	unsigned int n;
 	uint32_t reg;
@@ -310,6 +310,17 @@ bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val)
 bad:
 	bad_access(m, off);
 	return false;
+}
+
+/*
+ * A register write may follow software's write of a counter a WAIT_MEM
+ * waits for (1.10): then it may make work runnable too.
+ */
+bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val)
+{
+	bool kick = model_write(m, off, val);
+
+	return card_wait_mem_pending(m) || kick;
 }
 
 uint64_t spyre_model_process(struct spyre_model *m)

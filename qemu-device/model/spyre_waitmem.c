@@ -97,3 +97,13 @@ int card_wait_mem_poll(struct spyre_model *m, const struct card_cmd *c, uint64_t
 	*ns = best ? best - 1 : card_now(m);
 	return 1;
 }
+
+bool card_wait_mem_pending(const struct spyre_model *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->cfg.num_rings; i++)
+		if (m->rings[i].mem_blocked)
+			return true;
+	return false;
+}

@@ -406,8 +406,10 @@ TEST(mmu_wait_mem_software_counter_and_errors)
 	memcpy(hptr(t, H_DATA + 8), &v, 8);
 	t->now = 5000;
 	CHECK_EQ(wb_seqno(t, 0), 0);
-	tc_wr(t, SPYRE_REG_SCRATCH, 1);	/* any register write */
+	/* any register write: the embedder is told to run the card */
+	CHECK(spyre_model_write(t->m, SPYRE_REG_SCRATCH, 1));
 	tc_run(t);
+	CHECK(!spyre_model_write(t->m, SPYRE_REG_SCRATCH, 2));	/* nobody waits now */
 	CHECK_EQ(wb_seqno(t, 0), 1);
 	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
 	CHECK_EQ(rec(t, 0)->end_ns, 5000);
