@@ -695,6 +695,7 @@ static void t_mmu_user_queue_doorbell_page(void)
 	pte_write(&c, l0, 1, 0x200000 | SPYRE_PTE_VALID | SPYRE_PTE_WRITE);
 	pte_write(&c, l0, 2, 0x201000 | SPYRE_PTE_VALID | SPYRE_PTE_WRITE);
 	pte_write(&c, l0, 3, REC | SPYRE_PTE_VALID | SPYRE_PTE_SYS | SPYRE_PTE_WRITE);
+	pte_write(&c, l0, 4, DATA2 | SPYRE_PTE_VALID | SPYRE_PTE_SYS);	/* a counter */
 	wr(&c, SPYRE_REG_MMU_CTX_SELECT, 2);
 	wr(&c, SPYRE_REG_MMU_CTX_ROOT_LO, (uint32_t)root | SPYRE_MMU_ROOT_VALID);
 	wr(&c, SPYRE_REG_MMU_CTX_ROOT_HI, 0);
@@ -731,6 +732,26 @@ static void t_mmu_user_queue_doorbell_page(void)
 	CHECK_EQ(qt_read(q, 32, BAR2_A + 0x201000 + 60), 0x77777777);
 	CHECK_EQ(qt_read(q, 32, bar4 + SPYRE_DOORBELL_STRIDE), 2);	/* the head */
 	CHECK_EQ(qt_read(q, 32, bar4 + SPYRE_DOORBELL_STRIDE + 8), 0);
+
+	/* WAIT_MEM on a counter in guest RAM: released by the doorbell, same tail */
+	memset(d, 0, sizeof(d));
+	((union spyre_hw_desc *)d)->wait_mem.opcode = SPYRE_OP_WAIT_MEM;
+	((union spyre_hw_desc *)d)->wait_mem.addr = spyre_cpu_to_le64(0x40004000);
+	((union spyre_hw_desc *)d)->wait_mem.value = spyre_cpu_to_le64(3);
+	qt_write(q, 64, DATA2, 0);
+	push(&c, 1, d);
+	spyre_desc_fence((union spyre_hw_desc *)d, 0);
+	spyre_desc_fence_seal((union spyre_hw_desc *)d, 6, va_rec + 64);
+	push(&c, 1, d);
+	qt_write(q, 32, bar4 + SPYRE_DOORBELL_STRIDE, c.tail[1]);
+	usleep(100000);
+	CHECK_EQ(qt_read(q, 64, BAR2_A + 0x200000), 5);	/* waiting */
+	qt_write(q, 64, DATA2, 3);
+	qt_write(q, 32, bar4 + SPYRE_DOORBELL_STRIDE, c.tail[1]);
+	for (int ms = 0; ms < 5000 && seq != 6; ms++, usleep(1000))
+		seq = qt_read(q, 64, BAR2_A + 0x200000);
+	CHECK_EQ(seq, 6);
+	CHECK_EQ(record(&c, 1).status, SPYRE_CMD_OK);
 	CHECK(qt_alive(q));
 	qt_quit(q);
 }
