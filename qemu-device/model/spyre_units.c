@@ -12,6 +12,7 @@
 #include "spyre_exec.h"
 #include "spyre_float.h"
 #include "spyre_hw.h"
+#include "spyre_mmu.h"
 
 /*
  * The PE's float summation order is part of the card's definition (see
@@ -58,8 +59,8 @@ static bool sp_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols, s
 }
 
 /* LOAD with GATHER: rows at indices read from the scratchpad (checked first). */
-static uint32_t lsu_gather(const struct card_bind *b, const struct spyre_insn_mem *mm,
-			   uint8_t *sp)
+static uint32_t lsu_gather(struct card_exec *e, const struct card_bind *b,
+			   const struct spyre_insn_mem *mm, uint8_t *sp)
 {
 	uint64_t slot_addr, slot_len, len, off;
 	uint32_t r;
@@ -80,6 +81,16 @@ static uint32_t lsu_gather(const struct card_bind *b, const struct spyre_insn_me
 	for (r = 0; r < mm->rows; r++) {
 		memcpy(&idx, sp + mm->core_stride2 + 4ull * r, 4);
 		off = mm->mem_off + (uint64_t)idx * mm->mem_row_stride;
+		if (b->va) {	/* through the MMU (1.10) */
+			uint32_t st = card_va_rows(b->va, true, slot_addr + off, 0,
+						   sp + mm->sp_off + (uint64_t)r * mm->sp_row_stride,
+						   0, 1, mm->row_bytes, &e->fault_space,
+						   &e->fault_addr);
+
+			if (st != SPYRE_CMD_OK)
+				return st;
+			continue;
+		}
 		memmove(sp + mm->sp_off + (uint64_t)r * mm->sp_row_stride,
 			b->devmem + slot_addr + off, mm->row_bytes);
 	}
@@ -98,7 +109,7 @@ uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 	if (!sp)
 		return SPYRE_CMD_ERR_PROGRAM;
 	if (in->flags & SPYRE_LOAD_GATHER)
-		return lsu_gather(b, mm, sp);
+		return lsu_gather(e, b, mm, sp);
 	if (mm->slot == SPYRE_ISA_SLOT_WS) {
 		slot_addr = b->ws_addr;
 		slot_len = b->ws_len;
@@ -125,6 +136,10 @@ uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 	if (card_hazard_access(e, core, mm->sp_off, mm->rows, mm->sp_row_stride, mm->row_bytes,
 				in->op == SPYRE_I_LOAD))
 		return SPYRE_CMD_ERR_PROGRAM;
+	if (b->va)	/* through the MMU (1.10) */
+		return card_va_rows(b->va, in->op == SPYRE_I_LOAD, slot_addr + base,
+				    mm->mem_row_stride, sp + mm->sp_off, mm->sp_row_stride, mm->rows,
+				    mm->row_bytes, &e->fault_space, &e->fault_addr);
 	for (r = 0; r < mm->rows; r++) {
 		uint8_t *mem = b->devmem + slot_addr + base + r * mm->mem_row_stride;
 		uint8_t *s = sp + mm->sp_off + r * mm->sp_row_stride;
