@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: MIT
+"""Inductor's post-grad pass for spyre: the graph's card part becomes recipes.
+
+Inductor runs this pass (registered as the device's custom pass) on every
+post-grad ATen graph that has a spyre tensor, before it lowers the graph to
+its own IR. It splits the graph exactly as ``backend="spyre"`` does (the
+capability-based partitioner over ``compiler.lower.LOWERINGS``, the same
+lowering and compile of each part into one recipe, with the same
+in-process and on-disk recipe caches) and rewrites it:
+
+- each part becomes one ``spyre_inductor::launch(args, key)`` node, which
+  Inductor lowers as an extern (fallback) kernel: one SUBMIT per call;
+- each node the lowering refuses becomes an Inductor fallback kernel of its
+  own ATen op (a "passthrough lowering"), so the generated code calls the
+  op's spyre eager kernel, as the graph breaks of ``backend="spyre"`` do.
+
+So Inductor's own code generators never see a spyre pointwise or reduction
+node: the graph it lowers holds only extern kernels. The pass's ``uuid``
+is part of Inductor's FX graph cache key (and AOTAutogradCache's); it
+covers the plugin's and libspyre's build, the op library version and every
+card's interface version, so an entry made by other code or for another
+card is never used.
+"""
+import hashlib
+import json
+import operator
+import os
+import threading
+
+import torch
+from torch._inductor.custom_graph_pass import CustomGraphModulePass
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
+
+from .. import _C
+from ..compiler import backend, disk_cache
+from . import runtime
+
+_lock = threading.Lock()
+_ZERO = {"graphs": 0, "recipes": 0, "fallback_nodes": 0, "graph_breaks": []}
+_stats = dict(_ZERO, graph_breaks=[])
+_identity = None
+
+
+def stats():
+    """What the pass did in this process: graphs lowered, recipes in them,
+    nodes left to spyre eager kernels (fallback nodes) and why (graph
+    breaks). An Inductor cache hit does not run the pass."""
+    with _lock:
+        return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
+
+
+def reset_stats():
+    with _lock:
+        _stats.update(_ZERO, graph_breaks=[])
+
+
+def cards():
+    """(interface version, cores) of every spyre card of this process."""
+    return [(p.hw_version, p.cores) for p in
+            (torch.spyre.get_device_properties(i) for i in range(torch.spyre.device_count()))]
+
+
+def identity():
+    """What a compiled spyre graph depends on besides the graph itself (the
+    pass's uuid): the plugin's build identity (its version, torch's, the op
+    library version, the extension module, libspyre, the lowering), this
+    package's source, and the cards' interface versions."""
+    global _identity
+    if _identity is None:
+        here = os.path.dirname(__file__)
+        h = hashlib.sha256()
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                with open(os.path.join(here, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+        desc = [disk_cache._build_identity(), _C._OPS_VERSION, h.hexdigest(), cards()]
+        _identity = hashlib.sha256(json.dumps(desc).encode()).hexdigest()
+    return _identity
+
+
+class _Fallback:
+    """A passthrough lowering: Inductor calls it with its IR arguments and
+    gets the fallback kernel of @op (the generated code calls the op, whose
+    spyre eager kernel runs it). Only this node falls back: the op is not
+    added to Inductor's global fallback set, which other devices share."""
+
+    _inductor_lowering_function = True
+
+    def __init__(self, op):
+        self.op = op
+        self.__name__ = f"spyre_fallback_{op}"
+
+    def __call__(self, *args, **kwargs):
+        from torch._inductor.lowering import fallback_handler
+        return fallback_handler(self.op, add_to_fallback_set=False)(*args, **kwargs)
+
+    def __repr__(self):
+        return f"spyre_fallback({self.op})"
+
+
+def _fakes(recipe):
+    dev = torch.device("spyre", recipe.index)
+    mode = torch._guards.detect_fake_mode()
+    with mode if mode is not None else torch._subclasses.FakeTensorMode():
+        return [torch.empty(s, dtype=d, device=dev) for d, s in recipe.outputs]
+
+
+def _part_nodes(split, call):
+    sub = getattr(split, call.target)
+    return [n.name for n in sub.graph.nodes if n.op == "call_function"]
+
+
+def _split(gm):
+    """@gm partitioned, each part compiled and registered: (split module,
+    {call_module name: (Recipe, text)}, {refused node name: reason})."""
+    refused = {}
+    for _ in range(len(gm.graph.nodes) + 1):
+        split = torch.fx.GraphModule(gm, gm.graph.__deepcopy__())
+        parts = CapabilityBasedPartitioner(
+            split, backend._Support(refused), allows_single_node_partition=True
+        ).propose_partitions()
+        split = fuse_by_partitions(split, [list(p.nodes) for p in parts], prefix="spyre_part_")
+        built = {}
+        try:
+            for call in [n for n in split.graph.nodes if n.op == "call_module"]:
+                mod = backend._build(getattr(split, call.target), list(call.args))
+                index = backend._device_index(
+                    [a.meta["val"] for a in call.args if isinstance(a.meta.get("val"),
+                                                                   torch.Tensor)])
+                try:
+                    built[call.target] = runtime.register(index, mod.compiled), mod.single
+                except NotImplementedError:
+                    # a recipe holding a constant tensor cannot be written into
+                    # Inductor's cached code: its nodes run eagerly instead
+                    for name in _part_nodes(split, call):
+                        refused[name] = "a recipe with a constant tensor (not cacheable)"
+                    raise _Retry() from None
+            return split, built, refused
+        except backend._Refused as e:
+            refused[e.node.name] = f"{e.node.target}: {e.reason}"
+        except _Retry:
+            pass
+    raise RuntimeError("spyre: partitioning the graph did not converge")
+
+
+class _Retry(Exception):
+    pass
+
+
+def lower_graph(gm):
+    """Rewrites @gm in place (see the module's docstring)."""
+    split, built, refused = _split(gm)
+    g = split.graph
+    recipes = {}
+    for call in [n for n in g.nodes if n.op == "call_module"]:
+        (recipe, text), single = built[call.target]
+        recipes[recipe.key] = (recipe, text)
+        with g.inserting_before(call):
+            launch = g.call_function(torch.ops.spyre_inductor.launch.default,
+                                     (list(call.args), recipe.key))
+        fakes = _fakes(recipe)
+        launch.meta["val"] = fakes
+        if single:
+            with g.inserting_after(launch):
+                item = g.call_function(operator.getitem, (launch, 0))
+            item.meta["val"] = fakes[0]
+            call.replace_all_uses_with(item)
+        else:
+            for user in list(call.users):
+                if user.target is not operator.getitem:
+                    raise RuntimeError(f"spyre: part {call.target} used whole by {user}")
+                user.args = (launch, user.args[1])
+                user.meta["val"] = fakes[user.args[1]]
+        g.erase_node(call)
+        delattr(split, call.target)
+    eager = []
+    for n in g.nodes:
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and \
+                n.target is not torch.ops.spyre_inductor.launch.default:
+            eager.append(refused.get(n.name, f"{n.target}: no lowering for this op"))
+            n.target = _Fallback(n.target)
+    gm.graph = g
+    gm.meta["spyre_recipes"] = recipes
+    gm.recompile()
+    with _lock:
+        _stats["graphs"] += 1
+        _stats["recipes"] += len(recipes)
+        _stats["fallback_nodes"] += len(eager)
+        _stats["graph_breaks"].extend(eager)
+
+
+class LowerToRecipes(CustomGraphModulePass):
+    """The device custom pass registered for spyre."""
+
+    def __call__(self, gm):
+        lower_graph(gm)
+
+    def uuid(self):
+        return identity()
