@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+"""torch.compile(model) with PyTorch's default backend (Inductor) on spyre:
+the graph's card part is lowered to recipes by the spyre device pass
+(Documentation/inductor.rst), the rest calls spyre eager kernels; results
+against the CPU, SUBMITs per call, what the pass did (its stats)."""
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+import torch_spyre.inductor as spyre_inductor
+
+D = "spyre"
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    torch._dynamo.reset()
+    spyre_inductor.reset_stats()
+    yield
+    torch._dynamo.reset()
+
+
+def submits_per_call(fn, *args, **kwargs):
+    torch.spyre.synchronize()
+    before = torch.spyre.counters()["submits"]
+    fn(*args, **kwargs)
+    torch.spyre.synchronize()
+    return torch.spyre.counters()["submits"] - before
+
+
+def test_mlp_is_one_recipe(card_only):
+    # linear, gelu, layer norm and softmax: ops Inductor would decompose are
+    # kept whole on spyre and lowered to the card's fused programs
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 8),
+                      nn.Softmax(-1)).eval()
+    x = torch.randn(4, 16)
+    dev = torch.compile(copy.deepcopy(m).to(D))
+    with torch.no_grad():
+        want = m(x)
+        got = dev(x.to(D))
+        assert got.device.type == "spyre"
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
+        assert submits_per_call(dev, x.to(D)) == 1
+    st = spyre_inductor.stats()
+    assert (st["graphs"], st["recipes"], st["fallback_nodes"]) == (1, 1, 0), st
+
+
+def test_host_input_is_uploaded_by_the_recipe(card_only):
+    # a CPU tensor the graph moves to spyre is a host input of the recipe
+    w = torch.randn(8, 8)
+
+    def f(x, wd):
+        return torch.relu(x.to(D) @ wd) * 2
+
+    x = torch.randn(3, 8)
+    got = torch.compile(f)(x, w.to(D))
+    assert got.device.type == "spyre"
+    torch.testing.assert_close(got.cpu(), torch.relu(x @ w) * 2, rtol=1e-5, atol=1e-5)
+    st = spyre_inductor.stats()
+    assert (st["recipes"], st["fallback_nodes"]) == (1, 0), st
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+def test_hf_model_is_one_recipe(kind, card_only):
+    # the Hugging Face test models (GPT-2 blocks, Llama blocks with RoPE and
+    # grouped attention): the whole forward one recipe, one SUBMIT per call
+    from test_models_eager import hf_model, on_card
+    ref, dev = on_card(hf_model(kind))
+    compiled = torch.compile(dev)
+    ids = torch.randint(0, 128, (1, 6), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        want = ref(ids, use_cache=False).logits
+        got = compiled(ids.to(D), use_cache=False).logits
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+        assert submits_per_call(compiled, ids.to(D), use_cache=False) == 1
+    st = spyre_inductor.stats()
+    assert (st["graphs"], st["recipes"], st["fallback_nodes"]) == (1, 1, 0), st
+
+
+def test_refused_node_runs_as_a_spyre_eager_kernel():
+    # a strided slice the lowering refuses: the parts around it are recipes,
+    # the slice a fallback kernel calling its spyre eager kernel
+    def f(x):
+        return (torch.softmax(x, -1)[:, ::2] * 2).sin()
+
+    x = torch.randn(3, 10)
+    torch.spyre.reset_fallback_counts()
+    got = torch.compile(f)(x.to(D))
+    torch.testing.assert_close(got.cpu(), f(x), rtol=1e-4, atol=1e-5)
+    st = spyre_inductor.stats()
+    assert st["recipes"] == 2 and st["fallback_nodes"] == 1, st
+    assert any("slice with a step" in r for r in st["graph_breaks"]), st
+    assert torch.spyre.fallback_counts() == {}
+
