@@ -95,3 +95,18 @@ def test_refused_node_runs_as_a_spyre_eager_kernel():
     assert any("slice with a step" in r for r in st["graph_breaks"]), st
     assert torch.spyre.fallback_counts() == {}
 
+
+
+def test_outputs_keep_eager_strides(card_only):
+    # a transposed and a broadcast output: the recipe writes dense tensors,
+    # the generated code lays them out as eager returns them (no Inductor
+    # copy kernel, which spyre does not have)
+    def f(x):
+        return (x * 2).t(), x[1:].sum(-1, keepdim=True).expand(3, 5)
+
+    x = torch.randn(4, 5)
+    got = torch.compile(f)(x.to(D))
+    for g, w in zip(got, f(x)):
+        assert g.shape == w.shape and g.stride() == w.stride()
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
+    assert spyre_inductor.stats()["recipes"] == 1

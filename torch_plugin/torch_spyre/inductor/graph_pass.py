@@ -148,8 +148,38 @@ class _Retry(Exception):
     pass
 
 
+def _output_values(g):
+    out = next(n for n in g.nodes if n.op == "output")
+    return out, out.args[0] if isinstance(out.args[0], (tuple, list)) else [out.args[0]]
+
+
+def _keep_output_strides(g, wanted):
+    """A recipe's outputs are dense; where the graph returned another layout
+    (a transposed or broadcast view), a restride op lays the values out as
+    eager would. Without it Inductor would generate a copy kernel of its
+    own to match the strides, which spyre does not have."""
+    out, values = _output_values(g)
+    new = list(values)
+    for i, (v, want) in enumerate(zip(values, wanted)):
+        have = v.meta.get("val") if isinstance(v, torch.fx.Node) else None
+        if not isinstance(have, torch.Tensor) or not isinstance(want, torch.Tensor):
+            continue
+        if have.device.type != "spyre" or tuple(have.stride()) == tuple(want.stride()):
+            continue
+        with g.inserting_before(out):
+            r = g.call_function(torch.ops.spyre_inductor.restride.default,
+                                (v, list(want.stride())))
+        r.meta["val"] = want
+        new[i] = r
+    if new != list(values):
+        out.args = (type(out.args[0])(new) if isinstance(out.args[0], (tuple, list))
+                    else new[0],)
+
+
 def lower_graph(gm):
     """Rewrites @gm in place (see the module's docstring)."""
+    wanted = [v.meta.get("val") if isinstance(v, torch.fx.Node) else None
+              for v in _output_values(gm.graph)[1]]
     split, built, refused = _split(gm)
     g = split.graph
     recipes = {}
@@ -174,10 +204,12 @@ def lower_graph(gm):
                 user.meta["val"] = fakes[user.args[1]]
         g.erase_node(call)
         delattr(split, call.target)
+    _keep_output_strides(g, wanted)
+    ours = (torch.ops.spyre_inductor.launch.default, torch.ops.spyre_inductor.restride.default)
     eager = []
     for n in g.nodes:
         if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and \
-                n.target is not torch.ops.spyre_inductor.launch.default:
+                n.target not in ours:
             eager.append(refused.get(n.name, f"{n.target}: no lowering for this op"))
             n.target = _Fallback(n.target)
     gm.graph = g

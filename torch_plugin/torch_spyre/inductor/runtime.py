@@ -29,6 +29,7 @@ _recipes = weakref.WeakValueDictionary()
 
 LIB = torch.library.Library("spyre_inductor", "DEF")
 LIB.define("launch(Tensor[] args, str recipe) -> Tensor[]")
+LIB.define("restride(Tensor x, SymInt[] stride) -> Tensor")
 
 
 class Recipe:
@@ -105,3 +106,25 @@ def _launch(args, recipe):
 def _launch_fake(args, recipe):
     r = _find(recipe)
     return [torch.empty(s, dtype=d, device=torch.device("spyre", r.index)) for d, s in r.outputs]
+
+
+def _restrided(x, stride):
+    """A tensor of @x's values laid out with @stride (what eager returns);
+    a broadcast output (stride 0) writes each stored element once."""
+    out = torch.empty_strided(x.shape, stride, dtype=x.dtype, device=x.device)
+    if x.numel() == 0:
+        return out
+    idx = tuple(slice(0, 1) if st == 0 and n > 1 else slice(None)
+                for n, st in zip(x.shape, stride))
+    out[idx].copy_(x[idx])
+    return out
+
+
+@torch.library.impl(LIB, "restride", "CompositeExplicitAutograd")
+def _restride(x, stride):
+    return _restrided(x, stride)
+
+
+@torch.library.register_fake("spyre_inductor::restride", lib=LIB)
+def _restride_fake(x, stride):
+    return torch.empty_strided(x.shape, stride, dtype=x.dtype, device=x.device)
