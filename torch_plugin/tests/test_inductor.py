@@ -125,3 +125,22 @@ def test_training_forward_and_backward_are_recipes(card_only):
         torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-4, atol=1e-5)
     st = spyre_inductor.stats()
     assert (st["graphs"], st["recipes"], st["fallback_nodes"]) == (2, 2, 0), st
+
+
+def test_input_mutations_are_written_back(card_only):
+    # AOTAutograd's epilogue copies the new values into the mutated inputs:
+    # copy_ is not lowered, it runs as the spyre eager copy after the recipe
+    def f(x, buf):
+        buf.add_(x)
+        x.mul_(2)
+        return buf.sum()
+
+    x, b = torch.randn(4, 5), torch.ones(4, 5)
+    xd, bd = x.to(D), b.to(D)
+    got = torch.compile(f)(xd, bd)
+    want = f(x, b)
+    torch.testing.assert_close(got.cpu(), want)
+    assert torch.equal(xd.cpu(), x) and torch.equal(bd.cpu(), b)
+    st = spyre_inductor.stats()
+    assert st["recipes"] == 1 and st["fallback_nodes"] == 2, st
+    assert all("copy_" in r for r in st["graph_breaks"]), st
