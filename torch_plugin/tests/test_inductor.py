@@ -144,3 +144,40 @@ def test_input_mutations_are_written_back(card_only):
     st = spyre_inductor.stats()
     assert st["recipes"] == 1 and st["fallback_nodes"] == 2, st
     assert all("copy_" in r for r in st["graph_breaks"]), st
+
+
+def test_symbolic_sizes_compile_per_size_without_recompiling(card_only):
+    # dynamic=True: one Dynamo and Inductor graph; each size met gets its
+    # own static recipes at its first call (backend="spyre"'s PerSize)
+    import torch_spyre.compiler as spyre_compiler
+
+    def f(x, y):
+        return (torch.softmax(x[:, :3] * y.shape[0], -1).sum(0) + 1, x.new_zeros(x.shape[0]),
+                x.t())
+
+    c = torch.compile(f, dynamic=True)
+    before = spyre_compiler.stats()["size_specializations"]
+    for n in (4, 6, 9, 6):
+        x, y = torch.randn(n, 8), torch.randn(n - 1)
+        for g, w in zip(c(x.to(D), y.to(D)), f(x, y)):
+            assert g.shape == w.shape and g.stride() == w.stride()
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-6)
+    st = spyre_inductor.stats()
+    assert (st["graphs"], st["per_size_graphs"], st["fallback_nodes"]) == (1, 1, 0), st
+    assert spyre_compiler.stats()["size_specializations"] - before == 3
+
+
+def test_hf_generate_with_a_compiled_forward(card_only):
+    # generate() with the KV cache: a new length at every step; after the
+    # first recompile the length is symbolic and compiled per size, so the
+    # 6 steps take 3 graphs, not 6 recompiles (Dynamo's limit is 8)
+    from test_models_eager import hf_model, on_card
+    ref, dev = on_card(hf_model("gpt2"))
+    dev.forward = torch.compile(dev.forward)
+    ids = torch.randint(3, 128, (1, 5), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        want = ref.generate(ids, max_new_tokens=6, do_sample=False)
+        got = dev.generate(ids.to(D), max_new_tokens=6, do_sample=False)
+    assert torch.equal(got.cpu(), want)
+    st = spyre_inductor.stats()
+    assert st["graphs"] <= 3 and st["per_size_graphs"] == 1 and st["fallback_nodes"] == 0, st

@@ -66,11 +66,12 @@ class SpyreWrapperCodegen(PythonWrapperCodegen):
 
     def write_header(self):
         super().write_header()
-        recipes = getattr(V.graph, "module", None)
-        recipes = getattr(recipes, "meta", {}).get("spyre_recipes", {})
-        if not recipes:
+        loads = getattr(getattr(V.graph, "module", None), "meta", {}).get("spyre_loads", {})
+        if not loads:
             return
+        self.header.writeline("from torch_spyre.inductor import per_size as spyre_per_size")
         self.header.writeline("from torch_spyre.inductor import runtime as spyre_runtime")
-        # the module holds its recipes: loaded here (not compiled), alive with it
-        for i, (key, (_, text)) in enumerate(sorted(recipes.items())):
-            self.header.writeline(f"spyre_recipe_{i} = spyre_runtime.load({key!r}, {text!r})")
+        # the module holds its recipes and graphs: loaded here (not
+        # compiled), alive as long as it is
+        for i, (key, (_, text, loader)) in enumerate(sorted(loads.items())):
+            self.header.writeline(f"spyre_load_{i} = {loader}({key!r}, {text!r})")

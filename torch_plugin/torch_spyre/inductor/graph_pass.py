@@ -34,10 +34,11 @@ from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
 from .. import _C
 from ..compiler import backend, disk_cache
-from . import runtime
+from . import per_size, runtime
 
 _lock = threading.Lock()
-_ZERO = {"graphs": 0, "recipes": 0, "fallback_nodes": 0, "graph_breaks": []}
+_ZERO = {"graphs": 0, "recipes": 0, "per_size_graphs": 0, "fallback_nodes": 0,
+         "graph_breaks": []}
 _stats = dict(_ZERO, graph_breaks=[])
 _identity = None
 
@@ -122,35 +123,41 @@ def _split(gm):
         ).propose_partitions()
         split = fuse_by_partitions(split, [list(p.nodes) for p in parts], prefix="spyre_part_")
         built = {}
-        try:
-            for call in [n for n in split.graph.nodes if n.op == "call_module"]:
+        for call in [n for n in split.graph.nodes if n.op == "call_module"]:
+            reason = None
+            try:
                 mod = backend._build(getattr(split, call.target), list(call.args))
                 index = backend._device_index(
                     [a.meta["val"] for a in call.args if isinstance(a.meta.get("val"),
                                                                    torch.Tensor)])
-                try:
-                    built[call.target] = runtime.register(index, mod.compiled), mod.single
-                except NotImplementedError:
-                    # a recipe holding a constant tensor cannot be written into
-                    # Inductor's cached code: its nodes run eagerly instead
-                    for name in _part_nodes(split, call):
-                        refused[name] = "a recipe with a constant tensor (not cacheable)"
-                    raise _Retry() from None
+                built[call.target] = runtime.register(index, mod.compiled), mod.single
+            except backend._Refused as e:
+                if e.node.op == "call_function":
+                    refused[e.node.name] = f"{e.node.target}: {e.reason}"
+                    break
+                reason = e.reason  # an input of the part: the part runs eagerly
+            except NotImplementedError:
+                # a recipe holding a constant tensor cannot be written into
+                # Inductor's cached code: its nodes run eagerly instead
+                reason = "a recipe with a constant tensor (not cacheable)"
+            if reason is not None:
+                for name in _part_nodes(split, call):
+                    refused[name] = reason
+                break
+        else:
             return split, built, refused
-        except backend._Refused as e:
-            refused[e.node.name] = f"{e.node.target}: {e.reason}"
-        except _Retry:
-            pass
     raise RuntimeError("spyre: partitioning the graph did not converge")
-
-
-class _Retry(Exception):
-    pass
 
 
 def _output_values(g):
     out = next(n for n in g.nodes if n.op == "output")
     return out, out.args[0] if isinstance(out.args[0], (tuple, list)) else [out.args[0]]
+
+
+def _same_strides(a, b):
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+    return len(a.stride()) == len(b.stride()) and all(
+        statically_known_true(x == y) for x, y in zip(a.stride(), b.stride()))
 
 
 def _keep_output_strides(g, wanted):
@@ -164,11 +171,12 @@ def _keep_output_strides(g, wanted):
         have = v.meta.get("val") if isinstance(v, torch.fx.Node) else None
         if not isinstance(have, torch.Tensor) or not isinstance(want, torch.Tensor):
             continue
-        if have.device.type != "spyre" or tuple(have.stride()) == tuple(want.stride()):
+        if have.device.type != "spyre" or _same_strides(have, want):
             continue
         with g.inserting_before(out):
-            r = g.call_function(torch.ops.spyre_inductor.restride.default,
-                                (v, list(want.stride())))
+            # symbolic strides as nodes computing them from the inputs
+            stride = g.materialize_symints(list(want.stride()))
+            r = g.call_function(torch.ops.spyre_inductor.restride.default, (v, stride))
         r.meta["val"] = want
         new[i] = r
     if new != list(values):
@@ -176,16 +184,60 @@ def _keep_output_strides(g, wanted):
                     else new[0],)
 
 
-def lower_graph(gm):
-    """Rewrites @gm in place (see the module's docstring)."""
-    wanted = [v.meta.get("val") if isinstance(v, torch.fx.Node) else None
-              for v in _output_values(gm.graph)[1]]
+def _all_eager(g, reason):
+    eager = []
+    for n in g.nodes:
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload):
+            eager.append(f"{n.target}: {reason}")
+            n.target = _Fallback(n.target)
+    return eager
+
+
+def _mutates(g):
+    return any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and
+               n.target._schema.is_mutable for n in g.nodes)
+
+
+def _lower_symbolic(gm, wanted):
+    """A graph with symbolic sizes -> one per_size node (per_size.py);
+    ({key: (object, text, loader)}, eager reasons)."""
+    g = gm.graph
+    got = None if _mutates(g) else per_size.register(gm)
+    if got is None:
+        return {}, _all_eager(g, "a graph with symbolic sizes that mutates an input, holds "
+                                 "a constant or returns a non-tensor (eager)")
+    graph, text = got
+    phs = [n for n in g.nodes if n.op == "placeholder"]
+    tensors = [p for p in phs if isinstance(p.meta["val"], torch.Tensor)]
+    sizes = [p for p in phs if not isinstance(p.meta["val"], torch.Tensor)]
+    mode = torch._guards.detect_fake_mode([p.meta["val"] for p in tensors])
+    with mode:
+        fakes = graph.fake([p.meta["val"] for p in tensors], [p.meta["val"] for p in sizes])
+    out, _ = _output_values(g)
+    with g.inserting_before(out):
+        node = g.call_function(torch.ops.spyre_inductor.per_size.default,
+                               (tensors, sizes, graph.key))
+        node.meta["val"] = fakes
+        items = []
+        for i, f in enumerate(fakes):
+            items.append(g.call_function(operator.getitem, (node, i)))
+            items[-1].meta["val"] = f
+    res = out.args[0]
+    out.args = (type(res)(items) if isinstance(res, (tuple, list)) else items[0],)
+    g.eliminate_dead_code()
+    _keep_output_strides(g, wanted)
+    return {graph.key: (graph, text, "spyre_per_size.load")}, []
+
+
+def _lower_static(gm, wanted):
+    """A graph of static sizes -> recipes and fallbacks (the module's
+    docstring); ({key: (object, text, loader)}, eager reasons)."""
     split, built, refused = _split(gm)
     g = split.graph
-    recipes = {}
+    loads = {}
     for call in [n for n in g.nodes if n.op == "call_module"]:
         (recipe, text), single = built[call.target]
-        recipes[recipe.key] = (recipe, text)
+        loads[recipe.key] = (recipe, text, "spyre_runtime.load")
         with g.inserting_before(call):
             launch = g.call_function(torch.ops.spyre_inductor.launch.default,
                                      (list(call.args), recipe.key))
@@ -213,11 +265,21 @@ def lower_graph(gm):
             eager.append(refused.get(n.name, f"{n.target}: no lowering for this op"))
             n.target = _Fallback(n.target)
     gm.graph = g
-    gm.meta["spyre_recipes"] = recipes
+    return loads, eager
+
+
+def lower_graph(gm):
+    """Rewrites @gm in place (see the module's docstring)."""
+    wanted = [v.meta.get("val") if isinstance(v, torch.fx.Node) else None
+              for v in _output_values(gm.graph)[1]]
+    symbolic = backend._symbolic(gm)
+    loads, eager = (_lower_symbolic if symbolic else _lower_static)(gm, wanted)
+    gm.meta["spyre_loads"] = loads
     gm.recompile()
     with _lock:
         _stats["graphs"] += 1
-        _stats["recipes"] += len(recipes)
+        _stats["recipes"] += 0 if symbolic else len(loads)
+        _stats["per_size_graphs"] += len(loads) if symbolic else 0
         _stats["fallback_nodes"] += len(eager)
         _stats["graph_breaks"].extend(eager)
 
