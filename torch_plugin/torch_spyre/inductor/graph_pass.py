@@ -14,6 +14,10 @@ in-process and on-disk recipe caches) and rewrites it:
   own ATen op (a "passthrough lowering"), so the generated code calls the
   op's spyre eager kernel, as the graph breaks of ``backend="spyre"`` do.
 
+A graph with symbolic sizes is not partitioned: it becomes one
+``spyre_inductor::per_size`` node that compiles a static graph per size met
+at its calls (per_size.py).
+
 So Inductor's own code generators never see a spyre pointwise or reduction
 node: the graph it lowers holds only extern kernels. The pass's ``uuid``
 is part of Inductor's FX graph cache key (and AOTAutogradCache's); it
