@@ -181,3 +181,17 @@ def test_hf_generate_with_a_compiled_forward(card_only):
     assert torch.equal(got.cpu(), want)
     st = spyre_inductor.stats()
     assert st["graphs"] <= 3 and st["per_size_graphs"] == 1 and st["fallback_nodes"] == 0, st
+
+
+def test_second_card(two_devices, card_only):
+    # the recipe is built and launched on the inputs' card
+    _, d1 = two_devices
+
+    def f(x, w):
+        return torch.layer_norm(x @ w, (6,)).relu()
+
+    x, w = torch.randn(3, 4), torch.randn(4, 6)
+    got = torch.compile(f)(x.to(d1), w.to(d1))
+    assert got.device == d1
+    torch.testing.assert_close(got.cpu(), f(x, w), rtol=1e-5, atol=1e-5)
+    assert spyre_inductor.stats()["recipes"] == 1
