@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """PyTorch's caches serving torch.compile(model) on spyre: a second process
 gets AOTAutogradCache and FX graph cache hits, runs no spyre pass and builds
-no card program (the cached module carries its recipes); an entry made for
-another card interface, op library or lowering is never used."""
+no card program (the cached module carries its recipes); a graph with
+symbolic sizes is rebuilt from the source the cached module carries; an
+entry made for another card interface, op library or lowering is never
+used."""
 import json
 import os
 import subprocess
@@ -110,3 +112,40 @@ def test_a_stale_entry_is_never_used(change, monkeypatch):
     monkeypatch.setattr(graph_pass, "_identity", None)  # (computed once per process)
     assert _compile_and_run(x) == (0, 1, 0, 1)  # another key: compiled again
     assert _compile_and_run(x) == (1, 0, 1, 0)
+
+
+# One process: a graph with symbolic sizes (per_size) at two sizes.
+DYNAMIC = """
+import json, torch
+from torch._dynamo.utils import counters
+import torch_spyre.compiler as spyre_compiler
+import torch_spyre.inductor
+torch.spyre.set_fallback_mode("error")
+def f(x):
+    return torch.softmax(x * 2, -1).sum(0), x.t()
+c = torch.compile(f, dynamic=True)
+for n in (4, 6):
+    x = torch.randn(n, 8, generator=torch.Generator().manual_seed(n))
+    for g, w in zip(c(x.to("spyre")), f(x)):
+        assert g.stride() == w.stride()
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-6)
+st = torch_spyre.inductor.stats()
+st["sizes"] = spyre_compiler.stats()["size_specializations"]
+st["inductor"] = dict(counters["inductor"])
+print("STATS", json.dumps(st))
+"""
+
+
+def test_a_symbolic_graph_is_rebuilt_from_the_cached_module():
+    from conftest import run_python
+    rc, out = run_python(DYNAMIC)
+    assert rc == 0, out
+    a = json.loads([s for s in out.splitlines() if s.startswith("STATS ")][-1][6:])
+    assert a["per_size_graphs"] == 1 and a["sizes"] == 2, a
+    rc, out = run_python(DYNAMIC)
+    assert rc == 0, out
+    b = json.loads([s for s in out.splitlines() if s.startswith("STATS ")][-1][6:])
+    # the graph's source came from the cached module; each size is
+    # compiled (or loaded from the spyre compile cache) at its first call
+    assert b["inductor"].get("fxgraph_cache_hit") == 1 and b["graphs"] == 0, b
+    assert b["sizes"] == 2, b
