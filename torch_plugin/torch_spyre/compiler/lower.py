@@ -178,6 +178,12 @@ def _to_copy(ctx, n):
     return ctx.g.cast(x, result_dtype(n))
 
 
+@lowers(torch.ops.prims.convert_element_type.default)
+def _convert_element_type(ctx, n):
+    """A dtype conversion as Inductor's decompositions write it."""
+    return ctx.cast(ctx.v(n.args[0]), result_dtype(n))
+
+
 # ---- matmul ------------------------------------------------------------------
 
 @lowers(aten.mm.default, aten.bmm.default)
