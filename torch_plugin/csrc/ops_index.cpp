@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // Device kernels of the indexing and shaping ops: embedding and
-// index_select (the op library's row gather), cat, tril/triu (float and
+// index_select (the op library's row gather; bool rows as fp32), cat, tril/triu (float and
 // bool; int32/int64 exactly as a where), and arange
 // (the op library has no iota: a fill of ones and a running sum).
 #include "kernels.h"
@@ -72,6 +72,11 @@ at::Tensor spyre_embedding(const at::Tensor &weight, const at::Tensor &indices, 
 at::Tensor spyre_index_select(const at::Tensor &self, int64_t dim, const at::Tensor &index)
 {
 	TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+	if (self.scalar_type() == at::kBool) { // rows of 0 and 1 move exactly as fp32
+		c10::DeviceGuard guard(self.device());
+		return card_cast(spyre_index_select(card_cast(self, at::kFloat), dim, index),
+				 at::kBool);
+	}
 	check_index("index_select", self, index);
 	c10::DeviceGuard guard(self.device());
 	if (self.dim() == 0) {
