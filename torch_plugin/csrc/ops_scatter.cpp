@@ -324,7 +324,8 @@ bool run_scatter(Call &c, Red red, at::ScalarType cdt, const at::Tensor &res)
 {
 	const char *op = c.name.c_str();
 	const at::Tensor &self = c.self, &index = c.index;
-	TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected dtype int64 for index");
+	TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, op,
+		    "(): Expected dtype int32/int64 for index");
 	int64_t nd = std::max<int64_t>(self.dim(), 1);
 	int64_t dim = c10::maybe_wrap_dim(c.dim, nd);
 	if (index.numel() == 0)
@@ -483,7 +484,9 @@ void scatter_boxed(const c10::OperatorHandle &handle, torch::jit::Stack *stack)
 		at::Tensor flat = c.self.reshape({ -1 });
 		TORCH_CHECK_INDEX(flat.numel() > 0 || c.index.numel() == 0,
 				  "take(): tried to take from an empty tensor");
-		if (c.index.scalar_type() == at::kLong && (card_float(c.self.scalar_type()) ||
+		TORCH_CHECK(c.index.scalar_type() == at::kLong, "take(): Expected a long tensor "
+			    "for index, but got ", c.index.scalar_type());
+		if ((card_float(c.self.scalar_type()) ||
 		    c.self.scalar_type() == at::kBool || card_int(c.self))) {
 			c10::DeviceGuard guard(c.self.device());
 			at::Tensor ix = checked_index(op, c.index.reshape({ -1 }), flat.numel(), 0,
