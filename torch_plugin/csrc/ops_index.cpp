@@ -324,13 +324,27 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 }
 
 // torch.gather through the op library (spyre_op_gather): float data, and
-// int32/int64 data moved as rows (exact, card interface 1.9); x of at most
-// 2^24 elements.
+// int32/int64 data moved as rows (exact, card interface 1.9), bool as fp32;
+// x of at most 2^24 elements.
 at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &index,
 			bool sparse_grad)
 {
 	(void)sparse_grad;
 	auto dt = self.scalar_type();
+	bool long_idx = index.scalar_type() == at::kLong || index.scalar_type() == at::kInt;
+	if (long_idx && index.device() == self.device() && index.numel() == 0) {
+		count_device_op("gather"); // nothing to read: the CPU skips the shape checks too
+		return at::empty(index.sizes(), self.options());
+	}
+	if (long_idx && (self.dim() == 0 || index.dim() == 0) && self.dim() <= 1 &&
+	    index.dim() <= 1) // a 0-dim tensor gathers as one of one element
+		return spyre_gather(self.reshape({ -1 }), 0, index.reshape({ -1 }), sparse_grad)
+			.reshape(index.sizes());
+	if (dt == at::kBool && long_idx && index.device() == self.device()) {
+		c10::DeviceGuard guard(self.device()); // 0 and 1 move exactly as fp32
+		return card_cast(spyre_gather(card_cast(self, at::kFloat), dim, index, sparse_grad),
+				 at::kBool);
+	}
 	bool ok = (is_float(dt) || card_int(self)) &&
 		  (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt) &&
 		  index.device() == self.device() && self.dim() > 0 &&
