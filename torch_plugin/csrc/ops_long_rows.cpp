@@ -17,6 +17,8 @@
 //     (an exclusive running sum of the pieces' totals, no subtraction).
 //   softmax/log_softmax: the row's maximum and sum of exponentials by the
 //     passes above, then elementwise.
+//   layer norm (rows past kNormRow): mean, then the mean of the squared
+//     deviations (two passes over the data, no cancellation), in fp32.
 #include "ops_long_rows.h"
 
 #include "kernels.h"
@@ -74,7 +76,32 @@ at::ScalarType acc_dtype(at::ScalarType dt)
 	return card_float(dt) ? at::kFloat : dt;
 }
 
+// Longest layer norm row handed to the card's kernel (it refuses 32768).
+constexpr int64_t kNormRow = 16384;
+
 } // namespace
+
+bool long_norm_row(int64_t n)
+{
+	return n > kNormRow;
+}
+
+void long_layer_norm(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b, double eps,
+		     const at::Tensor &out, const at::Tensor &mean, const at::Tensor &rstd)
+{
+	at::Tensor xf = card_cast(x, at::kFloat);
+	at::Tensor mu = xf.mean(-1, true);
+	at::Tensor d = xf - mu;
+	at::Tensor r = ((d * d).mean(-1, true) + eps).rsqrt();
+	at::Tensor y = d * r;
+	if (w.defined())
+		y = y * card_cast(w, at::kFloat);
+	if (b.defined())
+		y = y + card_cast(b, at::kFloat);
+	out.copy_(y);
+	mean.copy_(mu);
+	rstd.copy_(r);
+}
 
 bool long_row(const at::Tensor &x, int64_t dim)
 {

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Scans and reductions beyond one row kernel, on the card against the CPU
 with the fallback forbidden: cumprod and logcumsumexp along any dim, and
-sum/mean/amax/amin/max/argmax/argmin/softmax/log_softmax/cumsum over rows
-longer than a scratchpad (run in passes, never a different value)."""
+sum/mean/amax/amin/max/argmax/argmin/softmax/log_softmax/cumsum/layer_norm
+over rows longer than a scratchpad (run in passes, never a different
+value)."""
 import math
 
 import pytest
@@ -127,3 +128,21 @@ def test_long_row_nan_and_first_maximum():
     y[LONG - 1] = 1.0
     close(y.to(D).softmax(0), y.softmax(0))
     close(y.to(D).argmax(), y.argmax())
+
+
+@pytest.mark.parametrize("n", [40000, LONG])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_long_layer_norm(n, dtype):
+    g = torch.Generator().manual_seed(5)
+    x = (torch.randn(2, n, generator=g) * 3 + 100).to(dtype)  # a large mean: no cancellation
+    w = torch.randn(n, generator=g).to(dtype)
+    b = torch.randn(n, generator=g).to(dtype)
+    got = torch.native_layer_norm(x.to(D), [n], w.to(D), b.to(D), 1e-5)
+    want = torch.native_layer_norm(x.float(), [n], w.float(), b.float(), 1e-5)
+    tol = {torch.float32: 1e-4, torch.bfloat16: 3e-2}[dtype]
+    for g_, w_ in zip(got, want):
+        assert g_.device.type == "spyre" and g_.shape == w_.shape
+        torch.testing.assert_close(g_.cpu().float(), w_, rtol=tol, atol=tol)
+    y = torch.nn.functional.layer_norm(x.to(D), [n])
+    torch.testing.assert_close(y.cpu().float(), torch.nn.functional.layer_norm(x.float(), [n]),
+                               rtol=tol, atol=tol)
