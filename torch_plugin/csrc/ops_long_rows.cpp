@@ -150,7 +150,8 @@ at::Tensor long_along(LongScan kind, const at::Tensor &x, int64_t dim)
 		at::Tensor before = at::cat({ at::zeros({ rows, 1 }, total.options()),
 					      total.narrow(1, 0, p - 1) },
 					    1);
-		at::Tensor r = (c + before.unsqueeze(-1)).reshape({ rows, p * kPass }).narrow(1, 0, n);
+		at::Tensor r = (c + before.unsqueeze(-1)).reshape({ rows, p * kPass });
+		r = r.narrow(1, 0, n);
 		return card_cast(unpieces(r.contiguous(), x, dim, n).contiguous(), dt);
 	}
 	at::Tensor m = xa.amax(dim, true); // long rows: the passes above

@@ -236,8 +236,8 @@ Red reduction(const Call &c)
 		auto it = names.find(c.reduce);
 		bool index_sum = op.rfind("index_reduce", 0) == 0 && c.reduce == "sum";
 		TORCH_CHECK(it != names.end() && !index_sum, op, "(): reduce argument must be ",
-			    op.rfind("index", 0) == 0 ? "" : "sum, ", "prod, mean, amax or amin, got ",
-			    c.reduce);
+			    op.rfind("index", 0) == 0 ? "" : "sum, ",
+			    "prod, mean, amax or amin, got ", c.reduce);
 		return it->second;
 	}
 	if (!c.reduce.empty()) { // scatter's deprecated reduce=
@@ -275,7 +275,8 @@ at::Tensor checked_index(const char *op, const at::Tensor &index, int64_t size, 
 	if (!(lo >= (wrap ? -size : 0) && hi < size)) {
 		if (index_error)
 			TORCH_CHECK_INDEX(false, op, "(): index ", bad,
-					  " is out of bounds for dimension ", dim, " with size ", size);
+					  " is out of bounds for dimension ", dim, " with size ",
+					  size);
 		TORCH_CHECK(false, "index ", bad, " is out of bounds for dimension ", dim,
 			    " with size ", size);
 	}
@@ -346,8 +347,8 @@ bool run_scatter(Call &c, Red red, at::ScalarType cdt, const at::Tensor &res)
 		int64_t s = self.dim() ? self.size(d) : 1;
 		TORCH_CHECK((d == dim || ix.size(d) <= s) &&
 				    (!src.defined() || ix.size(d) <= (src.dim() ? src.size(d) : 1)),
-			    "Size does not match at dimension ", d, " expected index ", index.sizes(),
-			    " to be no larger than self ", self.sizes(), " apart from dimension ",
+			    "Size does not match at dimension ", d, " expected index ",
+			    index.sizes(), " to be no larger than self ", self.sizes(), " apart from dimension ",
 			    dim, src.defined() ? " and to be no larger than src " : "",
 			    src.defined() ? src.sizes() : c10::IntArrayRef());
 		if (d != dim)
@@ -424,8 +425,8 @@ bool run_fill(Call &c, at::ScalarType cdt, const at::Tensor &res)
 	if (c.value) {
 		value = at::scalar_tensor(*c.value, self.options().device(c10::kCPU));
 	} else {
-		TORCH_CHECK(c.src.dim() == 0, op, " only supports a 0-dimensional value tensor, but "
-			    "got tensor with ", c.src.dim(), " dimension(s).");
+		TORCH_CHECK(c.src.dim() == 0, op, " only supports a 0-dimensional value tensor, "
+			    "but got tensor with ", c.src.dim(), " dimension(s).");
 		value = c.src;
 	}
 	int64_t nd = std::max<int64_t>(self.dim(), 1);

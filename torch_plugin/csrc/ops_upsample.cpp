@@ -125,7 +125,7 @@ void interpolate_boxed(const c10::OperatorHandle &handle, torch::jit::Stack *sta
 		else if (arg == "output_size")
 			for (const auto &s : v.toListRef())
 				size.push_back(s.isInt() ? s.toInt() :
-							   s.toSymInt().guard_int(__FILE__, __LINE__));
+						s.toSymInt().guard_int(__FILE__, __LINE__));
 		else if (arg.rfind("scales", 0) == 0)
 			scales.push_back(v.isNone() ? std::nullopt :
 						      std::optional<double>(v.toDouble()));

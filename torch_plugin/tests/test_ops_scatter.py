@@ -47,7 +47,7 @@ def unique_index(shape, dim, size, seed):
     moved = list(shape)
     moved.append(moved.pop(dim))
     rows = [torch.randperm(size, generator=g)[:moved[-1]] for _ in range(math.prod(moved[:-1]))]
-    return torch.stack(rows).view(moved).movedim(-1, dim) if rows else torch.empty(shape, dtype=torch.long)
+    return torch.stack(rows).view(moved).movedim(-1, dim)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -186,9 +186,11 @@ def test_empty_and_zero_dim():
     s = torch.tensor(3.0)
     same(s.to(D).scatter_add(0, torch.tensor(0).to(D), torch.tensor(2.0).to(D)),
          s.scatter_add(0, torch.tensor(0), torch.tensor(2.0)))
-    same(s.to(D).index_fill(0, torch.tensor([0]).to(D), 1.0), s.index_fill(0, torch.tensor([0]), 1.0))
+    same(s.to(D).index_fill(0, torch.tensor([0]).to(D), 1.0),
+         s.index_fill(0, torch.tensor([0]), 1.0))
     z = torch.empty(0, 3)
-    same(z.to(D).take(torch.empty(0, dtype=torch.long).to(D)), z.take(torch.empty(0, dtype=torch.long)))
+    none = torch.empty(0, dtype=torch.long)
+    same(z.to(D).take(none.to(D)), z.take(none))
     b = data((4, 3), torch.bool, 14)
     i = torch.tensor([3, 0, 0])
     same(b.to(D).index_select(0, i.to(D)), b.index_select(0, i))
