@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // Device kernels of the indexing and shaping ops: embedding and
-// index_select (the op library's row gather), cat, tril/triu (float and
+// index_select (the op library's row gather; bool rows as fp32), cat, tril/triu (float and
 // bool; int32/int64 exactly as a where), and arange
 // (the op library has no iota: a fill of ones and a running sum).
 #include "kernels.h"
@@ -72,6 +72,11 @@ at::Tensor spyre_embedding(const at::Tensor &weight, const at::Tensor &indices, 
 at::Tensor spyre_index_select(const at::Tensor &self, int64_t dim, const at::Tensor &index)
 {
 	TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+	if (self.scalar_type() == at::kBool) { // rows of 0 and 1 move exactly as fp32
+		c10::DeviceGuard guard(self.device());
+		return card_cast(spyre_index_select(card_cast(self, at::kFloat), dim, index),
+				 at::kBool);
+	}
 	check_index("index_select", self, index);
 	c10::DeviceGuard guard(self.device());
 	if (self.dim() == 0) {
@@ -319,13 +324,27 @@ at::Tensor &arange_out(const at::Scalar &start, const at::Scalar &end, const at:
 }
 
 // torch.gather through the op library (spyre_op_gather): float data, and
-// int32/int64 data moved as rows (exact, card interface 1.9); x of at most
-// 2^24 elements.
+// int32/int64 data moved as rows (exact, card interface 1.9), bool as fp32;
+// x of at most 2^24 elements.
 at::Tensor spyre_gather(const at::Tensor &self, int64_t dim, const at::Tensor &index,
 			bool sparse_grad)
 {
 	(void)sparse_grad;
 	auto dt = self.scalar_type();
+	bool long_idx = index.scalar_type() == at::kLong || index.scalar_type() == at::kInt;
+	if (long_idx && index.device() == self.device() && index.numel() == 0) {
+		count_device_op("gather"); // nothing to read: the CPU skips the shape checks too
+		return at::empty(index.sizes(), self.options());
+	}
+	if (long_idx && (self.dim() == 0 || index.dim() == 0) && self.dim() <= 1 &&
+	    index.dim() <= 1) // a 0-dim tensor gathers as one of one element
+		return spyre_gather(self.reshape({ -1 }), 0, index.reshape({ -1 }), sparse_grad)
+			.reshape(index.sizes());
+	if (dt == at::kBool && long_idx && index.device() == self.device()) {
+		c10::DeviceGuard guard(self.device()); // 0 and 1 move exactly as fp32
+		return card_cast(spyre_gather(card_cast(self, at::kFloat), dim, index, sparse_grad),
+				 at::kBool);
+	}
 	bool ok = (is_float(dt) || card_int(self)) &&
 		  (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt) &&
 		  index.device() == self.device() && self.dim() > 0 &&

@@ -6,6 +6,7 @@
 // and nn.TransformerEncoderLayer's fast path, each a few op library calls
 // (libspyre's spyre/ops.h) on the current stream.
 #include "op_tensor.h"
+#include "ops_long_rows.h"
 
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
@@ -318,6 +319,13 @@ native_layer_norm(const at::Tensor &input, c10::IntArrayRef normalized_shape,
 	if (bias_opt && bias_opt->defined()) {
 		check_same_device("native_layer_norm", input, *bias_opt);
 		b = param_as(*bias_opt, n, dt);
+	}
+	if (long_norm_row(n)) { // composed, in passes (ops_long_rows.cpp)
+		auto mean = at::empty({m, 1}, input.options());
+		auto rstd = at::empty({m, 1}, input.options());
+		long_layer_norm(x, w, b, eps, out.view({m, n}), mean, rstd);
+		count_device_op("native_layer_norm");
+		return {out, mean.view(stat_shape), rstd.view(stat_shape)};
 	}
 	spyre_tensor dx = describe(x), dout = describe(out.view({m, n}));
 	spyre_tensor dw, db;

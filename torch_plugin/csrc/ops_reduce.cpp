@@ -2,7 +2,8 @@
 //
 // Reduction device kernels: sum, mean, amax, amin (dim lists, keepdim,
 // dtype), max/min (all elements, or one dim with indices), argmax, cumsum,
-// softmax and log_softmax (any dim), over the op library's row reductions.
+// softmax and log_softmax (any dim), over the op library's row reductions;
+// rows longer than those take run in passes (ops_long_rows.cpp).
 //
 // The op library reduces one dim per call (any dim: it iterates the reduced
 // dim last). A dim list is reduced one dim at a time, highest first, with
@@ -11,6 +12,7 @@
 // come from the card as int32 and are widened to PyTorch's int64 on the
 // card (they are never negative, so the high words are zero).
 #include "kernels.h"
+#include "ops_long_rows.h"
 
 #include <ATen/WrapDimUtils.h>
 #include <c10/core/DeviceGuard.h>
@@ -72,6 +74,10 @@ at::Tensor unexpanded(const at::Tensor &x)
 void reduce_one(spyre_reduce_op op, const at::Tensor &x, int64_t dim, bool keepdim,
 		const at::Tensor &out, const char *name)
 {
+	if (long_row(x, dim)) { // in passes (ops_long_rows.cpp)
+		card_copy(long_reduce(op, x, dim).reshape(out.sizes()), out);
+		return;
+	}
 	spyre_tensor xd = describe(x), od = describe(out);
 	check_op(spyre_op_reduce(ops_context(x.device().index()), launch_stream(x), op, &xd,
 				 int(dim), keepdim, &od),
@@ -277,10 +283,14 @@ at::Tensor argmax_run(const char *name, const at::Tensor &x_in, int64_t dim, boo
 					&a, &b),
 			 name);
 	}
-	at::Tensor idx = at::empty(shape, x.options().dtype(at::kInt));
-	spyre_tensor xd = describe(x), id = describe(idx);
-	check_op(spyre_op_argmax(ops, s, &xd, int(dim), keepdim, &id), name);
-	widen_indices(idx, dst);
+	if (long_row(x, dim)) { // in passes (ops_long_rows.cpp)
+		card_copy(long_argmax(x, dim).reshape(shape), dst);
+	} else {
+		at::Tensor idx = at::empty(shape, x.options().dtype(at::kInt));
+		spyre_tensor xd = describe(x), id = describe(idx);
+		check_op(spyre_op_argmax(ops, s, &xd, int(dim), keepdim, &id), name);
+		widen_indices(idx, dst);
+	}
 	if (out.defined() && !dst.is_same(out))
 		card_copy(dst, out);
 	return out.defined() ? out : dst;
@@ -304,33 +314,43 @@ std::tuple<at::Tensor, at::Tensor> min_dim_k(const at::Tensor &x, int64_t dim, b
 	return {v, argmax_run("min.dim", x, dim, keepdim, true, {})};
 }
 
-at::Tensor argmax_k(const at::Tensor &x, std::optional<int64_t> dim, bool keepdim)
+// argmax, or argmin (@negate: the first maximum of an order-reversing map).
+at::Tensor arg_run(const char *name, const at::Tensor &x, std::optional<int64_t> dim,
+		   bool keepdim, bool negate)
 {
-	if (!minmax_ok(x))
-		return SPYRE_FALLBACK(argmax, x, dim, keepdim);
 	if (x.dim() == 0) { // one element: index 0 (dim 0 or -1 is allowed)
 		if (dim.has_value())
 			at::maybe_wrap_dim(*dim, int64_t(0));
 		return at::zeros({}, x.options().dtype(at::kLong));
 	}
-	count_device_op("argmax");
+	count_device_op(name);
 	if (dim.has_value())
-		return argmax_run("argmax", x, *dim, keepdim, false, {});
-	at::Tensor r = argmax_run("argmax", x.reshape({-1}), 0, false, false, {});
+		return argmax_run(name, x, *dim, keepdim, negate, {});
+	at::Tensor r = argmax_run(name, x.reshape({-1}), 0, false, negate, {});
 	if (keepdim)
 		r = r.view(std::vector<int64_t>(x.dim(), 1));
 	return r;
 }
 
-at::Tensor &argmax_k_out(const at::Tensor &x, std::optional<int64_t> dim, bool keepdim,
-			 at::Tensor &out)
-{
-	if (!minmax_ok(x) || x.dim() == 0 || !dim.has_value())
-		return SPYRE_FALLBACK(argmax_out, x, dim, keepdim, out);
-	count_device_op("argmax.out");
-	argmax_run("argmax.out", x, *dim, keepdim, false, out);
-	return out;
-}
+#define ARGMAX(fn, aten, negate)                                                                 \
+	at::Tensor fn(const at::Tensor &x, std::optional<int64_t> dim, bool keepdim)             \
+	{                                                                                        \
+		if (!minmax_ok(x))                                                               \
+			return SPYRE_FALLBACK(aten, x, dim, keepdim);                            \
+		return arg_run(#aten, x, dim, keepdim, negate);                                  \
+	}                                                                                        \
+	at::Tensor &fn##_out(const at::Tensor &x, std::optional<int64_t> dim, bool keepdim,      \
+			     at::Tensor &out)                                                    \
+	{                                                                                        \
+		if (!minmax_ok(x) || x.dim() == 0 || !dim.has_value())                           \
+			return SPYRE_FALLBACK(aten##_out, x, dim, keepdim, out);                 \
+		count_device_op(#aten ".out");                                                   \
+		argmax_run(#aten ".out", x, *dim, keepdim, negate, out);                         \
+		return out;                                                                      \
+	}
+
+ARGMAX(argmax_k, argmax, false)
+ARGMAX(argmin_k, argmin, true)
 
 // ---- cumsum, softmax ----------------------------------------------------
 
@@ -354,9 +374,17 @@ at::Tensor along_run(const char *name, AlongFn fn, const at::Tensor &x_in, int64
 			x = x.reshape({1});
 			o = dst.view({1});
 		}
-		spyre_tensor xd = describe(x), od = describe(o);
-		check_op(fn(ops_context(x.device().index()), launch_stream(x), &xd, int(dim), &od),
-			 name);
+		if (long_row(x, dim)) { // in passes (ops_long_rows.cpp)
+			LongScan kind = fn == spyre_op_cumsum  ? LongScan::Cumsum :
+					fn == spyre_op_softmax ? LongScan::Softmax :
+								 LongScan::LogSoftmax;
+			card_copy(long_along(kind, x, dim), o);
+		} else {
+			spyre_tensor xd = describe(x), od = describe(o);
+			check_op(fn(ops_context(x.device().index()), launch_stream(x), &xd,
+				    int(dim), &od),
+				 name);
+		}
 		if (out.defined() && !dst.is_same(out))
 			card_copy(dst, out);
 	}
@@ -459,6 +487,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("min.dim", min_dim_k);
 	m.impl("argmax", argmax_k);
 	m.impl("argmax.out", argmax_k_out);
+	m.impl("argmin", argmin_k);
+	m.impl("argmin.out", argmin_k_out);
 	m.impl("cumsum", cumsum_k);
 	m.impl("cumsum_", cumsum_k_);
 	m.impl("cumsum.out", cumsum_k_out);
