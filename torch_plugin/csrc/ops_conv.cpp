@@ -51,7 +51,12 @@ at::Tensor direct_conv2d(const at::Tensor &x, const at::Tensor &w, const Conv2d 
 					       { xp.stride(0), sH * p.stride[0], sW * p.stride[1], sC,
 						 sH * p.dil[0], sW * p.dil[1] });
 		at::Tensor y = at::mm(win.reshape({ N * OH * OW, K }), wg[0]);
-		return y.view({ N, OH * OW, O }).permute({ 0, 2, 1 }).reshape({ N, O, OH, OW });
+		// The matmul gives channels last; the result is laid out as the
+		// CPU's convolution lays it out (Inductor checks the strides).
+		return y.view({ N, OH * OW, O })
+			.permute({ 0, 2, 1 })
+			.reshape({ N, O, OH, OW })
+			.contiguous(x.suggest_memory_format());
 	}
 	// Grouped: the card's views have at most 6 dimensions, so one image at a
 	// time, all groups in one batched matmul.
@@ -65,7 +70,7 @@ at::Tensor direct_conv2d(const at::Tensor &x, const at::Tensor &w, const Conv2d 
 		at::Tensor y = at::bmm(win.reshape({ g, OH * OW, K }), wg);
 		out.select(0, n).copy_(y.permute({ 0, 2, 1 }).reshape({ O, OH, OW }));
 	}
-	return out;
+	return out.contiguous(x.suggest_memory_format());
 }
 
 // A transposed convolution's weights [Cin, O/g, KH, KW] as the direct

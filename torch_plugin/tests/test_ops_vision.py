@@ -97,6 +97,19 @@ def test_conv_edges():
                                rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("fmt", [torch.contiguous_format, torch.channels_last], ids=str)
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv2d_strides_are_the_cpus(fmt, groups):
+    # Inductor compares a fallback's strides with the meta function's, and
+    # views of the result depend on them: the layout must be the CPU's.
+    x = rand(2, 4, 9, 9).contiguous(memory_format=fmt)
+    w = rand(6, 4 // groups, 3, 3, seed=3)
+    want = F.conv2d(x, w, stride=2, padding=1, groups=groups)
+    got = F.conv2d(x.to(D), w.to(D), stride=2, padding=1, groups=groups)
+    assert got.stride() == want.stride()
+    close(got, want)
+
+
 def test_conv_refusals_name_op_dtype_and_shape():
     x = torch.zeros(1, 2, 4, 4, 4)
     with pytest.raises(NotImplementedError, match=r"3-d convolution.*\[1, 2, 4, 4, 4\]"):
