@@ -87,6 +87,8 @@ uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off
 	const uint32_t *vc = e->vc[core][unit];
 	uint64_t r, k;
 
+	if (write && bytes && rows)
+		card_sp_dirty(e, core, off, stride ? (rows - 1) * stride + bytes : bytes);
 	if (!e->hazard_check || !bytes || !rows)
 		return SPYRE_CMD_OK;
 	if (!e->hz[core] && !(e->hz[core] = calloc(1, sizeof(*e->hz[core]))))

@@ -326,10 +326,35 @@ uint64_t card_scrub_scratchpads(struct card_exec *e, const struct spyre_timing *
 	unsigned int i;
 
 	/* every core clears its own scratchpad, in parallel, a stick per cycle */
-	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++)
-		if (e->sp[i])
+	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++) {
+		if (e->sp[i]) {
 			memset(e->sp[i], 0, SPYRE_MODEL_SCRATCHPAD_BYTES);
+			memset(e->sp_dirty[i], 0xff, sizeof(e->sp_dirty[i]));
+		}
+	}
 	return cycles * 1000 / t->clock_mhz;
+}
+
+/* Poison core @c's whole scratchpad: rewrite the pages written since the last time. */
+static void repoison(struct card_exec *e, unsigned int c)
+{
+	unsigned int w, p, q;
+
+	for (w = 0; w < CARD_SP_PAGES / 64; w++) {
+		uint64_t bits = e->sp_dirty[c][w];
+
+		while (bits) {
+			/* one memset per run of dirty pages */
+			p = (unsigned int)__builtin_ctzll(bits);
+			q = p;
+			while (q < 64 && (bits >> q & 1))
+				q++;
+			memset(e->sp[c] + ((size_t)(w * 64 + p) << CARD_SP_PAGE_SHIFT), CARD_SP_POISON,
+			       (size_t)(q - p) << CARD_SP_PAGE_SHIFT);
+			bits &= q < 64 ? ~((1ull << q) - 1) : 0;
+		}
+		e->sp_dirty[c][w] = 0;
+	}
 }
 
 uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
@@ -369,7 +394,7 @@ uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 		card_hazard_launch(e);
 	for (i = 0; e->poison && i < SPYRE_MODEL_MAX_CORES; i++) {
 		if (e->sp_used[i] && e->sp[i])
-			memset(e->sp[i], CARD_SP_POISON, SPYRE_MODEL_SCRATCHPAD_BYTES);
+			repoison(e, i);
 		e->sp_used[i] = false;
 	}
 	st = run(e, t, b, s, ns);

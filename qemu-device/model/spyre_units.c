@@ -58,8 +58,8 @@ static bool sp_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols, s
 }
 
 /* LOAD with GATHER: rows at indices read from the scratchpad (checked first). */
-static uint32_t lsu_gather(const struct card_bind *b, const struct spyre_insn_mem *mm,
-			   uint8_t *sp)
+static uint32_t lsu_gather(struct card_exec *e, unsigned int core, const struct card_bind *b,
+			   const struct spyre_insn_mem *mm, uint8_t *sp)
 {
 	uint64_t slot_addr, slot_len, len, off;
 	uint32_t r;
@@ -77,6 +77,7 @@ static uint32_t lsu_gather(const struct card_bind *b, const struct spyre_insn_me
 		    !in_range(off, mm->row_bytes, slot_len))
 			return SPYRE_CMD_ERR_BOUNDS;
 	}
+	card_sp_dirty(e, core, mm->sp_off, len);
 	for (r = 0; r < mm->rows; r++) {
 		memcpy(&idx, sp + mm->core_stride2 + 4ull * r, 4);
 		off = mm->mem_off + (uint64_t)idx * mm->mem_row_stride;
@@ -98,7 +99,7 @@ uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 	if (!sp)
 		return SPYRE_CMD_ERR_PROGRAM;
 	if (in->flags & SPYRE_LOAD_GATHER)
-		return lsu_gather(b, mm, sp);
+		return lsu_gather(e, core, b, mm, sp);
 	if (mm->slot == SPYRE_ISA_SLOT_WS) {
 		slot_addr = b->ws_addr;
 		slot_len = b->ws_len;
