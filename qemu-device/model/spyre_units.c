@@ -178,8 +178,16 @@ static void gather(float *dst, const uint8_t *src, unsigned int dt, uint32_t row
 #define VECTORIZE
 #endif
 
-VECTORIZE static void gemm_rows4(uint32_t n, uint32_t k, uint32_t jn, const float *restrict a,
-		       const float *restrict b, float *restrict c)
+/*
+ * The kernels are written once (always inlined) and compiled twice: for
+ * the baseline ISA and, on x86 hosts that have it, for AVX2, picked at run
+ * time. Vector width changes only how many j are computed at once; each
+ * element's products and sums are the same fp32 operations in the same
+ * order (no FMA: the target does not enable it, and contraction is off).
+ */
+static inline __attribute__((always_inline)) void
+gemm_rows4(uint32_t n, uint32_t k, uint32_t jn, const float *restrict a, const float *restrict b,
+	   float *restrict c)
 {
 	float *restrict c0 = c, *restrict c1 = c + n, *restrict c2 = c + 2 * (size_t)n;
 	float *restrict c3 = c + 3 * (size_t)n;
@@ -201,8 +209,9 @@ VECTORIZE static void gemm_rows4(uint32_t n, uint32_t k, uint32_t jn, const floa
 	}
 }
 
-VECTORIZE static void gemm_row1(uint32_t n, uint32_t k, uint32_t jn, const float *restrict a,
-		      const float *restrict b, float *restrict c)
+static inline __attribute__((always_inline)) void
+gemm_row1(uint32_t n, uint32_t k, uint32_t jn, const float *restrict a, const float *restrict b,
+	  float *restrict c)
 {
 	uint32_t p, j;
 
@@ -215,8 +224,9 @@ VECTORIZE static void gemm_row1(uint32_t n, uint32_t k, uint32_t jn, const float
 	}
 }
 
-static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
-		    const float *restrict b, float *restrict c)
+static inline __attribute__((always_inline)) void
+gemm_nn_body(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
+	     const float *restrict b, float *restrict c)
 {
 	uint32_t i, j0, jn;
 
@@ -229,6 +239,66 @@ static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 	}
 }
 
+VECTORIZE static void gemm_nn_base(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
+				   const float *restrict b, float *restrict c)
+{
+	gemm_nn_body(m, n, k, a, b, c);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+VECTORIZE __attribute__((target("avx2"))) static void
+gemm_nn_avx2(uint32_t m, uint32_t n, uint32_t k, const float *restrict a, const float *restrict b,
+	     float *restrict c)
+{
+	gemm_nn_body(m, n, k, a, b, c);
+}
+
+static int avx2_state;	/* 0: not asked yet, 1: present, -1: absent */
+
+static bool have_avx2(void)
+{
+	int s = __atomic_load_n(&avx2_state, __ATOMIC_RELAXED);
+
+	if (!s) {
+		__builtin_cpu_init();
+		s = __builtin_cpu_supports("avx2") ? 1 : -1;
+		__atomic_store_n(&avx2_state, s, __ATOMIC_RELAXED);
+	}
+	return s > 0;
+}
+#endif
+
+static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
+		    const float *restrict b, float *restrict c)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_avx2()) {
+		gemm_nn_avx2(m, n, k, a, b, c);
+		return;
+	}
+#endif
+	gemm_nn_base(m, n, k, a, b, c);
+}
+
+/* dst (cols x rows) = src (rows x cols) transposed, in tiles that stay in L1. */
+#define TRANS_TILE 32
+
+static void transpose(float *restrict dst, const float *restrict src, uint32_t rows,
+		      uint32_t cols)
+{
+	uint32_t i0, j0, i, j, ie, je;
+
+	for (i0 = 0; i0 < rows; i0 += TRANS_TILE) {
+		ie = rows - i0 < TRANS_TILE ? rows : i0 + TRANS_TILE;
+		for (j0 = 0; j0 < cols; j0 += TRANS_TILE) {
+			je = cols - j0 < TRANS_TILE ? cols : j0 + TRANS_TILE;
+			for (j = j0; j < je; j++)
+				for (i = i0; i < ie; i++)
+					dst[(size_t)j * rows + i] = src[(size_t)i * cols + j];
+		}
+	}
+}
+
 /* fp32 tile product; @b is K x N, or N x K when @tb. */
 static void sgemm(struct card_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
 		  const float *a, float *b, float *c, bool acc)
@@ -237,13 +307,8 @@ static void sgemm(struct card_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t
 		memset(c, 0, (size_t)m * n * sizeof(float));
 	if (tb) {
 		/* transpose B (N x K) into the spare staging buffer as K x N */
-		float *bt = e->tmp[3];
-		uint32_t i, j;
-
-		for (i = 0; i < n; i++)
-			for (j = 0; j < k; j++)
-				bt[(size_t)j * n + i] = b[(size_t)i * k + j];
-		b = bt;
+		transpose(e->tmp[3], b, n, k);
+		b = e->tmp[3];
 	}
 	gemm_nn(m, n, k, a, b, c);
 }
