@@ -104,15 +104,20 @@ static inline uint8_t *card_exec_scratchpad(struct card_exec *e, unsigned int co
 static inline void card_sp_dirty(struct card_exec *e, unsigned int core, uint64_t off,
 				 uint64_t len)
 {
-	uint64_t p, last;
+	uint64_t first, last, w, lo, hi;
 
 	if (!len || off >= SPYRE_MODEL_SCRATCHPAD_BYTES)
 		return;
 	if (len > SPYRE_MODEL_SCRATCHPAD_BYTES - off)
 		len = SPYRE_MODEL_SCRATCHPAD_BYTES - off;
+	first = off >> CARD_SP_PAGE_SHIFT;
 	last = (off + len - 1) >> CARD_SP_PAGE_SHIFT;
-	for (p = off >> CARD_SP_PAGE_SHIFT; p <= last; p++)
-		e->sp_dirty[core][p / 64] |= 1ull << (p % 64);
+	/* a word of the bitmap at a time: bits lo..hi of word w */
+	for (w = first / 64; w <= last / 64; w++) {
+		lo = w == first / 64 ? first % 64 : 0;
+		hi = w == last / 64 ? last % 64 : 63;
+		e->sp_dirty[core][w] |= (~0ull >> (63 - hi)) & (~0ull << lo);
+	}
 }
 
 /* Hazard check: start of a launch; a wait joining a signaller's clock; an access. */
