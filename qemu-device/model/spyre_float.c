@@ -230,6 +230,85 @@ static bool have_f16c(void)
 }
 #endif
 
+#ifdef HAVE_F16C_PATH
+static int avx2_state;	/* as f16c_state */
+
+static bool have_avx2_f16c(void)
+{
+	int s = __atomic_load_n(&avx2_state, __ATOMIC_RELAXED);
+
+	if (!s) {
+		s = have_f16c() && __builtin_cpu_supports("avx2") ? 1 : -1;
+		__atomic_store_n(&avx2_state, s, __ATOMIC_RELAXED);
+	}
+	return s > 0;
+}
+
+/* Eight 16-bit values at @p as fp32: F16C for fp16, a shift for bf16. */
+__attribute__((target("avx2,f16c"))) static inline __m256 load8(const uint8_t *p, bool bf16)
+{
+	__m128i h = _mm_loadu_si128((const __m128i *)p);
+
+	if (bf16)
+		return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+	return _mm256_cvtph_ps(h);
+}
+
+__attribute__((target("avx2,f16c"))) static void
+load_t_avx2(float *restrict dst, const uint8_t *restrict src, bool bf16, size_t rows,
+	    size_t cols, size_t ld)
+{
+	size_t i0, j0, r8 = rows & ~(size_t)7, c8 = cols & ~(size_t)7, i, j, r;
+	__m256 v[8], t[8];
+
+	for (i0 = 0; i0 < r8; i0 += 8) {
+		for (j0 = 0; j0 < c8; j0 += 8) {
+			for (r = 0; r < 8; r++)
+				v[r] = load8(src + 2 * ((i0 + r) * ld + j0), bf16);
+			for (r = 0; r < 8; r += 2) {
+				t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
+				t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
+			}
+			v[0] = _mm256_shuffle_ps(t[0], t[2], 0x44);
+			v[1] = _mm256_shuffle_ps(t[0], t[2], 0xee);
+			v[2] = _mm256_shuffle_ps(t[1], t[3], 0x44);
+			v[3] = _mm256_shuffle_ps(t[1], t[3], 0xee);
+			v[4] = _mm256_shuffle_ps(t[4], t[6], 0x44);
+			v[5] = _mm256_shuffle_ps(t[4], t[6], 0xee);
+			v[6] = _mm256_shuffle_ps(t[5], t[7], 0x44);
+			v[7] = _mm256_shuffle_ps(t[5], t[7], 0xee);
+			for (r = 0; r < 4; r++) {
+				t[r] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x20);
+				t[r + 4] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x31);
+			}
+			for (r = 0; r < 8; r++)
+				_mm256_storeu_ps(dst + (j0 + r) * rows + i0, t[r]);
+		}
+	}
+	/* the ragged edges, one element at a time: the same conversions */
+	for (i = 0; i < rows; i++) {
+		for (j = i < r8 ? c8 : 0; j < cols; j++) {
+			uint16_t h = (uint16_t)(src[2 * (i * ld + j)] | src[2 * (i * ld + j) + 1] << 8);
+
+			dst[j * rows + i] = bf16 ? spyre_bf16_to_f32(h) : fp16_table[h];
+		}
+	}
+}
+#endif
+
+bool spyre_load_f32_transposed(float *dst, const uint8_t *src, unsigned int dtype, size_t rows,
+			       size_t cols, size_t ld)
+{
+#ifdef HAVE_F16C_PATH
+	if ((dtype == SPYRE_DT_FP16 || dtype == SPYRE_DT_BF16) && have_avx2_f16c()) {
+		init_tables();
+		load_t_avx2(dst, src, dtype == SPYRE_DT_BF16, rows, cols, ld);
+		return true;
+	}
+#endif
+	return false;
+}
+
 /* bfloat16 is the top half of fp32: the loops vectorise as plain shifts. */
 static void load_bf16(float *restrict dst, const uint8_t *restrict src, size_t n)
 {

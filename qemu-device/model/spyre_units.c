@@ -444,18 +444,23 @@ static void transpose(float *restrict dst, const float *restrict src, uint32_t r
 	transpose_base(dst, src, rows, cols);
 }
 
-/* fp32 tile product; @b is K x N, or N x K when @tb. */
-static void sgemm(struct card_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
-		  const float *a, float *b, float *c, bool acc)
+
+/* B as fp32, K x N: converted and transposed in one pass where the host can. */
+static const float *operand_b(struct card_exec *e, const struct spyre_insn *in, const uint8_t *sp)
 {
-	if (!acc)
-		memset(c, 0, (size_t)m * n * sizeof(float));
+	const struct spyre_insn_mm *mm = &in->u.mm;
+	bool tb = in->flags & SPYRE_MM_TRANS_B;
+	uint32_t brows = tb ? mm->n : mm->k, bcols = tb ? mm->k : mm->n;
+
+	if (tb && spyre_load_f32_transposed(e->tmp[3], sp + mm->b_off, in->dtype, brows, bcols,
+					    mm->ldb))
+		return e->tmp[3];
+	gather(e->tmp[1], sp + mm->b_off, in->dtype, brows, bcols, mm->ldb);
 	if (tb) {
-		/* transpose B (N x K) into the spare staging buffer as K x N */
-		transpose(e->tmp[3], b, n, k);
-		b = e->tmp[3];
+		transpose(e->tmp[3], e->tmp[1], brows, bcols);
+		return e->tmp[3];
 	}
-	gemm_nn(m, n, k, a, b, c);
+	return e->tmp[1];
 }
 
 static void imatmul(const struct spyre_insn_mm *mm, bool tb, bool acc, const uint8_t *a,
@@ -522,10 +527,11 @@ uint32_t card_unit_pe(struct card_exec *e, const struct spyre_insn *in, unsigned
 	if (!a || !b || !c || (tb && !staging(e, 3, (size_t)brows * bcols)))
 		return SPYRE_CMD_ERR_PROGRAM;
 	gather(a, sp + mm->a_off, in->dtype, mm->m, mm->k, mm->lda);
-	gather(b, sp + mm->b_off, in->dtype, brows, bcols, mm->ldb);
 	if (acc)
 		gather(c, sp + mm->c_off, SPYRE_DT_FP32, mm->m, mm->n, mm->ldc);
-	sgemm(e, tb, mm->m, mm->n, mm->k, a, b, c, acc);
+	else
+		memset(c, 0, (size_t)mm->m * mm->n * sizeof(float));
+	gemm_nn(mm->m, mm->n, mm->k, a, operand_b(e, in, sp), c);
 	for (r = 0; r < mm->m; r++)
 		memcpy(sp + mm->c_off + (size_t)r * mm->ldc * 4, c + (size_t)r * mm->n,
 		       (size_t)mm->n * 4);

@@ -283,3 +283,32 @@ out:
 	free(h);
 	free(p16);
 }
+
+/*
+ * The one-pass convert-and-transpose gives what converting row by row and
+ * transposing gives, bit for bit, with a row stride wider than the rows
+ * and ragged edges (or it declines, on hosts without the path).
+ */
+TEST(float_load_transposed_matches_rows)
+{
+	enum { R = 21, C = 35, LD = 40 };
+	static const unsigned int dts[] = { SPYRE_DT_FP16, SPYRE_DT_BF16 };
+	static uint8_t src[R * LD * 2];
+	static float t[C * R], row[C];
+	unsigned int d, i, j, bad = 0;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 151u + (i >> 7) * 13u);
+	for (d = 0; d < 2; d++) {
+		memset(t, 0, sizeof(t));
+		if (!spyre_load_f32_transposed(t, src, dts[d], R, C, LD))
+			continue;
+		for (i = 0; i < R; i++) {
+			spyre_load_f32(row, src + 2 * i * LD, dts[d], C);
+			for (j = 0; j < C; j++)
+				bad += f2u(t[j * R + i]) != f2u(row[j]);
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(!spyre_load_f32_transposed(t, src, SPYRE_DT_FP32, 2, 2, 2));
+}
