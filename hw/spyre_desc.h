@@ -196,6 +196,23 @@ static inline void spyre_desc_fence_sem(union spyre_hw_desc *d, __u16 sem, __u64
 }
 
 /*
+ * SET_CTX (interface 1.10): the job's following commands use MMU context
+ * @ctx. Only a ring of context 0, which the driver writes, may carry it.
+ */
+static inline void spyre_desc_set_ctx(union spyre_hw_desc *d, __u16 ctx)
+{
+	memset(d, 0, sizeof(*d));
+	d->set_ctx.opcode = SPYRE_OP_SET_CTX;
+	d->set_ctx.ctx = spyre_cpu_to_le16(ctx);
+}
+
+/* A leaf page-table entry (interface 1.10): @addr with SPYRE_PTE_* @flags. */
+static inline __u64 spyre_pte_leaf(__u64 addr, __u64 flags)
+{
+	return (addr & SPYRE_PTE_ADDR_MASK) | flags | SPYRE_PTE_VALID;
+}
+
+/*
  * The error a job that ended with command status @status reports to its
  * submitter (0 for SPYRE_CMD_OK): the errors of the fences the driver
  * signals, which libspyre's sim backend reproduces. A job failed by
@@ -207,6 +224,7 @@ static inline int spyre_status_to_errno(__u32 status)
 	case SPYRE_CMD_OK:
 		return 0;
 	case SPYRE_CMD_ERR_BOUNDS:
+	case SPYRE_CMD_ERR_PAGE_FAULT:	/* a card VA outside the mapping (1.10) */
 		return -EFAULT;
 	case SPYRE_CMD_ERR_PROGRAM:
 		return -ENOEXEC;

@@ -35,6 +35,13 @@
 
 #define SPYRE_BAR_REGS			0	/* registers, doorbells, MSI-X */
 #define SPYRE_BAR_MEM			2	/* 64-bit prefetchable device memory */
+/*
+ * (1.10) One 4 KiB doorbell page per ring, so a user-mode queue's page can
+ * be mapped into its process alone: offset 0 of page n is ring n's
+ * SPYRE_RING_TAIL (write) and SPYRE_RING_HEAD (read).
+ */
+#define SPYRE_BAR_DOORBELL		4
+#define SPYRE_DOORBELL_STRIDE		0x1000
 #define SPYRE_REGS_SIZE			0x10000
 #define SPYRE_MSIX_TABLE_OFFSET		0x8000
 #define SPYRE_MSIX_PBA_OFFSET		0x9000
@@ -51,10 +58,13 @@
  * 1.8: the BARRIER instruction (one program runs kernels that depend on
  *      each other across cores);
  * 1.9: integer mode of the vector unit (VEC flag SPYRE_VEC_INT, element
- *      type INT64, integer functions NEG..REM, SPYRE_CMD_ERR_ARITH).
+ *      type INT64, integer functions NEG..REM, SPYRE_CMD_ERR_ARITH);
+ * 1.10: the card MMU: per-context page tables, SPYRE_RING_CTX, the
+ *      SPYRE_REG_MMU_* registers, SPYRE_OP_SET_CTX, SPYRE_OP_WAIT_MEM,
+ *      SPYRE_CMD_ERR_PAGE_FAULT, BAR4 doorbell pages.
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		9
+#define SPYRE_HW_VERSION_MINOR		10
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \
@@ -86,10 +96,12 @@
 #define   SPYRE_ERR_STATUS_MEM_UE	0x00000001 /* uncorrectable memory error */
 #define   SPYRE_ERR_STATUS_RING		0x00000002 /* a ring hit a ring error */
 #define   SPYRE_ERR_STATUS_BAD_ACCESS	0x00000004 /* bad register access */
+#define   SPYRE_ERR_STATUS_MMU		0x00000008 /* a translation fault (1.10) */
 #define SPYRE_REG_ERR_INFO		0x04c	/* RO: detail of the last error */
 #define   SPYRE_ERR_INFO_SRC_MEM_UE	1	/* source (bits 31:24): memory UE, */
 #define   SPYRE_ERR_INFO_SRC_RING	2	/* a ring error, */
-#define   SPYRE_ERR_INFO_SRC_ACCESS	3	/* a bad register access */
+#define   SPYRE_ERR_INFO_SRC_ACCESS	3	/* a bad register access, */
+#define   SPYRE_ERR_INFO_SRC_MMU	4	/* a translation fault: detail = context */
 /* ERR_INFO of @src on ring @ring: ring error code or register offset @detail */
 #define   SPYRE_ERR_INFO(src, ring, detail) \
 	((__u32)(src) << 24 | ((__u32)(ring) & 0xff) << 16 | ((__u32)(detail) & 0xffff))
@@ -124,6 +136,69 @@
 #define SPYRE_REG_SEM_VALUE_LO		0x068	/* RW: read value / latch low word */
 #define SPYRE_REG_SEM_VALUE_HI		0x06c	/* RW: read value / write signals */
 
+/*
+ * The card MMU (1.10, Documentation/spyre-card.rst "Card MMU"). Context 0
+ * is the physical mode (no translation); contexts 1..NUM_CTX-1 translate
+ * card virtual addresses through their page tables in device memory.
+ * MMU_CTX_SELECT picks the context that ROOT, CTRL and STATUS access.
+ * Writing ROOT_LO latches a low word; writing ROOT_HI sets the context's
+ * root to HI:latched LO and drops its TLB entries.
+ */
+#define SPYRE_REG_MMU_NUM_CTX		0x080	/* RO: contexts, including 0 */
+#define SPYRE_REG_MMU_CTX_SELECT	0x084	/* RW: context of ROOT/CTRL/STATUS */
+#define SPYRE_REG_MMU_CTX_ROOT_LO	0x088	/* RW: root table | SPYRE_MMU_ROOT_VALID */
+#define SPYRE_REG_MMU_CTX_ROOT_HI	0x08c	/* RW: high word; the write commits */
+#define   SPYRE_MMU_ROOT_VALID		0x00000001
+#define SPYRE_REG_MMU_CTX_CTRL		0x090	/* WO (reads 0) */
+#define   SPYRE_MMU_CTRL_INVALIDATE	0x00000001 /* drop the context's TLB entries */
+#define   SPYRE_MMU_CTRL_RESUME		0x00000002 /* restart its fault-stopped rings */
+#define   SPYRE_MMU_CTRL_INVALIDATE_ALL	0x00000004 /* drop every TLB entry */
+#define SPYRE_REG_MMU_CTX_STATUS	0x094	/* RO */
+#define   SPYRE_MMU_CTX_FAULTED		0x00000001 /* stopped by a translation fault */
+#define   SPYRE_MMU_CTX_ROOT_SET	0x00000002 /* has a valid root */
+#define SPYRE_REG_MMU_FAULT_INFO	0x098	/* RO, W1C bit 31: the first fault */
+#define   SPYRE_MMU_FAULT_VALID		0x80000000u
+#define   SPYRE_MMU_FAULT_OVERFLOW	0x40000000u /* more faults came after it */
+#define   SPYRE_MMU_FAULT_RING(v)	(((v) >> 16) & 0xff)
+#define   SPYRE_MMU_FAULT_CTX(v)	(((v) >> 8) & 0xff)
+#define   SPYRE_MMU_FAULT_REASON(v)	(((v) >> 4) & 0xf)
+#define   SPYRE_MMU_FAULT_ACCESS(v)	((v) & 0xf)
+#define SPYRE_REG_MMU_FAULT_ADDR_LO	0x09c	/* RO: the faulting card virtual address */
+#define SPYRE_REG_MMU_FAULT_ADDR_HI	0x0a0
+#define SPYRE_REG_MMU_TLB_MISSES	0x0a4	/* RO: table walks since reset (wraps) */
+
+#define SPYRE_MMU_NUM_CTX		256
+#define SPYRE_MMU_VA_BITS		48
+
+/* Access kinds (SPYRE_MMU_FAULT_ACCESS). */
+#define SPYRE_MMU_ACCESS_READ		0
+#define SPYRE_MMU_ACCESS_WRITE		1
+#define SPYRE_MMU_ACCESS_EXEC		2	/* program fetch */
+
+/* Fault reasons (SPYRE_MMU_FAULT_REASON). */
+#define SPYRE_MMU_FAULT_NOT_PRESENT	1 /* an entry on the walk is not VALID */
+#define SPYRE_MMU_FAULT_PROTECTION	2 /* write to a page without WRITE, fetch without EXEC */
+#define SPYRE_MMU_FAULT_KIND		3 /* host page where device memory is needed, or back */
+#define SPYRE_MMU_FAULT_BAD_ENTRY	4 /* reserved bits, misaligned 2 MiB page, wild address */
+#define SPYRE_MMU_FAULT_RANGE		5 /* address at or above 2^48 */
+#define SPYRE_MMU_FAULT_NO_ROOT		6 /* the context has no valid root */
+
+/*
+ * Page-table entries: 4 levels of 512 64-bit entries, each table one 4 KiB
+ * page of device memory; a 48-bit card virtual address indexes them with
+ * bits 47:39, 38:30, 29:21 and 20:12. A level-1 entry (bits 29:21) with
+ * SPYRE_PTE_LARGE maps a 2 MiB page. Only leaf entries may set WRITE, EXEC
+ * or SYS; every bit not defined here must be zero.
+ */
+#define SPYRE_PTE_VALID			0x001ull
+#define SPYRE_PTE_WRITE			0x002ull
+#define SPYRE_PTE_EXEC			0x004ull
+#define SPYRE_PTE_SYS			0x008ull /* host bus address, not device memory */
+#define SPYRE_PTE_LARGE			0x080ull /* level 1: a 2 MiB page */
+#define SPYRE_PTE_ADDR_MASK		0x000ffffffffff000ull /* bits 51:12 */
+#define SPYRE_PTE_LEVELS		4
+#define SPYRE_PTE_PER_TABLE		512
+
 /* --- Per-ring registers: SPYRE_RING_REG(n, reg) ------------------------- */
 #define SPYRE_RING_REGS_BASE		0x1000
 #define SPYRE_RING_REGS_STRIDE		0x100
@@ -142,12 +217,17 @@
 #define   SPYRE_RING_STATUS_ENABLED	0x00000001
 #define   SPYRE_RING_STATUS_IDLE	0x00000002 /* head == tail, nothing running */
 #define   SPYRE_RING_STATUS_ERROR	0x00000004 /* ring error: reset the ring */
+#define   SPYRE_RING_STATUS_CTX_FAULT	0x00000008 /* its context is fault-stopped (1.10) */
 #define SPYRE_RING_HEAD			0x1c	/* RO: free-running index of next fetch */
 #define SPYRE_RING_TAIL			0x20	/* RW doorbell: free-running index past last one */
 #define SPYRE_RING_ERROR		0x24	/* RO: SPYRE_RING_ERR_* */
 #define SPYRE_RING_IRQ_VECTOR		0x28	/* RO: MSI-X vector of this ring */
 /* RO (1.2): free-running count that moves while a command of the ring executes */
 #define SPYRE_RING_PROGRESS		0x2c
+/* RW (1.10), config (written while disabled): MMU context of the ring's commands */
+#define SPYRE_RING_CTX			0x30
+#define   SPYRE_RING_CTX_ID_MASK	0x000000ff
+#define   SPYRE_RING_CTX_VA		0x00010000 /* BASE and WB are card VAs too */
 
 /* Ring errors: the ring stops and must be reset. */
 #define SPYRE_RING_ERR_NONE		0
@@ -171,6 +251,8 @@ enum spyre_hw_opcode {
 	SPYRE_OP_SEM_WAIT = 5,
 	SPYRE_OP_TIMESTAMP = 6,
 	SPYRE_OP_FENCE = 7,
+	SPYRE_OP_SET_CTX = 8,		/* MMU context of the rest of the job (1.10) */
+	SPYRE_OP_WAIT_MEM = 9,		/* wait for a 64-bit value in memory (1.10) */
 };
 
 /* Descriptor flags (byte 1 of every descriptor). */
@@ -364,6 +446,53 @@ struct spyre_hw_fence {
 };
 
 /**
+ * struct spyre_hw_set_ctx - SPYRE_OP_SET_CTX descriptor (interface 1.10)
+ * @opcode: SPYRE_OP_SET_CTX
+ * @flags: zero
+ * @ctx: MMU context of the job's following commands (FENCE excepted), below
+ *       SPYRE_MMU_NUM_CTX
+ * @rsvd: zero
+ * @rsvd2: zero
+ *
+ * Privileged: only a ring whose SPYRE_RING_CTX is 0 (a ring the driver
+ * writes) may switch contexts, so jobs of several processes can share a
+ * kernel ring; anywhere else it fails with SPYRE_CMD_ERR_INVALID. The
+ * FENCE ends the job and the ring's own context applies again.
+ */
+struct spyre_hw_set_ctx {
+	__u8 opcode;
+	__u8 flags;
+	__le16 ctx;
+	__le32 rsvd;
+	__le64 rsvd2[7];
+};
+
+/**
+ * struct spyre_hw_wait_mem - SPYRE_OP_WAIT_MEM descriptor (interface 1.10)
+ * @opcode: SPYRE_OP_WAIT_MEM
+ * @flags: zero
+ * @rsvd: zero
+ * @rsvd1: zero
+ * @addr: 8-byte aligned address of a little-endian 64-bit counter: a card
+ *        VA in an MMU context, a device memory address in context 0
+ * @value: block this ring until the counter is >= @value (unsigned)
+ * @rsvd2: zero
+ *
+ * The waits of queues that may not use the card-wide semaphores: a
+ * process waits on counters in its own address space, e.g. another of its
+ * queues' write-back record.
+ */
+struct spyre_hw_wait_mem {
+	__u8 opcode;
+	__u8 flags;
+	__le16 rsvd;
+	__le32 rsvd1;
+	__le64 addr;
+	__le64 value;
+	__le64 rsvd2[5];
+};
+
+/**
  * union spyre_hw_desc - one 64-byte descriptor, of the type its opcode says
  * @hdr: the two bytes every descriptor starts with
  * @hdr.opcode: enum spyre_hw_opcode
@@ -374,6 +503,8 @@ struct spyre_hw_fence {
  * @sem: SPYRE_OP_SEM_SIGNAL, SPYRE_OP_SEM_WAIT
  * @ts: SPYRE_OP_TIMESTAMP
  * @fence: SPYRE_OP_FENCE
+ * @set_ctx: SPYRE_OP_SET_CTX
+ * @wait_mem: SPYRE_OP_WAIT_MEM
  * @raw: the bytes as the ring holds them (a NOP is all zero)
  */
 union spyre_hw_desc {
@@ -387,6 +518,8 @@ union spyre_hw_desc {
 	struct spyre_hw_sem sem;
 	struct spyre_hw_timestamp ts;
 	struct spyre_hw_fence fence;
+	struct spyre_hw_set_ctx set_ctx;
+	struct spyre_hw_wait_mem wait_mem;
 	__u8 raw[SPYRE_DESC_SIZE];
 };
 
@@ -400,6 +533,7 @@ union spyre_hw_desc {
 #define SPYRE_CMD_ERR_MEM_UE		6 /* uncorrectable memory error */
 #define SPYRE_CMD_ERR_DEP		7 /* SEM_WAIT with F_ERR: the awaited job failed (1.1) */
 #define SPYRE_CMD_ERR_ARITH		8 /* integer division by zero in a program (1.9) */
+#define SPYRE_CMD_ERR_PAGE_FAULT	9 /* a card virtual address did not translate (1.10) */
 
 /**
  * struct spyre_hw_completion - per-job completion record, written by FENCE
@@ -436,6 +570,10 @@ struct spyre_hw_completion {
 #define SPYRE_FAULT_SPACE_NONE		0 /* @fault_addr unknown (zero) */
 #define SPYRE_FAULT_SPACE_SCRATCHPAD	1 /* offset in @fault_core's scratchpad */
 #define SPYRE_FAULT_SPACE_DEVMEM	2 /* device memory address */
+/* (1.10) @fault_addr is a card virtual address whose read / write / fetch faulted */
+#define SPYRE_FAULT_SPACE_VA_READ	3
+#define SPYRE_FAULT_SPACE_VA_WRITE	4
+#define SPYRE_FAULT_SPACE_VA_EXEC	5
 
 /**
  * struct spyre_hw_ring_wb - per-ring write-back record
@@ -457,6 +595,8 @@ static_assert(sizeof(struct spyre_hw_args) == SPYRE_DESC_SIZE, "ARGS descriptor"
 static_assert(sizeof(struct spyre_hw_sem) == SPYRE_DESC_SIZE, "SEM descriptor");
 static_assert(sizeof(struct spyre_hw_timestamp) == SPYRE_DESC_SIZE, "TIMESTAMP descriptor");
 static_assert(sizeof(struct spyre_hw_fence) == SPYRE_DESC_SIZE, "FENCE descriptor");
+static_assert(sizeof(struct spyre_hw_set_ctx) == SPYRE_DESC_SIZE, "SET_CTX descriptor");
+static_assert(sizeof(struct spyre_hw_wait_mem) == SPYRE_DESC_SIZE, "WAIT_MEM descriptor");
 static_assert(sizeof(struct spyre_hw_completion) == 64, "completion record");
 static_assert(sizeof(struct spyre_hw_ring_wb) == 64, "write-back record");
 

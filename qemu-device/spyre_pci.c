@@ -52,6 +52,7 @@ struct SpyreState {
     MemoryRegion mem;           /* all device memory (sparse RAM) */
     MemoryRegion mem_bar;       /* BAR2 container when it is an alias */
     MemoryRegion mem_alias;
+    MemoryRegion doorbells;     /* BAR4: a doorbell page per ring (1.10) */
 
     /* properties */
     uint64_t mem_size;
@@ -197,6 +198,7 @@ static const char *const spyre_cmd_status_names[] = {
     [SPYRE_CMD_ERR_MEM_UE] = "uncorrectable memory error",
     [SPYRE_CMD_ERR_DEP] = "awaited job failed",
     [SPYRE_CMD_ERR_ARITH] = "integer division by zero",
+    [SPYRE_CMD_ERR_PAGE_FAULT] = "card virtual address did not translate",
 };
 
 static const char *const spyre_ring_error_names[] = {
@@ -249,6 +251,10 @@ static void spyre_event(void *opaque, enum spyre_model_event ev,
                           ring, spyre_name(spyre_ring_error_names,
                                            ARRAY_SIZE(spyre_ring_error_names),
                                            detail));
+        } else if (src == SPYRE_ERR_INFO_SRC_MMU) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "spyre: ring %u: translation fault in MMU "
+                          "context %u\n", ring, detail);
         } else {
             qemu_log_mask(LOG_GUEST_ERROR,
                           "spyre: uncorrectable memory error (injected)\n");
@@ -407,6 +413,48 @@ static const MemoryRegionOps spyre_regs_ops = {
     .impl = { .min_access_size = 4, .max_access_size = 4 },
 };
 
+/*
+ * --- BAR4 doorbell pages (1.10) ---------------------------------------------
+ * A page per ring, so that a driver can map one user-mode queue's doorbell
+ * into its process and nothing else: offset 0 is the ring's tail (write)
+ * and head (read). Anything else in the page reads 0 and ignores writes,
+ * without touching ERR_STATUS: the page is the process's, the card's
+ * error state is the driver's.
+ */
+static bool spyre_db_ring(SpyreState *s, hwaddr addr, uint32_t *ring)
+{
+    *ring = addr / SPYRE_DOORBELL_STRIDE;
+    return addr % SPYRE_DOORBELL_STRIDE == 0 && *ring < s->rings;
+}
+
+static uint64_t spyre_db_read(void *opaque, hwaddr addr, unsigned size)
+{
+    uint32_t ring;
+
+    if (!spyre_db_ring(opaque, addr, &ring)) {
+        return 0;
+    }
+    return spyre_regs_read(opaque, SPYRE_RING_REG(ring, SPYRE_RING_HEAD), 4);
+}
+
+static void spyre_db_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    uint32_t ring;
+
+    if (spyre_db_ring(opaque, addr, &ring)) {
+        spyre_regs_write(opaque, SPYRE_RING_REG(ring, SPYRE_RING_TAIL), val, 4);
+    }
+}
+
+static const MemoryRegionOps spyre_db_ops = {
+    .read = spyre_db_read,
+    .write = spyre_db_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
 /* --- PCI device ----------------------------------------------------------- */
 
 static void spyre_reset(DeviceState *dev)
@@ -521,6 +569,11 @@ static void spyre_realize(PCIDevice *pdev, Error **errp)
     memory_region_add_subregion(&s->bar0, 0, &s->regs);
     pci_register_bar(pdev, SPYRE_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
+    memory_region_init_io(&s->doorbells, OBJECT(s), &spyre_db_ops, s,
+                          "spyre-doorbells",
+                          pow2ceil((uint64_t)s->rings * SPYRE_DOORBELL_STRIDE));
+    pci_register_bar(pdev, SPYRE_BAR_DOORBELL, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->doorbells);
 
     pcie_endpoint_cap_init(pdev, 0x80);
     pcie_cap_flr_init(pdev);

@@ -173,7 +173,7 @@ enum spy_op_kind {
  * One library submission: a kernel SUBMIT or a host work item. Issued at
  * once when its dependencies exist in the kernel; otherwise deferred in its
  * stream's FIFO until they do (only host work creates points that do not
- * exist yet, see stream.c).
+ * exist yet, see stream_submit.c).
  */
 struct spy_op {
 	struct spy_op *next;
@@ -198,7 +198,8 @@ struct spyre_stream {
 	enum spyre_engine engine;	/* of the queue made at creation */
 	uint32_t priority;		/* DRM_SPYRE_PRIORITY_* of its queues */
 	/*
-	 * One kernel queue per engine, the second made on first use:
+	 * One kernel queue per engine, the second made on first use
+	 * (spy_stream_prepare, before any submission lock is taken):
 	 * launches go to compute, copies and fills to DMA, and a submission
 	 * on a queue other than the previous one's waits for the previous
 	 * point of the stream's timeline.
@@ -212,6 +213,9 @@ struct spyre_stream {
 	 * Taken before dev->lock.
 	 */
 	pthread_mutex_t submit_lock;
+	/* Serialises making the second queue (spy_stream_prepare); no other lock held. */
+	pthread_mutex_t queue_lock;
+	unsigned int queues_tried;	/* atomic: SPY_ENGINE_BIT of queues made or refused */
 	uint32_t timeline;		/* syncobj: point n = op n finished */
 	int refs;			/* stream itself + events recorded on it */
 	bool destroyed;
@@ -273,7 +277,7 @@ static inline void spy_stat_add(uint64_t *ctr, uint64_t n)
 	__atomic_fetch_add(ctr, n, __ATOMIC_RELAXED);
 }
 
-/* ---- submission engine (stream.c) ---- */
+/* ---- submission engine (stream*.c; recipes and others also stream_use.h) ---- */
 /* Enqueue @op on @s (under no lock); the op memory must stay valid until done. */
 int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op);
 void spy_flush_deferred_locked(spyre_device *dev);

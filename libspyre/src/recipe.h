@@ -7,6 +7,7 @@
 #define SPYRE_RECIPE_H_LIB
 
 #include "internal.h"
+#include "stream_use.h"
 
 #define MAX_EVENTS 16
 
@@ -67,7 +68,7 @@ struct instance {
 	struct drm_spyre_cmd *cmds;
 	struct drm_spyre_bo_range *ranges;
 	struct spyre_buf *args;
-	unsigned int outstanding;
+	unsigned int outstanding;	/* atomic: its ops not issued yet */
 	unsigned int index;
 	struct spy_dep *scal_dep;	/* per node: its last scalar copy (ref held) */
 };
@@ -106,6 +107,15 @@ struct spyre_recipe {
 	struct patch *patches;
 	unsigned int npatches;
 	struct instance *inst;		/* depth of them */
+	/* Per stream slot: the engines its nodes run on (SPY_ENGINE_BIT). */
+	unsigned int *slot_engines;
+	/*
+	 * A launch's new ws_last and scal_dep entries, collected while it
+	 * enqueues and stored with one spy_deps_hold at its end (2 x nnodes;
+	 * under r->lock).
+	 */
+	struct spy_dep **hold_slots;
+	struct spy_dep *hold_vals;
 };
 
 /* recipe_launch.c: the per-launch copies of the commands, made at finalize. */

@@ -6,6 +6,12 @@
  * commands (one "instance" per launch in flight) and enqueues the nodes in
  * their issue order: nothing is allocated and each SUBMIT node costs one
  * ioctl. Building is in recipe_build.c.
+ *
+ * Streams are used through stream_use.h only: their kernel queues are made
+ * ready before the launch takes r->lock, each node is one spy_op_enqueue,
+ * and the stream references the recipe keeps (the workspace copies' last
+ * users, the scalar blocks' last copies) are stored with one lock at the
+ * end of the launch.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +22,7 @@ static void inst_done(struct spy_op *op)
 {
 	struct instance *in = op->user2;
 
-	in->outstanding--;
+	__atomic_sub_fetch(&in->outstanding, 1, __ATOMIC_RELEASE);
 	spy_dev_wake_locked(in->r->dev);
 }
 
@@ -33,8 +39,18 @@ int spy_recipe_make_instances(spyre_recipe *r)
 	unsigned int k, i;
 
 	r->inst = calloc(r->depth, sizeof(*r->inst));
-	if (!r->inst)
+	r->slot_engines = calloc(r->nstreams ? r->nstreams : 1, sizeof(*r->slot_engines));
+	r->hold_slots = calloc(2 * r->nnodes + 1, sizeof(*r->hold_slots));
+	r->hold_vals = calloc(2 * r->nnodes + 1, sizeof(*r->hold_vals));
+	if (!r->inst || !r->slot_engines || !r->hold_slots || !r->hold_vals)
 		return -ENOMEM;
+	for (i = 0; i < r->nnodes; i++) {
+		const struct rnode *n = &r->nodes[i];
+		int e = n->host ? -1 : spy_cmds_engine(r->tmpl + n->cmd0, n->ncmds);
+
+		if (e >= 0)
+			r->slot_engines[n->stream] |= SPY_ENGINE_BIT(e);
+	}
 	for (k = 0; k < r->depth; k++) {
 		struct instance *in = &r->inst[k];
 
@@ -79,7 +95,7 @@ void spy_recipe_free_instances(spyre_recipe *r)
 	/* Wait until no launch still needs the instances. */
 	pthread_mutex_lock(&dev->lock);
 	for (k = 0; r->inst && k < r->depth; k++)
-		while (r->inst[k].outstanding)
+		while (__atomic_load_n(&r->inst[k].outstanding, __ATOMIC_ACQUIRE))
 			spy_dev_wait_locked(dev);
 	for (k = 0; r->ws_last && k < r->nws * r->nstreams; k++)
 		if (r->ws_last[k].s)
@@ -103,6 +119,12 @@ void spy_recipe_free_instances(spyre_recipe *r)
 	}
 	free(r->inst);
 	r->inst = NULL;
+	free(r->slot_engines);
+	free(r->hold_slots);
+	free(r->hold_vals);
+	r->slot_engines = NULL;
+	r->hold_slots = NULL;
+	r->hold_vals = NULL;
 }
 
 /* Point a patched field at @handle + @offset (@size for argument ranges). */
@@ -239,18 +261,13 @@ static int add_dep(struct spy_op *op, struct spyre_stream *s, uint64_t point)
 	return 0;
 }
 
-/* Remember that stream slot @slot of the launch on workspace copy @w ends at @point of @s. */
-static void ws_used(spyre_recipe *r, unsigned int w, unsigned int slot, struct spyre_stream *s,
-		    uint64_t point)
+/* Collect: dependency slot @slot is to hold @point of @s (stored by spy_deps_hold). */
+static void hold(spyre_recipe *r, unsigned int *nhold, struct spy_dep *slot,
+		 struct spyre_stream *s, uint64_t point)
 {
-	struct spy_dep *d = &r->ws_last[w * r->nstreams + slot];
-
-	pthread_mutex_lock(&r->dev->lock);
-	s->refs++;
-	if (d->s)
-		spy_stream_put_locked(d->s);
-	*d = (struct spy_dep){ s, point };
-	pthread_mutex_unlock(&r->dev->lock);
+	r->hold_slots[*nhold] = slot;
+	r->hold_vals[*nhold] = (struct spy_dep){ s, point };
+	(*nhold)++;
 }
 
 /*
@@ -268,9 +285,7 @@ static void put_scalars(spyre_recipe *r, struct instance *in, const void *scalar
 		if (!d->s)
 			continue;
 		spy_stream_wait_point(d->s, d->point);
-		pthread_mutex_lock(&r->dev->lock);
-		spy_stream_put_locked(d->s);
-		pthread_mutex_unlock(&r->dev->lock);
+		spy_stream_put(d->s);
 		d->s = NULL;
 	}
 	memcpy(r->scal_map + (size_t)in->index * r->scal_stride, scalars, r->scal_size);
@@ -289,7 +304,7 @@ int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
 	static const char *call = "spyre_recipe_launch";
 	spyre_device *dev;
 	struct instance *in;
-	unsigned int i, k, w;
+	unsigned int i, k, w, nhold = 0;
 	int ret;
 
 	if (!r || !streams)
@@ -309,17 +324,24 @@ int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
 		if (!s)
 			return spy_err(-EINVAL, "%s: %s: stream slot %u is NULL", call, dev->name,
 				       r->nodes[i].stream);
-		if (s->dev != dev)
+		if (spy_stream_device(s) != dev)
 			return spy_err(-EXDEV, "%s: stream slot %u belongs to %s, not %s", call,
-				       r->nodes[i].stream, s->dev->name, dev->name);
+				       r->nodes[i].stream, spy_stream_device(s)->name, dev->name);
 	}
+	/* a queue a stream lacks (a launch on a DMA stream) is made here, not under r->lock */
+	for (i = 0; i < r->nstreams; i++)
+		if (r->slot_engines[i] && streams[i])
+			spy_stream_prepare(streams[i], r->slot_engines[i]);
 	pthread_mutex_lock(&r->lock);
 	in = &r->inst[r->launches % r->depth];
 	w = r->launches % r->nws;
-	pthread_mutex_lock(&dev->lock);
-	while (in->outstanding)
-		spy_dev_wait_locked(dev);
-	pthread_mutex_unlock(&dev->lock);
+	/* the instance's launch of depth ago is normally long issued: no lock then */
+	if (__atomic_load_n(&in->outstanding, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&dev->lock);
+		while (__atomic_load_n(&in->outstanding, __ATOMIC_ACQUIRE))
+			spy_dev_wait_locked(dev);
+		pthread_mutex_unlock(&dev->lock);
+	}
 	ret = bind(r, in, args);
 	if (ret) {
 		pthread_mutex_unlock(&r->lock);
@@ -329,7 +351,7 @@ int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
 	if (r->scal_size)
 		put_scalars(r, in, scalars);
 	r->launches++;
-	in->outstanding = r->nnodes;
+	__atomic_store_n(&in->outstanding, r->nnodes, __ATOMIC_RELAXED);
 	for (k = 0; k < r->nnodes; k++) {
 		unsigned int ni = r->order[k], j;
 		struct rnode *n = &r->nodes[ni];
@@ -353,17 +375,16 @@ int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
 		}
 		if (!ret)
 			ret = spy_op_enqueue(streams[n->stream], op);
+		/* the workspace copy's users and the scalar block's last copy */
 		if (!ret && n->last && r->ws_size)
-			ws_used(r, w, n->stream, streams[n->stream], op->point);
-		if (!ret && n->scalars) {
-			pthread_mutex_lock(&dev->lock);
-			streams[n->stream]->refs++;
-			in->scal_dep[ni] = (struct spy_dep){ streams[n->stream], op->point };
-			pthread_mutex_unlock(&dev->lock);
-		}
+			hold(r, &nhold, &r->ws_last[w * r->nstreams + n->stream],
+			     streams[n->stream], op->point);
+		if (!ret && n->scalars)
+			hold(r, &nhold, &in->scal_dep[ni], streams[n->stream], op->point);
 		if (ret) {
+			spy_deps_hold(dev, r->hold_slots, r->hold_vals, nhold);
 			pthread_mutex_lock(&dev->lock);
-			in->outstanding -= r->nnodes - k;
+			__atomic_sub_fetch(&in->outstanding, r->nnodes - k, __ATOMIC_RELEASE);
 			spy_dev_wake_locked(dev);
 			pthread_mutex_unlock(&dev->lock);
 			pthread_mutex_unlock(&r->lock);
@@ -371,6 +392,7 @@ int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
 					   "earlier ones were issued)", k + 1, r->nnodes);
 		}
 	}
+	spy_deps_hold(dev, r->hold_slots, r->hold_vals, nhold);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }
@@ -406,16 +428,10 @@ int spyre_recipe_step_times(spyre_recipe *r, uint64_t *ns, unsigned int count)
 	in = &r->inst[(r->launches - 1) % r->depth];
 	for (i = 0; i < r->nnodes; i++) {
 		const struct spy_op *op = &in->ops[i];
-		uint64_t done = 0;
-		bool issued;
 
 		if (op->kind != SPY_OP_SUBMIT)
 			continue;
-		pthread_mutex_lock(&r->dev->lock);
-		issued = op->s->issued_point >= op->point;
-		pthread_mutex_unlock(&r->dev->lock);
-		if (!issued || r->dev->ops->syncobj_query(r->dev, op->s->timeline, &done) ||
-		    done < op->point)
+		if (!spy_stream_point_done(op->s, op->point))
 			return spy_err(-EBUSY, "%s: %s: the last launch has not completed", call,
 				       r->dev->name);
 	}

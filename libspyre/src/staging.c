@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "stream_use.h"
 
 #define STAGING_CHUNK (4ull << 20)
 
@@ -24,18 +25,6 @@ void spy_staging_init(spyre_device *dev)
 	pthread_mutex_init(&dev->staging_lock, NULL);
 }
 
-static bool point_done(struct spyre_stream *s, uint64_t point)
-{
-	spyre_device *dev = s->dev;
-	uint64_t done = 0;
-	bool issued;
-
-	pthread_mutex_lock(&dev->lock);
-	issued = s->issued_point >= point;
-	pthread_mutex_unlock(&dev->lock);
-	return issued && !dev->ops->syncobj_query(dev, s->timeline, &done) && done >= point;
-}
-
 /* Free the blocks whose copies completed (all of them if @wait). Under staging_lock. */
 static void collect_locked(spyre_device *dev, bool wait)
 {
@@ -44,15 +33,13 @@ static void collect_locked(spyre_device *dev, bool wait)
 	while ((e = *pp)) {
 		if (wait)
 			spy_stream_wait_point(e->s, e->point);
-		else if (!point_done(e->s, e->point)) {
+		else if (!spy_stream_point_done(e->s, e->point)) {
 			pp = &e->next;
 			continue;
 		}
 		*pp = e->next;
 		spyre_pool_free(dev->staging, &e->buf);
-		pthread_mutex_lock(&dev->lock);
-		spy_stream_put_locked(e->s);
-		pthread_mutex_unlock(&dev->lock);
+		spy_stream_put(e->s);
 		free(e);
 	}
 }
@@ -101,9 +88,7 @@ void spy_staging_release_after(spyre_device *dev, const struct spyre_buf *buf,
 		spy_staging_free(dev, buf);
 		return;
 	}
-	pthread_mutex_lock(&dev->lock);
-	s->refs++;
-	pthread_mutex_unlock(&dev->lock);
+	spy_stream_get(s);
 	e->buf = *buf;
 	e->s = s;
 	e->point = point;

@@ -125,7 +125,7 @@ TEST(graph_thousands_of_inputs_and_outputs)
 	struct spyre_device_stats s0, s1;
 	spyre_compiled *k, *k2;
 	struct io *io = calloc(1, sizeof(*io));
-	spyre_graph *g;
+	spyre_graph *g = NULL; /* set by build(), which aborts the test on failure */
 	struct tctx c;
 	int64_t bad;
 	size_t len;

@@ -1219,6 +1219,37 @@ TEST(ops_threads_shared_cache)
 	OK(spyre_ops_destroy(ops));
 }
 
+/*
+ * Eager ops launch outside the cache lock, holding a use of their entry: with
+ * room for one entry every build evicts the entry another thread may be
+ * launching right then, which must stay alive until that launch is queued
+ * (ASan and TSan builds check the lifetime) and compute the right values.
+ */
+TEST(ops_threads_evicting_cache)
+{
+	struct eager_thread w[4];
+	struct spyre_ops_stats st;
+	pthread_t th[4];
+	spyre_ops *ops;
+	int i;
+
+	OK(spyre_ops_create(dev, 1, &ops));
+	for (i = 0; i < 4; i++) {
+		w[i] = (struct eager_thread){ dev, ops, i, 0 };
+		pthread_create(&th[i], NULL, eager_worker, &w[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(!w[i].bad, "thread %d failed (%d)", i, w[i].bad);
+	}
+	OK(spyre_ops_get_stats(ops, &st));
+	CHECK(st.launches == 80 && st.entries == 1 && st.evictions == st.misses - 1,
+	      "launches %llu entries %llu evictions %llu misses %llu",
+	      (unsigned long long)st.launches, (unsigned long long)st.entries,
+	      (unsigned long long)st.evictions, (unsigned long long)st.misses);
+	OK(spyre_ops_destroy(ops));
+}
+
 TEST(ops_matmul_strided_operands)
 {
 	/* A^T @ B with A stored [K, M]: the library makes A contiguous first */

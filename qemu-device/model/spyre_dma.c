@@ -4,6 +4,7 @@
  * scatter-list walking. Payloads move with the embedder's lock dropped.
  */
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 #define SG_BATCH		64
 #define CHUNK			(1u << 20)
@@ -18,6 +19,8 @@ uint32_t card_dma_check(struct spyre_model *m, const struct card_cmd *c)
 	uint64_t off = spyre_le64_to_cpu(d->host_off);
 	uint64_t size = m->cfg.mem_size;
 
+	if (c->ctx)
+		return card_va_dma_check(m, d);
 	if (d->flags || dir > SPYRE_DMA_FILL || d->rsvd || d->rsvd2)
 		return SPYRE_CMD_ERR_INVALID;
 	if (dir != SPYRE_DMA_D2D && src)
@@ -142,32 +145,37 @@ static uint32_t local_fill(struct spyre_model *m, uint64_t dst, uint32_t pattern
 	return SPYRE_CMD_OK;
 }
 
-/* Execute a checked DMA command; the caller accounts its device time. */
-uint32_t card_dma_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c)
+/* The payload of a checked physical-mode DMA (the lock is dropped). */
+static uint32_t run_phys(struct spyre_model *m, const struct spyre_hw_dma *d)
 {
-	const struct spyre_hw_dma *d = &c->desc.dma;
 	unsigned int dir = spyre_le16_to_cpu(d->dir);
 	uint64_t len = spyre_le64_to_cpu(d->len);
 	uint64_t dst = spyre_le64_to_cpu(d->dev_addr);
-	uint32_t st;
 
-	if (!len)
-		return SPYRE_CMD_OK;
-	card_unlock(m, (int)ring);
 	switch (dir) {
 	case SPYRE_DMA_H2D:
 	case SPYRE_DMA_D2H:
-		st = card_sg_xfer(m, spyre_le64_to_cpu(d->sg_addr),
-				   spyre_le32_to_cpu(d->sg_count), spyre_le64_to_cpu(d->host_off),
-				   m->devmem + dst, len, dir == SPYRE_DMA_D2H);
-		break;
+		return card_sg_xfer(m, spyre_le64_to_cpu(d->sg_addr),
+				     spyre_le32_to_cpu(d->sg_count), spyre_le64_to_cpu(d->host_off),
+				     m->devmem + dst, len, dir == SPYRE_DMA_D2H);
 	case SPYRE_DMA_D2D:
-		st = local_copy(m, dst, spyre_le64_to_cpu(d->dev_src), len);
-		break;
+		return local_copy(m, dst, spyre_le64_to_cpu(d->dev_src), len);
 	default:
-		st = local_fill(m, dst, spyre_le32_to_cpu(d->fill), len);
-		break;
+		return local_fill(m, dst, spyre_le32_to_cpu(d->fill), len);
 	}
+}
+
+/* Execute a checked DMA command; the caller accounts its device time. */
+uint32_t card_dma_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c,
+		       struct card_va *v)
+{
+	const struct spyre_hw_dma *d = &c->desc.dma;
+	uint32_t st;
+
+	if (!d->len)
+		return SPYRE_CMD_OK;
+	card_unlock(m, (int)ring);
+	st = v ? card_va_dma_run(m, v, d) : run_phys(m, d);
 	card_lock(m);
 	if (card_abort_pending(m))
 		return CARD_CMD_ABORTED;

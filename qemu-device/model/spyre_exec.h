@@ -22,6 +22,8 @@ struct card_bind {
 	uint64_t slot_len[SPYRE_MAX_ARGS];
 	uint64_t ws_addr;
 	uint64_t ws_len;
+	/* MMU context (interface 1.10): slot addresses are card VAs; NULL: physical */
+	struct card_va *va;
 };
 
 /* Per-token queue of signal times (data tokens are counting). */

@@ -12,15 +12,49 @@
 #include <stdlib.h>
 
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
+
+/* Write the ring's write-back record: 0, -1 (failed), 1 (a context's fault). */
+static int write_back(struct spyre_model *m, unsigned int n, const struct card_pending *p)
+{
+	struct card_ring *r = &m->rings[n];
+	const struct spyre_hw_ring_wb *wb = &p->wb;
+	uint64_t pa = r->wb;
+	bool dev = false;
+
+	/* a user-mode queue's write-back lives in its context (1.10) */
+	if (r->ring_va && !card_va_record(m, r->ctx, &pa, &dev)) {
+		card_mmu_fault_commit(m, n, false);
+		return 1;
+	}
+	if (dev)
+		memcpy(m->devmem + pa, wb, sizeof(*wb));
+	else if (m->ops.host_write(m->opaque, pa, wb, sizeof(*wb)))
+		return -1;
+	/* a counter other queues may WAIT_MEM on */
+	card_wait_mem_note(m, !dev, pa, spyre_le64_to_cpu(wb->completed_seqno), p->ns);
+	return 0;
+}
 
 /* Make one completion visible; false (and a ring error) if a write failed. */
 static bool emit(struct spyre_model *m, unsigned int n, const struct card_pending *p)
 {
-	struct card_ring *r = &m->rings[n];
+	int wb;
 
-	if ((p->has_rec &&
-	     m->ops.host_write(m->opaque, p->rec_addr, &p->rec, sizeof(p->rec))) ||
-	    m->ops.host_write(m->opaque, r->wb, &p->wb, sizeof(p->wb))) {
+	if (p->has_rec && p->rec_dev)	/* translated into device memory */
+		memcpy(m->devmem + p->rec_addr, &p->rec, sizeof(p->rec));
+	if (p->has_rec && !p->rec_dev &&
+	    m->ops.host_write(m->opaque, p->rec_addr, &p->rec, sizeof(p->rec))) {
+		card_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
+		return false;
+	}
+	if (p->has_rec)
+		card_wait_mem_note(m, !p->rec_dev, p->rec_addr, spyre_le64_to_cpu(p->rec.seqno),
+				   p->ns);
+	wb = write_back(m, n, p);
+	if (wb > 0)
+		return true;	/* no write-back: no interrupt either; the fault says why */
+	if (wb < 0) {
 		card_ring_error(m, n, SPYRE_RING_ERR_WRITEBACK);
 		return false;
 	}
@@ -58,13 +92,15 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	uint64_t rec_addr = spyre_le64_to_cpu(d->record_addr);
 	bool sem = d->flags & SPYRE_DESC_F_SEM;
 	uint32_t sem_idx = spyre_le16_to_cpu(d->sem);
-	bool bad;
+	/* in an MMU context a record must not straddle two pages */
+	uint64_t align = c->ctx ? sizeof(p.rec) - 1 : 7;
+	bool bad, rec_fault = false;
 
 	memset(&p, 0, sizeof(p));
 	bad = (d->flags & ~(SPYRE_DESC_F_IRQ | SPYRE_DESC_F_SEM)) || d->rsvd1 ||
-	      !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || (rec_addr & 7);
-	if (sem)
-		bad |= sem_idx >= m->cfg.num_sems;
+	      !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || (rec_addr & align);
+	if (sem)	/* card-wide: for driver-written rings only (1.10) */
+		bad |= sem_idx >= m->cfg.num_sems || r->ctx;
 	else
 		bad |= sem_idx || d->sem_value;
 	if (bad && r->job.status == SPYRE_CMD_OK) {
@@ -73,15 +109,19 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 		r->job.error_index = c->index;
 	}
 	/* Failed or not, the job is over: release the rings waiting for it. */
-	if (sem && sem_idx < m->cfg.num_sems)
+	if (sem && sem_idx < m->cfg.num_sems && !r->ctx)
 		card_sem_signal_wake(m, sem_idx, spyre_le64_to_cpu(d->sem_value), t,
 				      r->job.status != SPYRE_CMD_OK);
 	card_event(m, SPYRE_MODEL_EV_FENCE, n, seqno, r->job.status);
 	r->ready_ns = t;
 	p.ns = t;
 	p.irq = d->flags & SPYRE_DESC_F_IRQ;
-	p.has_rec = !(rec_addr & 7);	/* a misaligned record is not written */
+	p.has_rec = !(rec_addr & align);	/* a misaligned record is not written */
 	p.rec_addr = rec_addr;
+	if (c->ctx && p.has_rec) {
+		rec_fault = !card_va_record(m, c->ctx, &p.rec_addr, &p.rec_dev);
+		p.has_rec = !rec_fault;
+	}
 	p.rec.seqno = spyre_cpu_to_le64(seqno);
 	p.rec.status = spyre_cpu_to_le32(r->job.status);
 	p.rec.error_index = spyre_cpu_to_le32(r->job.status ? r->job.error_index : 0);
@@ -108,6 +148,8 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	r->head -= 1;
 	memset(&r->job, 0, sizeof(r->job));
 	r->skipping = false;
+	if (rec_fault)	/* no record: the fault registers and interrupt tell */
+		card_mmu_fault_commit(m, n, false);
 
 	if (m->cfg.pacing && (r->npend || t > card_now(m))) {
 		if (enqueue(r, &p))

@@ -48,6 +48,7 @@ struct card_pending {
 	uint64_t ns;
 	uint64_t rec_addr;
 	bool has_rec;
+	bool rec_dev;		/* rec_addr is device memory (a translated record) */
 	bool irq;
 	struct spyre_hw_completion rec;	/* little endian, as written */
 	struct spyre_hw_ring_wb wb;
@@ -69,6 +70,9 @@ struct card_job {
 	uint32_t fault_insn;
 	uint16_t fault_core, fault_space;
 	uint64_t fault_addr;
+	/* SET_CTX (1.10): the MMU context of the job's commands from there on */
+	bool ctx_set;
+	uint32_t ctx;
 };
 
 struct card_ring {
@@ -83,6 +87,8 @@ struct card_ring {
 	/* Latched configuration. */
 	uint64_t base, wb;
 	uint32_t entries;
+	uint32_t ctx;		/* SPYRE_RING_CTX: MMU context, 0 physical (1.10) */
+	bool ring_va;		/* SPYRE_RING_CTX_VA: ring and write-back are card VAs */
 
 	struct card_doorbell db[CARD_DB_QUEUE];
 	unsigned int db_count;
@@ -92,6 +98,7 @@ struct card_ring {
 	bool hung;		/* fault: the current command never completes */
 	bool need_tail;		/* a LAUNCH waits for its ARGS to be doorbelled */
 	bool sem_blocked;	/* SEM_WAIT not satisfied yet */
+	bool mem_blocked;	/* WAIT_MEM not satisfied yet (1.10) */
 	uint32_t fault;		/* armed one-shot SPYRE_FAULT_* */
 	struct card_job job;
 
@@ -114,6 +121,7 @@ struct card_cmd {
 	uint32_t index;		/* ring index of the first descriptor */
 	uint32_t ndesc;		/* descriptors consumed (LAUNCH + ARGS) */
 	uint64_t avail_ns;	/* doorbell time of its last descriptor */
+	uint32_t ctx;		/* its ring's MMU context: addresses are card VAs if set */
 	union spyre_hw_desc desc;	/* as fetched: little endian */
 	uint32_t nargs;
 	uint64_t arg_addr[SPYRE_MAX_ARGS];
@@ -162,6 +170,7 @@ struct spyre_model {
 	uint64_t dma_count;
 
 	struct card_exec *exec; /* program execution engine (scratchpads) */
+	struct card_mmu *mmu;	/* the card MMU (spyre_mmu.c) */
 };
 
 /* True when the @n bytes at @p (a reserved field) are all zero. */
@@ -271,7 +280,10 @@ uint64_t card_time_cycles(const struct spyre_timing *t, uint64_t cycles);
 enum card_engine card_dma_engine(unsigned int dir);
 
 /* spyre_dma.c */
-uint32_t card_dma_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c);
+struct card_va;
+/* @v: the ring's MMU context (its addresses are card VAs), or NULL: physical */
+uint32_t card_dma_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c,
+		       struct card_va *v);
 uint32_t card_dma_check(struct spyre_model *m, const struct card_cmd *c);
 uint32_t card_sg_xfer(struct spyre_model *m, uint64_t sg_addr, uint32_t sg_count,
 		       uint64_t host_off, uint8_t *dev, uint64_t len, bool to_host);

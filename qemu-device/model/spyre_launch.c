@@ -9,6 +9,7 @@
 
 #include "spyre_exec.h"
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the program decoder assumes a little-endian host"
@@ -17,7 +18,8 @@
 uint32_t card_launch_check(struct spyre_model *m, const struct card_cmd *c)
 {
 	const struct spyre_hw_launch *d = &c->desc.launch;
-	uint64_t size = m->cfg.mem_size;
+	/* in an MMU context the ranges are card VAs, translated when used */
+	uint64_t size = c->ctx ? 1ull << SPYRE_MMU_VA_BITS : m->cfg.mem_size;
 	uint32_t i;
 
 	if ((d->flags & ~SPYRE_DESC_F_SCRUB) || d->rsvd ||
@@ -33,20 +35,33 @@ uint32_t card_launch_check(struct spyre_model *m, const struct card_cmd *c)
 	return SPYRE_CMD_OK;
 }
 
+/* Read @len program bytes at @off: from device memory, or fetched through the MMU. */
+static uint32_t prog_read(struct spyre_model *m, const struct card_cmd *c, struct card_va *v,
+			  uint64_t off, void *buf, uint64_t len)
+{
+	uint64_t addr = spyre_le64_to_cpu(c->desc.launch.prog_addr) + off;
+
+	if (v)
+		return card_va_copy(v, addr, buf, len, SPYRE_MMU_ACCESS_EXEC, CARD_VA_DEV);
+	memcpy(buf, m->devmem + addr, len);
+	return SPYRE_CMD_OK;
+}
+
 /* Check the header; copy and check the instructions. */
-static uint32_t load_program(struct spyre_model *m, const struct card_cmd *c,
+static uint32_t load_program(struct spyre_model *m, const struct card_cmd *c, struct card_va *v,
 			     struct spyre_insn **out, uint32_t *count)
 {
 	const struct spyre_hw_launch *d = &c->desc.launch;
 	uint64_t len = spyre_le64_to_cpu(d->prog_len);
-	const uint8_t *p = m->devmem + spyre_le64_to_cpu(d->prog_addr);
 	struct spyre_prog_header h;
 	struct spyre_insn *in;
 	uint32_t i, st;
 
 	if (len < sizeof(h))
 		return SPYRE_CMD_ERR_PROGRAM;
-	memcpy(&h, p, sizeof(h));
+	st = prog_read(m, c, v, 0, &h, sizeof(h));
+	if (st != SPYRE_CMD_OK)
+		return st;
 	if (h.magic != SPYRE_PROG_MAGIC || h.version != SPYRE_PROG_VERSION ||
 	    h.header_size != SPYRE_PROG_HEADER_SIZE || h.rsvd || h.rsvd2 ||
 	    h.num_insns < 1 || h.num_insns > SPYRE_PROG_MAX_INSNS ||
@@ -57,7 +72,11 @@ static uint32_t load_program(struct spyre_model *m, const struct card_cmd *c,
 	in = malloc((size_t)h.num_insns * sizeof(*in));
 	if (!in)
 		return SPYRE_CMD_ERR_PROGRAM;
-	memcpy(in, p + SPYRE_PROG_HEADER_SIZE, (size_t)h.num_insns * sizeof(*in));
+	st = prog_read(m, c, v, SPYRE_PROG_HEADER_SIZE, in, (size_t)h.num_insns * sizeof(*in));
+	if (st != SPYRE_CMD_OK) {
+		free(in);
+		return st;
+	}
 	for (i = 0; i < h.num_insns; i++) {
 		st = card_insn_check(&in[i], m->cfg.num_cores, c->nargs);
 		if (st != SPYRE_CMD_OK) {
@@ -76,10 +95,16 @@ uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct 
 	const struct spyre_hw_launch *d = &c->desc.launch;
 	struct spyre_insn *in = NULL;
 	struct card_bind b;
+	struct card_va v;
 	uint64_t ns = 0, base = m->cmd_start + m->cfg.timing.launch_latency_ns;
+	uint64_t fetch_at = m->cmd_start;
 	uint32_t n = 0, st, i;
 
 	memset(&b, 0, sizeof(b));
+	if (c->ctx) {
+		card_va_init(&v, m, c->ctx);
+		b.va = &v;
+	}
 	b.devmem = m->devmem;
 	b.nslots = c->nargs;
 	for (i = 0; i < c->nargs; i++) {
@@ -91,7 +116,9 @@ uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct 
 
 	m->exec->fault_insn = SPYRE_FAULT_INSN_NONE;	/* a bad program names none */
 	card_unlock(m, (int)ring);
-	st = load_program(m, c, &in, &n);
+	st = load_program(m, c, b.va, &in, &n);
+	if (st == SPYRE_CMD_OK && b.va)	/* the fetch waits for its table walks */
+		fetch_at = card_va_walk_end(b.va, &m->dram, m->cmd_start);
 	if (st == SPYRE_CMD_OK) {
 		/*
 		 * The program is read from LPDDR5 during the launch latency; its
@@ -102,7 +129,7 @@ uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct 
 						  (uint64_t)n * SPYRE_PROG_INSN_SIZE,
 						  m->cfg.timing.dram_bytes_per_us);
 
-		base = card_max64(base, card_dram_reserve(&m->dram, m->cmd_start, fetch));
+		base = card_max64(base, card_dram_reserve(&m->dram, fetch_at, fetch));
 		if (d->flags & SPYRE_DESC_F_SCRUB)
 			base += card_scrub_scratchpads(m->exec, &m->cfg.timing);
 		m->exec->abort = &m->abort_req;

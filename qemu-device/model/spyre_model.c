@@ -8,6 +8,7 @@
 
 #include "spyre_exec.h"
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 void spyre_model_config_defaults(struct spyre_model_config *cfg)
 {
@@ -31,6 +32,7 @@ void spyre_model_config_defaults(struct spyre_model_config *cfg)
 	cfg->timing.sfu_transc_elems = 32;
 	cfg->timing.unit_issue_cycles = 4;
 	cfg->timing.barrier_cycles = 64;
+	cfg->timing.mmu_walk_read_ns = 100;
 }
 
 static const char *check_config(const struct spyre_model_config *c)
@@ -72,13 +74,19 @@ struct spyre_model *spyre_model_new(const struct spyre_model_config *cfg,
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));
-	if (m)
+	if (m) {
 		m->exec = card_exec_new(cfg->num_cores);
+		m->mmu = card_mmu_new();
+	}
 	if (m && m->exec) {
 		m->exec->poison = cfg->poison;
 		m->exec->hazard_check = cfg->hazard_check;
 	}
-	if (!m || !m->exec) {
+	if (!m || !m->exec || !m->mmu) {
+		if (m) {
+			card_exec_free(m->exec);
+			card_mmu_free(m->mmu);
+		}
 		free(m);
 		if (err)
 			*err = "out of memory";
@@ -101,6 +109,7 @@ void spyre_model_free(struct spyre_model *m)
 	for (i = 0; i < SPYRE_MODEL_MAX_RINGS; i++)
 		free(m->rings[i].pend);
 	card_exec_free(m->exec);
+	card_mmu_free(m->mmu);
 	free(m);
 }
 
@@ -133,6 +142,7 @@ void spyre_model_reset(struct spyre_model *m)
 		card_ring_reset(m, &m->rings[i]);
 	}
 	card_sem_reset(m);
+	card_mmu_reset(m->mmu);
 }
 
 uint64_t spyre_model_now(struct spyre_model *m)
@@ -163,11 +173,13 @@ static bool ring_reg(struct spyre_model *m, uint32_t off, unsigned int *n, uint3
 uint32_t spyre_model_read(struct spyre_model *m, uint32_t off)
 {
 	unsigned int n;
-	uint32_t reg;
+	uint32_t reg, v;
 	uint64_t t;
 
 	if (off & 3)
 		goto bad;
+	if (card_mmu_reg_read(m, off, &v))
+		return v;
 	switch (off) {
 	case SPYRE_REG_ID:
 		return SPYRE_ID_MAGIC;
@@ -252,13 +264,19 @@ bool spyre_model_write_needs_quiesce(struct spyre_model *m, uint32_t off, uint32
 	       (val & SPYRE_RING_CTRL_RESET) && n == (uint32_t)m->exec_ring;
 }
 
-bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val)
+static bool model_write(struct spyre_model *m, uint32_t off, uint32_t val)
 {
 	unsigned int n;
 	uint32_t reg;
+	bool kick;
 
 	if (off & 3)
 		goto bad;
+	if (off >= SPYRE_REG_MMU_NUM_CTX && off <= SPYRE_REG_MMU_TLB_MISSES) {
+		if (!card_mmu_reg_write(m, off, val, &kick))
+			goto bad;
+		return kick;
+	}
 	switch (off) {
 	case SPYRE_REG_CTRL:
 		if (val & ~SPYRE_CTRL_RESET)
@@ -292,6 +310,17 @@ bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val)
 bad:
 	bad_access(m, off);
 	return false;
+}
+
+/*
+ * A register write may follow software's write of a counter a WAIT_MEM
+ * waits for (1.10): then it may make work runnable too.
+ */
+bool spyre_model_write(struct spyre_model *m, uint32_t off, uint32_t val)
+{
+	bool kick = model_write(m, off, val);
+
+	return card_wait_mem_pending(m) || kick;
 }
 
 uint64_t spyre_model_process(struct spyre_model *m)

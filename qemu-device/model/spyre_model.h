@@ -45,6 +45,7 @@ struct spyre_timing {
 	uint32_t sfu_transc_elems;	/* transcendental elements per cycle per core */
 	uint32_t unit_issue_cycles;	/* fixed cost of any program instruction */
 	uint32_t barrier_cycles;	/* a BARRIER: a signal round the core ring */
+	uint32_t mmu_walk_read_ns;	/* card MMU (1.10): one table level read: 100 */
 };
 
 struct spyre_model_config {

@@ -15,6 +15,7 @@
 #include "spyre_exec.h"
 #include "spyre_hw.h"
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 struct card_exec *card_exec_new(unsigned int cores)
 {
@@ -266,7 +267,7 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 	for (;;) {
 		uint32_t best = UINT32_MAX, i, st;
 		unsigned int bc = 0, bu = 0, c, u, k;
-		uint64_t best_t = UINT64_MAX, start, dur, dram_ns, end;
+		uint64_t best_t = UINT64_MAX, start, dur, dram_ns, end, at;
 		bool left = false;
 		const struct spyre_insn *in;
 
@@ -336,14 +337,17 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 			e->fault_core = bc;
 			return st;
 		}
+		at = best_t;
+		if (b->va && b->va->walk_reads && e->dram)	/* MMU table walks come first */
+			at = card_va_walk_end(b->va, e->dram, e->time_base + best_t) - e->time_base;
 		dur = card_insn_ns(t, in, e->lsu_addr, &dram_ns);
-		end = best_t + dur;
+		end = at + dur;
 		if (dram_ns && e->dram) {
 			/* LPDDR5 is shared by all cores and the DMA engines */
-			end = card_max64(end, card_dram_reserve(e->dram, e->time_base + best_t,
+			end = card_max64(end, card_dram_reserve(e->dram, e->time_base + at,
 								  dram_ns) - e->time_base);
 		} else if (dram_ns) {
-			e->dram_free = card_max64(e->dram_free, best_t) + dram_ns;
+			e->dram_free = card_max64(e->dram_free, at) + dram_ns;
 			end = card_max64(end, e->dram_free);
 		}
 		e->unit_free[bc][bu] = end;

@@ -4,11 +4,13 @@
  * errors. Command execution lives in spyre_sched.c.
  */
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 void card_ring_reset(struct spyre_model *m, struct card_ring *r)
 {
 	uint32_t base_lo = r->base_lo, base_hi = r->base_hi, size_log2 = r->size_log2;
-	uint32_t wb_lo = r->wb_lo, wb_hi = r->wb_hi, pend_cap = r->pend_cap;
+	uint32_t wb_lo = r->wb_lo, wb_hi = r->wb_hi, pend_cap = r->pend_cap, ctx = r->ctx;
+	bool ring_va = r->ring_va;
 	struct card_pending *pend = r->pend;
 
 	(void)m;
@@ -21,12 +23,15 @@ void card_ring_reset(struct spyre_model *m, struct card_ring *r)
 	r->size_log2 = size_log2;
 	r->wb_lo = wb_lo;
 	r->wb_hi = wb_hi;
+	r->ctx = ctx;
+	r->ring_va = ring_va;
 }
 
 /* Card reset: configuration registers read back as zero afterwards. */
 void card_ring_clear_config(struct card_ring *r)
 {
-	r->base_lo = r->base_hi = r->size_log2 = r->wb_lo = r->wb_hi = 0;
+	r->base_lo = r->base_hi = r->size_log2 = r->wb_lo = r->wb_hi = r->ctx = 0;
+	r->ring_va = false;
 }
 
 void card_ring_error(struct spyre_model *m, unsigned int n, uint32_t code)
@@ -70,6 +75,8 @@ uint32_t card_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 			st |= SPYRE_RING_STATUS_IDLE;
 		if (r->error)
 			st |= SPYRE_RING_STATUS_ERROR;
+		if (card_mmu_ctx_faulted(m->mmu, r->ctx))
+			st |= SPYRE_RING_STATUS_CTX_FAULT;
 		return st;
 	case SPYRE_RING_HEAD:
 		return r->head;
@@ -81,6 +88,8 @@ uint32_t card_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 		return n;
 	case SPYRE_RING_PROGRESS:
 		return __atomic_load_n(&r->progress, __ATOMIC_RELAXED);
+	case SPYRE_RING_CTX:
+		return r->ctx | (r->ring_va ? SPYRE_RING_CTX_VA : 0);
 	}
 	card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
 			 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
@@ -103,6 +112,13 @@ static void ring_enable(struct spyre_model *m, unsigned int n)
 		return;
 	}
 	bytes = (uint64_t)SPYRE_DESC_SIZE << r->size_log2;
+	/* a ring in a context's address space (a user-mode queue) needs a context */
+	if (r->ring_va && (!r->ctx || !card_range_ok(base, bytes, 1ull << SPYRE_MMU_VA_BITS) ||
+			   !card_range_ok(wb, sizeof(struct spyre_hw_ring_wb),
+					  1ull << SPYRE_MMU_VA_BITS))) {
+		card_ring_error(m, n, SPYRE_RING_ERR_BAD_CONFIG);
+		return;
+	}
 	if (base + bytes < base || wb + sizeof(struct spyre_hw_ring_wb) < wb) {
 		card_ring_error(m, n, SPYRE_RING_ERR_BAD_CONFIG);
 		return;
@@ -172,6 +188,12 @@ bool card_ring_write(struct spyre_model *m, unsigned int n, uint32_t reg, uint32
 	case SPYRE_RING_WB_HI:
 		cfg = &r->wb_hi;
 		break;
+	case SPYRE_RING_CTX:
+		if (r->enabled || (val & ~(SPYRE_RING_CTX_ID_MASK | SPYRE_RING_CTX_VA)))
+			break;
+		r->ctx = val & SPYRE_RING_CTX_ID_MASK;
+		r->ring_va = val & SPYRE_RING_CTX_VA;
+		return false;
 	case SPYRE_RING_CTRL:
 		if (val & ~(SPYRE_RING_CTRL_ENABLE | SPYRE_RING_CTRL_RESET))
 			break;

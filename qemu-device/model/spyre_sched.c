@@ -6,6 +6,7 @@
  */
 #include "spyre_exec.h"
 #include "spyre_internal.h"
+#include "spyre_mmu.h"
 
 enum step_result {
 	STEP_PROGRESS,		/* state changed: look again */
@@ -43,18 +44,37 @@ static void consume(struct card_ring *r, uint32_t ndesc)
 	}
 }
 
-static bool runnable(const struct card_ring *r)
+/*
+ * A ring whose MMU context faulted stops, except that the faulting ring
+ * still skips to the FENCE of the failed job to report it.
+ */
+static bool runnable(struct spyre_model *m, const struct card_ring *r)
 {
 	return r->enabled && !r->error && !r->hung && !r->need_tail && !r->sem_blocked &&
-	       r->head != r->tail;
+	       !r->mem_blocked && r->head != r->tail &&
+	       ((r->skipping && !r->ring_va) || !card_mmu_ctx_faulted(m->mmu, r->ctx));
 }
 
+/*
+ * Read the descriptor of ring index @idx: 0, -1 when the host read failed
+ * (a ring error), 1 when a ring in a context's address space faulted (the
+ * context is stopped; the descriptor is fetched again once it resumes).
+ */
 static int fetch(struct spyre_model *m, struct card_ring *r, uint32_t idx,
 		 union spyre_hw_desc *desc)
 {
 	uint64_t addr = r->base + (uint64_t)(idx & (r->entries - 1)) * SPYRE_DESC_SIZE;
+	uint32_t st;
 
-	return m->ops.host_read(m->opaque, addr, desc, SPYRE_DESC_SIZE);
+	if (r->ring_va) {
+		st = card_va_ring_read(m, r->ctx, addr, desc, SPYRE_DESC_SIZE);
+		if (st == SPYRE_CMD_ERR_PAGE_FAULT) {
+			card_mmu_fault_commit(m, (unsigned int)(r - m->rings), false);
+			return 1;
+		}
+		return st == SPYRE_CMD_OK ? 0 : -1;
+	}
+	return m->ops.host_read(m->opaque, addr, desc, SPYRE_DESC_SIZE) ? -1 : 0;
 }
 
 static void clear_fault(struct spyre_model *m, unsigned int n)
@@ -96,6 +116,8 @@ static void job_fail(struct spyre_model *m, struct card_ring *r, const struct ca
 	}
 	r->skipping = true;
 	consume(r, c->ndesc);
+	if (status == SPYRE_CMD_ERR_PAGE_FAULT)
+		card_mmu_fault_commit(m, (unsigned int)(r - m->rings), true);
 }
 
 /* Decode the ARGS descriptors that follow a LAUNCH. */
@@ -107,6 +129,7 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	uint32_t ndesc = SPYRE_DESC_ARGS(nargs);
 	union spyre_hw_desc d;
 	uint32_t i, j, count;
+	int f;
 
 	*status = SPYRE_CMD_OK;
 	if (nargs > SPYRE_MAX_ARGS) {
@@ -121,8 +144,10 @@ static enum step_result fetch_args(struct spyre_model *m, unsigned int n,
 	c->nargs = nargs;
 	c->avail_ns = doorbell_time(r, c->index + ndesc);
 	for (i = 0; i < ndesc; i++) {
-		if (fetch(m, r, c->index + 1 + i, &d)) {
-			card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+		f = fetch(m, r, c->index + 1 + i, &d);
+		if (f) {
+			if (f < 0)
+				card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
 			return STEP_BLOCKED;
 		}
 		count = spyre_le16_to_cpu(d.args.count);
@@ -149,6 +174,8 @@ static uint32_t do_timestamp(struct spyre_model *m, const struct card_cmd *c, ui
 	if ((d->flags & ~SPYRE_DESC_F_DEVMEM) || d->rsvd || d->rsvd1 || d->rsvd2 ||
 	    !card_all_zero(d->rsvd3, sizeof(d->rsvd3)))
 		return SPYRE_CMD_ERR_INVALID;
+	if (c->ctx)
+		return card_va_timestamp(m, c, &v);
 	if (d->flags & SPYRE_DESC_F_DEVMEM) {
 		if (!card_range_ok(addr, 8, m->cfg.mem_size))
 			return SPYRE_CMD_ERR_BOUNDS;
@@ -159,13 +186,29 @@ static uint32_t do_timestamp(struct spyre_model *m, const struct card_cmd *c, ui
 			     spyre_le64_to_cpu(d->host_off), (uint8_t *)&v, 8, true);
 }
 
-static uint32_t check_sem(struct spyre_model *m, const struct spyre_hw_sem *d)
+/*
+ * Semaphores are card-wide, so only driver-written rings (context 0) may
+ * use them (1.10): a queue a process writes could otherwise release or
+ * hold another process's jobs.
+ */
+static uint32_t check_sem(struct spyre_model *m, const struct card_ring *r,
+			  const struct spyre_hw_sem *d)
 {
 	uint8_t flags = d->opcode == SPYRE_OP_SEM_WAIT ? SPYRE_DESC_F_ERR : 0;
 
-	if ((d->flags & ~flags) || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)))
+	if ((d->flags & ~flags) || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) ||
+	    r->ctx)
 		return SPYRE_CMD_ERR_INVALID;
 	if (spyre_le16_to_cpu(d->sem) >= m->cfg.num_sems)
+		return SPYRE_CMD_ERR_INVALID;
+	return SPYRE_CMD_OK;
+}
+
+/* SET_CTX is privileged: only a driver-written ring (context 0) switches. */
+static uint32_t check_set_ctx(const struct card_ring *r, const struct spyre_hw_set_ctx *d)
+{
+	if (d->flags || d->rsvd || !card_all_zero(d->rsvd2, sizeof(d->rsvd2)) || r->ctx ||
+	    spyre_le16_to_cpu(d->ctx) >= SPYRE_MMU_NUM_CTX)
 		return SPYRE_CMD_ERR_INVALID;
 	return SPYRE_CMD_OK;
 }
@@ -211,11 +254,17 @@ static enum step_result run_engine_cmd(struct spyre_model *m, unsigned int n,
 	} else {
 		unsigned int dir = spyre_le16_to_cpu(c->desc.dma.dir);
 		uint64_t len = spyre_le64_to_cpu(c->desc.dma.len);
+		struct card_va v;
+		uint64_t at = start;	/* after the MMU's table walks, if any */
 
-		st = card_dma_run(m, n, c);
-		dur = card_time_dma(&m->cfg.timing, dir, len);
+		if (c->ctx)
+			card_va_init(&v, m, c->ctx);
+		st = card_dma_run(m, n, c, c->ctx ? &v : NULL);
+		if (c->ctx && st == SPYRE_CMD_OK)
+			at = card_va_walk_end(&v, &m->dram, start);
+		dur = at - start + card_time_dma(&m->cfg.timing, dir, len);
 		if (st == SPYRE_CMD_OK)
-			dur = card_max64(dur, dma_dram_end(m, dir, len, start) - start);
+			dur = card_max64(dur, dma_dram_end(m, dir, len, at) - start);
 	}
 	if (st == CARD_CMD_ABORTED)
 		return STEP_ABORT;
@@ -243,16 +292,21 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 	uint32_t st = SPYRE_CMD_OK;
 	uint64_t start;
 	const union spyre_hw_desc *d = &c.desc;
+	int f;
 
 	memset(&c, 0, sizeof(c));
 	c.index = r->head;
 	c.ndesc = 1;
 	c.avail_ns = doorbell_time(r, c.index);
-	if (fetch(m, r, c.index, &c.desc)) {
-		card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
-		return STEP_PROGRESS;
+	f = fetch(m, r, c.index, &c.desc);
+	if (f) {
+		if (f < 0)
+			card_ring_error(m, n, SPYRE_RING_ERR_FETCH);
+		return STEP_PROGRESS;	/* a ring error or a stopped context */
 	}
 	card_event(m, SPYRE_MODEL_EV_DESC, n, c.index, d->hdr.opcode);
+	/* a FENCE always writes in the ring's context: the driver's records stay its own */
+	c.ctx = r->job.ctx_set && d->hdr.opcode != SPYRE_OP_FENCE ? r->job.ctx : r->ctx;
 	if (r->skipping && d->hdr.opcode != SPYRE_OP_FENCE) {
 		scrub_unrun_launch(m, d);
 		consume(r, 1);		/* commands after a failure do not run */
@@ -286,10 +340,16 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		break;
 	case SPYRE_OP_SEM_SIGNAL:
 	case SPYRE_OP_SEM_WAIT:
-		st = check_sem(m, &d->sem);
+		st = check_sem(m, r, &d->sem);
 		break;
 	case SPYRE_OP_TIMESTAMP:
 	case SPYRE_OP_FENCE:
+		break;
+	case SPYRE_OP_SET_CTX:
+		st = check_set_ctx(r, &d->set_ctx);
+		break;
+	case SPYRE_OP_WAIT_MEM:
+		st = card_wait_mem_check(&c);
 		break;
 	default:	/* ARGS outside a LAUNCH, unknown opcodes */
 		st = SPYRE_CMD_ERR_INVALID;
@@ -318,6 +378,22 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 			job_fail(m, r, &c, SPYRE_CMD_ERR_DEP, r->ready_ns);
 			return STEP_PROGRESS;
 		}
+	}
+	if (d->hdr.opcode == SPYRE_OP_WAIT_MEM) {
+		uint64_t reached, begin = card_max64(r->ready_ns, c.avail_ns);
+		int got = card_wait_mem_poll(m, &c, &reached, &st);
+
+		if (got < 0) {
+			job_fail(m, r, &c, st, begin);
+			return STEP_PROGRESS;
+		}
+		if (!got) {
+			r->mem_blocked = true;	/* looked at again on any progress */
+			return STEP_BLOCKED;
+		}
+		if (c.avail_ns < reached)
+			c.avail_ns = reached;
+		job_begin(r, begin);	/* the wait is part of the job */
 	}
 	start = start_time(m, r, &c, eng);
 
@@ -356,6 +432,13 @@ static enum step_result ring_step(struct spyre_model *m, unsigned int n)
 		card_sem_signal_wake(m, spyre_le16_to_cpu(d->sem.sem),
 				      spyre_le64_to_cpu(d->sem.value), start, false);
 		break;
+	case SPYRE_OP_SET_CTX:
+		r->job.ctx_set = true;
+		r->job.ctx = spyre_le16_to_cpu(d->set_ctx.ctx);
+		/* a fault-stopped context runs nothing, whichever ring asks */
+		if (card_mmu_ctx_faulted(m->mmu, r->job.ctx))
+			st = SPYRE_CMD_ERR_PAGE_FAULT;
+		break;
 	}
 	if (st != SPYRE_CMD_OK) {
 		job_fail(m, r, &c, st, start);
@@ -382,6 +465,7 @@ uint64_t card_sched_run(struct spyre_model *m)
 	enum step_result res;
 	uint64_t next;
 
+	card_wait_mem_wake(m);	/* software may have written a counter */
 	for (;;) {
 		if (card_abort_pending(m))
 			return SPYRE_MODEL_NEVER;
@@ -392,7 +476,7 @@ uint64_t card_sched_run(struct spyre_model *m)
 			struct card_ring *r = &m->rings[i];
 			uint64_t k;
 
-			if (!runnable(r))
+			if (!runnable(m, r))
 				continue;
 			k = doorbell_of(r, r->head)->seq;
 			for (j = cnt; j > 0 && key[j - 1] > k; j--) {
@@ -405,8 +489,10 @@ uint64_t card_sched_run(struct spyre_model *m)
 		}
 		for (i = 0; i < cnt; i++) {
 			res = ring_step(m, order[i]);
-			if (res == STEP_PROGRESS)
+			if (res == STEP_PROGRESS) {
+				card_wait_mem_wake(m);	/* it may have written a counter */
 				break;
+			}
 			if (res == STEP_ABORT)
 				return SPYRE_MODEL_NEVER;
 		}

@@ -15,6 +15,7 @@
 #include "spyre_exec.h"
 #include "spyre_float.h"
 #include "spyre_hw.h"
+#include "spyre_mmu.h"
 
 /*
  * The PE's float summation order is part of the card's definition (see
@@ -84,6 +85,16 @@ static uint32_t lsu_gather(struct card_exec *e, unsigned int core, const struct 
 	for (r = 0; r < mm->rows; r++) {
 		memcpy(&idx, sp + mm->core_stride2 + 4ull * r, 4);
 		off = mm->mem_off + (uint64_t)idx * mm->mem_row_stride;
+		if (b->va) {	/* through the MMU (1.10) */
+			uint32_t st = card_va_rows(b->va, true, slot_addr + off, 0,
+						   sp + mm->sp_off + (uint64_t)r * mm->sp_row_stride,
+						   0, 1, mm->row_bytes, &e->fault_space,
+						   &e->fault_addr);
+
+			if (st != SPYRE_CMD_OK)
+				return st;
+			continue;
+		}
 		memmove(sp + mm->sp_off + (uint64_t)r * mm->sp_row_stride,
 			b->devmem + slot_addr + off, mm->row_bytes);
 	}
@@ -129,6 +140,10 @@ uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 	if (card_hazard_access(e, core, mm->sp_off, mm->rows, mm->sp_row_stride, mm->row_bytes,
 				in->op == SPYRE_I_LOAD))
 		return SPYRE_CMD_ERR_PROGRAM;
+	if (b->va)	/* through the MMU (1.10) */
+		return card_va_rows(b->va, in->op == SPYRE_I_LOAD, slot_addr + base,
+				    mm->mem_row_stride, sp + mm->sp_off, mm->sp_row_stride, mm->rows,
+				    mm->row_bytes, &e->fault_space, &e->fault_addr);
 	for (r = 0; r < mm->rows; r++) {
 		uint8_t *mem = b->devmem + slot_addr + base + r * mm->mem_row_stride;
 		uint8_t *s = sp + mm->sp_off + r * mm->sp_row_stride;

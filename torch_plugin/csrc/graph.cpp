@@ -12,11 +12,15 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -46,11 +50,40 @@ at::ScalarType torch_dtype(spyre_dtype dt)
 	TORCH_CHECK(false, "spyre: the op library returned an unknown dtype ", int(dt));
 }
 
+// The op library refusing a graph call: an op, dtype, shape or argument
+// combination the card does not take (-EOPNOTSUPP), or more arguments than
+// a recipe has slots (-E2BIG). Python sees torch_spyre._C.Unsupported (a
+// NotImplementedError), the only error the compiler turns into a graph
+// break; any other failure is a bug and reaches the user as it is.
+class Refusal : public std::runtime_error {
+public:
+	using std::runtime_error::runtime_error;
+};
+
+// check_op for the calls that record a graph: refusals raise Refusal.
+void check_graph(int rc, const char *what)
+{
+	if (rc == -EOPNOTSUPP || rc == -E2BIG) {
+		const char *msg = spyre_last_error();
+		throw Refusal(std::string("spyre: ") + what + ": " +
+			      (msg && *msg ? msg : std::strerror(-rc)));
+	}
+	check_op(rc, what);
+}
+
+void check_dims(const std::vector<int64_t> &shape)
+{
+	if (shape.size() > SPYRE_MAX_DIMS)
+		throw Refusal("spyre: a graph value has at most " + std::to_string(SPYRE_MAX_DIMS) +
+			      " dims, got " + std::to_string(shape.size()));
+}
+
 spyre_dtype card_dtype(at::ScalarType t)
 {
 	auto dt = to_spyre_dtype(t);
-	TORCH_CHECK_NOT_IMPLEMENTED(dt.has_value(), "spyre: the graph compiler has no ", t,
-				    " type");
+	if (!dt.has_value())
+		throw Refusal(std::string("spyre: the graph compiler has no ") +
+			      c10::toString(t) + " type");
 	return *dt;
 }
 
@@ -236,10 +269,9 @@ public:
 
 	int input(at::ScalarType dt, std::vector<int64_t> shape)
 	{
-		TORCH_CHECK(shape.size() <= SPYRE_MAX_DIMS, "spyre: at most ", SPYRE_MAX_DIMS,
-			    " dims, got ", shape.size());
+		check_dims(shape);
 		int v;
-		check_op(spyre_graph_input(g_, card_dtype(dt), unsigned(shape.size()), shape.data(),
+		check_graph(spyre_graph_input(g_, card_dtype(dt), unsigned(shape.size()), shape.data(),
 					   &v),
 			 "graph input");
 		inputs_.push_back({ dt, std::move(shape) });
@@ -249,10 +281,9 @@ public:
 	// An input that arrives as a CPU tensor: the recipe uploads it.
 	int host_input(at::ScalarType dt, std::vector<int64_t> shape)
 	{
-		TORCH_CHECK(shape.size() <= SPYRE_MAX_DIMS, "spyre: at most ", SPYRE_MAX_DIMS,
-			    " dims, got ", shape.size());
+		check_dims(shape);
 		int v;
-		check_op(spyre_graph_host_input(g_, card_dtype(dt), unsigned(shape.size()),
+		check_graph(spyre_graph_host_input(g_, card_dtype(dt), unsigned(shape.size()),
 						shape.data(), &v),
 			 "graph host input");
 		inputs_.push_back({ dt, std::move(shape), true });
@@ -266,14 +297,14 @@ public:
 			    t.device());
 		spyre_tensor d = describe(t);
 		int v;
-		check_op(spyre_graph_constant(g_, &d, &v), "graph constant");
+		check_graph(spyre_graph_constant(g_, &d, &v), "graph constant");
 		constants_.push_back(t);
 		return v;
 	}
 
 	void output(int v)
 	{
-		check_op(spyre_graph_output(g_, v), "graph output");
+		check_graph(spyre_graph_output(g_, v), "graph output");
 		outputs_.push_back(info(v));
 	}
 
@@ -336,7 +367,7 @@ std::vector<ValueInfo> value_infos(const Signature &l)
 template <typename Fn> int make(const char *what, Fn fn)
 {
 	int v = -1;
-	check_op(fn(&v), what);
+	check_graph(fn(&v), what);
 	return v;
 }
 
@@ -378,6 +409,7 @@ py::list op_table_rows()
 
 void init_graph_bindings(py::module &m)
 {
+	py::register_local_exception<Refusal>(m, "Unsupported", PyExc_NotImplementedError);
 	m.attr("_OP_TABLE") = op_table_rows();
 	m.attr("_GRAPH_NO_FUSION") = int(SPYRE_COMPILE_NO_FUSION);
 	m.attr("_GRAPH_OP_BY_OP") = int(SPYRE_COMPILE_OP_BY_OP);

@@ -356,3 +356,79 @@ def test_default_location_and_key_ingredients(monkeypatch, tmp_path):
     assert _C._OPS_VERSION in ident
     monkeypatch.setattr(disk_cache, "_identity", ident + ["another build"])
     assert k != disk_cache.key(0, "code", [meta])
+
+
+def _raises_within(exc_info, kind):
+    """@kind is the error torch.compile raised or the one it wraps (Dynamo
+    reports a backend's error as BackendCompilerFailed around it)."""
+    e = exc_info.value
+    seen = []
+    while e is not None and e not in seen:
+        if isinstance(e, kind):
+            return True
+        seen.append(e)
+        e = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
+    return False
+
+
+def _sin_then_double(x):
+    return torch.sin(x * 3) * 2
+
+
+@pytest.mark.parametrize("bug", [ZeroDivisionError, KeyError])
+def test_a_lowering_bug_fails_the_compile_and_caches_nothing(cache, monkeypatch, bug):
+    from torch_spyre.compiler import lower
+
+    def broken(ctx, n):
+        raise bug("a bug in the sin lowering")
+
+    monkeypatch.setitem(lower.LOWERINGS, torch.ops.aten.sin.default, broken)
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as ei:
+        torch.compile(_sin_then_double, backend="spyre")(torch.randn(3, 5).to(D))
+    assert _raises_within(ei, bug), repr(ei.value)
+    assert "a bug in the sin lowering" in str(ei.value)
+    assert entries(cache) == []  # neither a refusal nor a graph entry
+    st = spyre_compiler.stats()
+    assert st["graph_breaks"] == [] and st["disk_cache_writes"] == 0, st
+
+
+def test_a_library_error_that_is_not_a_refusal_fails_the_compile(cache, monkeypatch):
+    # -EINVAL (a reshape to a size the value does not have) is a bug in the
+    # lowering that asked for it, not something for eager mode to cover
+    from torch_spyre.compiler import lower
+
+    def wrong_reshape(ctx, n):
+        return ctx.g.reshape(ctx.v(n.args[0]), [7, 7])
+
+    monkeypatch.setitem(lower.LOWERINGS, torch.ops.aten.sin.default, wrong_reshape)
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as ei:
+        torch.compile(_sin_then_double, backend="spyre")(torch.randn(3, 5).to(D))
+    assert _raises_within(ei, RuntimeError), repr(ei.value)
+    assert not _raises_within(ei, NotImplementedError), repr(ei.value)
+    assert "graph reshape" in str(ei.value)
+    assert entries(cache) == []
+
+
+def test_a_library_refusal_breaks_the_graph_and_is_cached(cache, monkeypatch):
+    # libspyre's -EOPNOTSUPP reaches Python as _C.Unsupported, a
+    # NotImplementedError: the one library error that is a refusal
+    from torch_spyre.compiler import lower
+
+    def refused(ctx, n):
+        return ctx.g.arange(0.0, 1.0, 4, torch.int8)  # int8 arange: not on the card
+
+    with pytest.raises(_C.Unsupported, match="arange"):
+        g = _C._Graph(0)
+        g.arange(0.0, 1.0, 4, torch.int8)
+    assert issubclass(_C.Unsupported, NotImplementedError)
+    monkeypatch.setitem(lower.LOWERINGS, torch.ops.aten.sin.default, refused)
+    x = torch.randn(3, 5)
+    for attempt in range(2):
+        got, st = compiled_run(_sin_then_double, x.to(D))
+        torch.testing.assert_close(got, _sin_then_double(x), rtol=1e-4, atol=1e-5)
+        assert st["eager_nodes"] == 1 and st["recipes"] == 2, st
+        assert any("sin" in r and "arange" in r for r in st["graph_breaks"]), st
+    # the second time the refusal came from the disk with the two parts
+    assert st["disk_cache_misses"] == 0 and st["disk_cache_hits"] == 3, st

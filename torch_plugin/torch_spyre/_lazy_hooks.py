@@ -9,10 +9,11 @@ when something compiles) and registers then:
 - ``torch._dynamo.device_interface``: the "spyre" device interface (device
   count and selection, streams, events, synchronize, properties), which
   Dynamo uses to trace stream and event code on the device;
-- ``torch._inductor.codegen.common``: a refusing Inductor backend for the
-  device. Inductor has no code generator for the card; without this it
-  fails deep in its codegen with ``KeyError: 'spyre'``, with it at once,
-  naming ``backend="spyre"``.
+- ``torch._inductor.codegen.common``: the spyre Inductor backend
+  (``torch_spyre.inductor``: the device pass that lowers a graph to
+  recipes, the scheduling, the wrapper codegen, the device op overrides);
+- ``torch._inductor.decomposition``: Inductor's decompositions of ops the
+  card lowers whole are skipped for spyre tensors (``inductor.decomps``);
 - ``torch.distributed.tensor._random``: DTensor's random ops refused on spyre
   with a clear error (see DTENSOR_RNG_MESSAGE).
 """
@@ -23,11 +24,6 @@ import sys
 
 import torch
 
-MESSAGE = ('spyre: Inductor cannot generate code for the spyre device; compile with '
-           'torch.compile(model, backend="spyre"), which lowers the graph to the card\'s '
-           'op library (Documentation/torch-plugin.rst, "torch.compile")')
-
-
 DTENSOR_RNG_MESSAGE = (
     "spyre: DTensor random ops (rand/randn/normal_/uniform_/dropout on a DTensor) are not "
     "supported on spyre: DTensor gives each shard its own slice of one random stream by "
@@ -37,22 +33,14 @@ DTENSOR_RNG_MESSAGE = (
     "(Documentation/distributed.rst)")
 
 
-def _refuse(*args, **kwargs):
-    raise RuntimeError(MESSAGE)
-
-
-class _Refusing(type):
-    def __getattr__(cls, name):  # whatever Inductor asks first
-        _refuse()
-
-
-class _RefusingWrapper(metaclass=_Refusing):
-    """Stands for Inductor's wrapper code generator on spyre."""
-
-
 def _register_inductor(common):
-    common.register_backend_for_device("spyre", _refuse, _RefusingWrapper)
-    common.register_device_op_overrides("spyre", common.DeviceOpOverrides())
+    from . import inductor
+    inductor.register(common)
+
+
+def _register_decompositions(decomposition):
+    from . import inductor
+    inductor.register_decompositions(decomposition)
 
 
 def _register_device_interface(di):
@@ -116,6 +104,7 @@ def _register_dtensor_random(random):
 _PENDING = {
     "torch._dynamo.device_interface": _register_device_interface,
     "torch._inductor.codegen.common": _register_inductor,
+    "torch._inductor.decomposition": _register_decompositions,
     "torch.distributed.tensor._random": _register_dtensor_random,
 }
 

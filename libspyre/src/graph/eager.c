@@ -70,6 +70,7 @@ static int eager_n(spyre_ops *ops, spyre_stream *s, const char *call,
 	struct spyre_tensor all[12];
 	spyre_value in[8], v[4];
 	bool empty = false;
+	struct cache_entry *e = NULL;
 	spyre_compiled *c;
 	spyre_graph *g = NULL;
 	struct lowered L;
@@ -122,21 +123,28 @@ static int eager_n(spyre_ops *ops, spyre_stream *s, const char *call,
 		spyre_graph_destroy(g);
 		return ret == -ENOMEM ? spy_err(ret, "%s: out of memory", call) : ret;
 	}
+	/*
+	 * A miss compiles under ops->lock (two threads do not build the same
+	 * op twice); the launch runs after it, holding only a use of the entry.
+	 */
 	pthread_mutex_lock(&ops->lock);
-	c = ops_cache_find(ops, key, len);
-	if (!c) {
+	e = ops_cache_get(ops, key, len);
+	if (!e) {
 		ret = lowered_build(g, &L, 0, &c, call);
 		if (!ret) {
-			ret = ops_cache_insert(ops, key, len, c);
+			ret = ops_cache_insert(ops, key, len, c, &e);
 			if (ret)
 				spyre_compiled_destroy(c);
 			else
 				key = NULL;
 		}
 	}
-	if (!ret)
-		ret = g_launch(c, s, s, all, n - nout, all + n - nout, nout, call);
 	pthread_mutex_unlock(&ops->lock);
+	if (!ret) {
+		ret = g_launch(ops_cache_compiled(e), s, s, all, n - nout, all + n - nout, nout,
+			       call);
+		ops_cache_put(ops, e);
+	}
 	free(key);
 	lowered_free(&L);
 	spyre_graph_destroy(g);

@@ -16,6 +16,12 @@ struct cache_entry {
 	void *key;
 	size_t keylen;
 	spyre_compiled *c;
+	/*
+	 * Eager calls launching it now (they launch outside ops->lock): an
+	 * entry evicted while used is freed by its last user.
+	 */
+	unsigned int users;
+	bool evicted;
 };
 
 int spyre_ops_create(spyre_device *dev, unsigned int cache_entries, spyre_ops **out)
@@ -105,7 +111,7 @@ static void push_front(spyre_ops *ops, struct cache_entry *e)
 }
 
 /* Caller holds ops->lock. */
-spyre_compiled *ops_cache_find(spyre_ops *ops, const void *key, size_t len)
+struct cache_entry *ops_cache_get(spyre_ops *ops, const void *key, size_t len)
 {
 	struct cache_entry *e;
 
@@ -114,14 +120,16 @@ spyre_compiled *ops_cache_find(spyre_ops *ops, const void *key, size_t len)
 			unlink_entry(ops, e);
 			push_front(ops, e);
 			ops->stats.hits++;
-			return e->c;
+			e->users++;
+			return e;
 		}
 	ops->stats.misses++;
 	return NULL;
 }
 
 /* Caller holds ops->lock; takes @key and @c. */
-int ops_cache_insert(spyre_ops *ops, void *key, size_t len, spyre_compiled *c)
+int ops_cache_insert(spyre_ops *ops, void *key, size_t len, spyre_compiled *c,
+		     struct cache_entry **out)
 {
 	struct cache_entry *e = calloc(1, sizeof(*e)), *last;
 
@@ -130,17 +138,38 @@ int ops_cache_insert(spyre_ops *ops, void *key, size_t len, spyre_compiled *c)
 	e->key = key;
 	e->keylen = len;
 	e->c = c;
+	e->users = 1;
 	push_front(ops, e);
 	ops->entries++;
 	while (ops->entries > ops->capacity) {
 		for (last = ops->lru; last->next; last = last->next)
 			;
 		unlink_entry(ops, last);
-		entry_free(last);	/* waits for its launches in flight */
 		ops->entries--;
 		ops->stats.evictions++;
+		if (last->users)
+			last->evicted = true;	/* its last user frees it */
+		else
+			entry_free(last);	/* waits for its launches in flight */
 	}
+	*out = e;
 	return 0;
+}
+
+spyre_compiled *ops_cache_compiled(const struct cache_entry *e)
+{
+	return e->c;
+}
+
+void ops_cache_put(spyre_ops *ops, struct cache_entry *e)
+{
+	bool last;
+
+	pthread_mutex_lock(&ops->lock);
+	last = !--e->users && e->evicted;
+	pthread_mutex_unlock(&ops->lock);
+	if (last)
+		entry_free(e);
 }
 
 int ops_iota(spyre_ops *ops, int64_t n, struct spyre_buf *out)

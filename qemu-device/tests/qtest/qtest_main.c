@@ -281,7 +281,7 @@ static void t_registers_and_device_time(void)
 
 	card_setup(&c, q, 4, BAR0_A, BAR2_A);
 	CHECK_EQ(rd(&c, SPYRE_REG_ID), SPYRE_ID_MAGIC);
-	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION(1, 9));
+	CHECK_EQ(rd(&c, SPYRE_REG_VERSION), SPYRE_HW_VERSION_CURRENT);
 	CHECK_EQ(rd(&c, SPYRE_REG_NUM_CORES), 16);
 	CHECK_EQ(rd(&c, SPYRE_REG_NUM_RINGS), 3);
 	CHECK_EQ(rd(&c, SPYRE_REG_MEM_SIZE_LO), 64u << 20);
@@ -588,6 +588,174 @@ static void t_trace_points_and_guest_errors(void)
 	qt_quit(q);
 }
 
+/* Write a page-table entry into device memory through BAR2, as a driver does. */
+static void pte_write(struct card *c, uint64_t table, unsigned int idx, uint64_t e)
+{
+	qt_write(c->q, 64, c->bar2 + table + 8ull * idx, e);
+}
+
+/*
+ * The card MMU (1.10): a ring on context 1 copies a host page mapped as a
+ * SYS page into a device page, its record written through the context;
+ * then a DMA to an unmapped address faults: record, fault registers, error
+ * vector, stopped context, a guest-error log line, QEMU alive.
+ */
+static void t_mmu_translates_and_faults(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M -d guest_errors");
+	const uint64_t root = 0x100000, l2 = 0x101000, l1 = 0x102000, l0 = 0x103000;
+	const uint64_t va_dev = 0x40000000, va_host = 0x40001000, va_rec = 0x40002000;
+	struct spyre_hw_completion r;
+	struct card c;
+	uint8_t d[64], buf[4096], got[4096];
+	unsigned int i;
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 7 + 3);
+	qt_memwrite(q, DATA, buf, sizeof(buf));
+	/* VA 1 GiB: root[0] -> l2, l2[1] -> l1, l1[0] -> l0, l0[0..2] pages */
+	pte_write(&c, root, 0, l2 | SPYRE_PTE_VALID);
+	pte_write(&c, l2, 1, l1 | SPYRE_PTE_VALID);
+	pte_write(&c, l1, 0, l0 | SPYRE_PTE_VALID);
+	pte_write(&c, l0, 0, 0x200000 | SPYRE_PTE_VALID | SPYRE_PTE_WRITE);
+	pte_write(&c, l0, 1, DATA | SPYRE_PTE_VALID | SPYRE_PTE_SYS);
+	pte_write(&c, l0, 2, REC | SPYRE_PTE_VALID | SPYRE_PTE_SYS | SPYRE_PTE_WRITE);
+	wr(&c, SPYRE_REG_MMU_CTX_SELECT, 1);
+	wr(&c, SPYRE_REG_MMU_CTX_ROOT_LO, (uint32_t)root | SPYRE_MMU_ROOT_VALID);
+	wr(&c, SPYRE_REG_MMU_CTX_ROOT_HI, 0);
+	CHECK_EQ(rd(&c, SPYRE_REG_MMU_CTX_STATUS), SPYRE_MMU_CTX_ROOT_SET);
+	CHECK_EQ(rd(&c, SPYRE_REG_MMU_NUM_CTX), SPYRE_MMU_NUM_CTX);
+	wr(&c, SPYRE_RING_REG(0, SPYRE_RING_CTX), 1);
+	ring_setup(&c, 0);
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(0, SPYRE_RING_CTX)), 1);
+	spyre_desc_dma_host((union spyre_hw_desc *)d, SPYRE_DMA_H2D, 4096, va_dev, va_host, 0, 0);
+	push(&c, 0, d);
+	spyre_desc_fence((union spyre_hw_desc *)d, SPYRE_DESC_F_IRQ);
+	spyre_desc_fence_seal((union spyre_hw_desc *)d, 1, va_rec);
+	push(&c, 0, d);
+	doorbell(&c, 0);
+	CHECK(wait_seq(&c, 0, 1, 5000));
+	r = record(&c, 0);
+	CHECK_EQ(r.seqno, 1);
+	CHECK_EQ(r.status, SPYRE_CMD_OK);
+	qt_memread(q, BAR2_A + 0x200000, got, sizeof(got));
+	CHECK(!memcmp(got, buf, sizeof(buf)));
+	CHECK_EQ(rd(&c, SPYRE_REG_MMU_TLB_MISSES), 3);
+
+	/* a DMA to an unmapped page */
+	spyre_desc_dma_fill((union spyre_hw_desc *)d, 64, va_dev + 0x3000, 0);
+	push(&c, 0, d);
+	spyre_desc_fence((union spyre_hw_desc *)d, 0);
+	spyre_desc_fence_seal((union spyre_hw_desc *)d, 2, va_rec + 64);
+	push(&c, 0, d);
+	doorbell(&c, 0);
+	CHECK(wait_seq(&c, 0, 2, 5000));
+	r = record(&c, 1);
+	CHECK_EQ(r.status, SPYRE_CMD_ERR_PAGE_FAULT);
+	CHECK_EQ(r.fault_space, SPYRE_FAULT_SPACE_VA_WRITE);
+	CHECK_EQ(r.fault_addr, va_dev + 0x3000);
+	CHECK(wait_msi(&c, c.nvec - 1, MSI_DATA + c.nvec - 1, 5000));
+	CHECK_EQ(rd(&c, SPYRE_REG_MMU_FAULT_INFO),
+		 SPYRE_MMU_FAULT_VALID | 1 << 8 | SPYRE_MMU_FAULT_NOT_PRESENT << 4 |
+		 SPYRE_MMU_ACCESS_WRITE);
+	CHECK_EQ(rd(&c, SPYRE_REG_MMU_FAULT_ADDR_LO), (uint32_t)(va_dev + 0x3000));
+	CHECK(rd(&c, SPYRE_REG_ERR_STATUS) & SPYRE_ERR_STATUS_MMU);
+	CHECK(rd(&c, SPYRE_RING_REG(0, SPYRE_RING_STATUS)) & SPYRE_RING_STATUS_CTX_FAULT);
+	CHECK(log_has(q, "spyre: ring 0: translation fault in MMU context 1", 2000));
+	wr(&c, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_RESUME);
+	CHECK_EQ(rd(&c, SPYRE_REG_MMU_CTX_STATUS), SPYRE_MMU_CTX_ROOT_SET);
+	CHECK(qt_alive(q));
+	qt_quit(q);
+}
+
+/*
+ * A user-mode queue (1.10): ring 1 lives in context 2's address space (its
+ * descriptors in guest RAM mapped SYS, its write-back in device memory)
+ * and is rung through its own doorbell page in BAR4, whose other offsets
+ * and other pages do nothing.
+ */
+static void t_mmu_user_queue_doorbell_page(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M");
+	const uint64_t root = 0x100000, l2 = 0x101000, l1 = 0x102000, l0 = 0x103000;
+	const uint64_t va_ring = 0x40000000, va_wb = 0x40001000, va_dev = 0x40002000;
+	const uint64_t va_rec = 0x40003000, bar4 = 0xe0100000ull;
+	uint64_t seq = 0;
+	struct card c;
+	uint8_t d[64];
+
+	card_setup(&c, q, 4, BAR0_A, BAR2_A);
+	pci_cfg_write(q, 4, 0x20, 4, (uint32_t)bar4);
+	pci_cfg_write(q, 4, 0x24, 4, 0);
+	pte_write(&c, root, 0, l2 | SPYRE_PTE_VALID);
+	pte_write(&c, l2, 1, l1 | SPYRE_PTE_VALID);
+	pte_write(&c, l1, 0, l0 | SPYRE_PTE_VALID);
+	pte_write(&c, l0, 0, ring_mem(1) | SPYRE_PTE_VALID | SPYRE_PTE_SYS);
+	pte_write(&c, l0, 1, 0x200000 | SPYRE_PTE_VALID | SPYRE_PTE_WRITE);
+	pte_write(&c, l0, 2, 0x201000 | SPYRE_PTE_VALID | SPYRE_PTE_WRITE);
+	pte_write(&c, l0, 3, REC | SPYRE_PTE_VALID | SPYRE_PTE_SYS | SPYRE_PTE_WRITE);
+	pte_write(&c, l0, 4, DATA2 | SPYRE_PTE_VALID | SPYRE_PTE_SYS);	/* a counter */
+	wr(&c, SPYRE_REG_MMU_CTX_SELECT, 2);
+	wr(&c, SPYRE_REG_MMU_CTX_ROOT_LO, (uint32_t)root | SPYRE_MMU_ROOT_VALID);
+	wr(&c, SPYRE_REG_MMU_CTX_ROOT_HI, 0);
+	wr(&c, SPYRE_RING_REG(1, SPYRE_RING_CTX), 2 | SPYRE_RING_CTX_VA);
+	wr(&c, SPYRE_RING_REG(1, SPYRE_RING_BASE_LO), (uint32_t)va_ring);
+	wr(&c, SPYRE_RING_REG(1, SPYRE_RING_BASE_HI), 0);
+	wr(&c, SPYRE_RING_REG(1, SPYRE_RING_SIZE_LOG2), 6);
+	wr(&c, SPYRE_RING_REG(1, SPYRE_RING_WB_LO), (uint32_t)va_wb);
+	wr(&c, SPYRE_RING_REG(1, SPYRE_RING_WB_HI), 0);
+	wr(&c, SPYRE_RING_REG(1, SPYRE_RING_CTRL), SPYRE_RING_CTRL_ENABLE);
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(1, SPYRE_RING_STATUS)),
+		 SPYRE_RING_STATUS_ENABLED | SPYRE_RING_STATUS_IDLE);
+	spyre_desc_dma_fill((union spyre_hw_desc *)d, 64, va_dev, 0x77777777);
+	push(&c, 1, d);
+	spyre_desc_fence((union spyre_hw_desc *)d, SPYRE_DESC_F_IRQ);
+	spyre_desc_fence_seal((union spyre_hw_desc *)d, 5, va_rec);
+	push(&c, 1, d);
+	/* another offset in the page does nothing */
+	qt_write(q, 32, bar4 + SPYRE_DOORBELL_STRIDE + 4, c.tail[1]);
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(1, SPYRE_RING_TAIL)), 0);
+	CHECK_EQ(rd(&c, SPYRE_REG_ERR_STATUS), 0);
+	/* page 0 is ring 0's tail: disabled, so a bad access as through BAR0 */
+	qt_write(q, 32, bar4, 1);
+	CHECK_EQ(rd(&c, SPYRE_RING_REG(0, SPYRE_RING_TAIL)), 0);
+	CHECK_EQ(rd(&c, SPYRE_REG_ERR_STATUS), SPYRE_ERR_STATUS_BAD_ACCESS);
+	CHECK_EQ(rd(&c, SPYRE_REG_ERR_INFO),
+		 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, 0, SPYRE_RING_REG(0, SPYRE_RING_TAIL)));
+	qt_write(q, 32, bar4 + SPYRE_DOORBELL_STRIDE, c.tail[1]);	/* ring 1's doorbell */
+	CHECK(wait_msi(&c, 1, MSI_DATA + 1, 5000));
+	for (int ms = 0; ms < 5000 && seq != 5; ms++, usleep(1000))
+		seq = qt_read(q, 64, BAR2_A + 0x200000);	/* the write-back, in device memory */
+	CHECK_EQ(seq, 5);
+	CHECK_EQ(record(&c, 0).status, SPYRE_CMD_OK);
+	CHECK_EQ(qt_read(q, 32, BAR2_A + 0x201000 + 60), 0x77777777);
+	CHECK_EQ(qt_read(q, 32, bar4 + SPYRE_DOORBELL_STRIDE), 2);	/* the head */
+	CHECK_EQ(qt_read(q, 32, bar4 + SPYRE_DOORBELL_STRIDE + 8), 0);
+
+	/* WAIT_MEM on a counter in guest RAM: released by the doorbell, same tail */
+	memset(d, 0, sizeof(d));
+	((union spyre_hw_desc *)d)->wait_mem.opcode = SPYRE_OP_WAIT_MEM;
+	((union spyre_hw_desc *)d)->wait_mem.addr = spyre_cpu_to_le64(0x40004000);
+	((union spyre_hw_desc *)d)->wait_mem.value = spyre_cpu_to_le64(3);
+	qt_write(q, 64, DATA2, 0);
+	push(&c, 1, d);
+	spyre_desc_fence((union spyre_hw_desc *)d, 0);
+	spyre_desc_fence_seal((union spyre_hw_desc *)d, 6, va_rec + 64);
+	push(&c, 1, d);
+	qt_write(q, 32, bar4 + SPYRE_DOORBELL_STRIDE, c.tail[1]);
+	usleep(100000);
+	CHECK_EQ(qt_read(q, 64, BAR2_A + 0x200000), 5);	/* waiting */
+	qt_write(q, 64, DATA2, 3);
+	qt_write(q, 32, bar4 + SPYRE_DOORBELL_STRIDE, c.tail[1]);
+	for (int ms = 0; ms < 5000 && seq != 6; ms++, usleep(1000))
+		seq = qt_read(q, 64, BAR2_A + 0x200000);
+	CHECK_EQ(seq, 6);
+	CHECK_EQ(record(&c, 1).status, SPYRE_CMD_OK);
+	CHECK(qt_alive(q));
+	qt_quit(q);
+}
+
 int main(void)
 {
 	if (!getenv("QEMU") || access(getenv("QEMU"), X_OK)) {
@@ -604,6 +772,8 @@ int main(void)
 	run("garbage_register_writes_keep_qemu_alive", t_garbage_register_writes_keep_qemu_alive);
 	run("resets_race_running_work", t_resets_race_running_work);
 	run("trace_points_and_guest_errors", t_trace_points_and_guest_errors);
+	run("mmu_translates_and_faults", t_mmu_translates_and_faults);
+	run("mmu_user_queue_doorbell_page", t_mmu_user_queue_doorbell_page);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -29,9 +29,7 @@ entry in the on-disk compile cache (``disk_cache``), so a second process
 loads the recipe instead of lowering and compiling it
 (``stats()["disk_cache_hits"]``).
 """
-import collections
 import operator
-import threading
 import warnings
 
 import torch
@@ -41,17 +39,13 @@ from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
 from .. import _C
 from . import disk_cache, lower
+from .cache import STATS, Disk, Memory
 
-_lock = threading.Lock()
-_ZERO = {"graphs": 0, "recipes": 0, "graph_breaks": [], "eager_nodes": 0,
-         "recipe_cache_hits": 0, "recipe_cache_misses": 0, "disk_cache_hits": 0,
-         "disk_cache_misses": 0, "disk_cache_writes": 0, "disk_cache_errors": 0,
-         "disk_cache_graph_hits": 0, "host_inputs": 0, "dynamic_graphs": 0,
-         "size_specializations": 0}
-_stats = dict(_ZERO)
-# (device, part code, input dtypes/shapes) -> compiled recipe, LRU
+# (device, part code, input dtypes/shapes) -> (compiled recipe, single
+# output, its on-disk key), LRU
 _RECIPES_KEPT = 64
-_recipes = collections.OrderedDict()
+_recipes = Memory(_RECIPES_KEPT, hit="recipe_cache_hits", miss="recipe_cache_misses")
+_disk = Disk()
 
 
 def stats():
@@ -65,16 +59,14 @@ def stats():
     partitioning it; host inputs are CPU tensors a recipe uploads itself;
     dynamic graphs are graphs with symbolic sizes (PerSize) and size
     specializations the static graphs traced from them, one per size met."""
-    with _lock:
-        return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
+    return STATS.snapshot()
 
 
 def reset_stats():
     """Zeroes the counters and empties the recipe cache (recipes still used
     by compiled functions stay alive with them)."""
-    with _lock:
-        _stats.update(_ZERO, graph_breaks=[])
-        _recipes.clear()
+    STATS.reset()
+    _recipes.clear()
 
 
 class _Support(OperatorSupportBase):
@@ -147,29 +139,12 @@ def _build(sub, inputs):
         return _compile_part(sub, metas, index)
     key = (index, sub.code,
            tuple((m.device.type, m.dtype, tuple(m.shape)) for m in metas))
-    with _lock:
-        hit = _recipes.get(key)
-        if hit is not None:
-            _recipes.move_to_end(key)
-            _stats["recipe_cache_hits"] += 1
-            return RecipeModule(*hit)
+    hit = _recipes.get(key)
+    if hit is not None:
+        return RecipeModule(*hit)
     mod = _from_disk(sub, metas, index)
-    _remember(key, (mod.compiled, mod.single, mod.disk_key))
+    _recipes.put(key, (mod.compiled, mod.single, mod.disk_key))
     return mod
-
-
-def _remember(key, entry):
-    """Keeps a recipe in the in-process cache (LRU), counted as a miss."""
-    with _lock:
-        _stats["recipe_cache_misses"] += 1
-        _recipes[key] = entry
-        while len(_recipes) > _RECIPES_KEPT:
-            _recipes.popitem(last=False)
-
-
-def _count(name):
-    with _lock:
-        _stats[name] += 1
 
 
 def _load_part(index, header, blob):
@@ -182,34 +157,33 @@ def _load_part(index, header, blob):
 def _from_disk(sub, metas, index):
     """The part's recipe from the on-disk cache, else compiled (and written
     there); a refusal is cached as well, so a second process does not try
-    the node again."""
-    if disk_cache.directory() is None:
+    the node again. Only a refusal: any other error of the compile reaches
+    the caller and leaves no entry."""
+    if not _disk.enabled():
         return _compile_part(sub, metas, index)
     k = disk_cache.key(index, sub.code, metas)
-    entry = disk_cache.load(k)
-    if entry == "corrupt":
-        _count("disk_cache_errors")
-    elif entry is not None:
+    entry = _disk.get(k)
+    if entry is not None:
         header, blob = entry
         nodes = {n.name: n for n in sub.graph.nodes}
         if "refused" in header and header["refused"] in nodes:
-            _count("disk_cache_hits")
+            _disk.hit()
             raise _Refused(nodes[header["refused"]], header["reason"])
         if "inputs" in header:
             try:
                 mod = RecipeModule(_load_part(index, header, blob), header["single"], k)
-                _count("disk_cache_hits")
+                _disk.hit()
                 return mod
-            except (RuntimeError, AttributeError, TypeError) as e:
+            except (RuntimeError, NotImplementedError) as e:
+                # libspyre would not rebuild it from these bytes
                 warnings.warn(f"spyre compile cache: entry {k} does not load "
                               f"({str(e).splitlines()[0]}); compiling again")
-                _count("disk_cache_errors")
-    _count("disk_cache_misses")
+                _disk.unusable()
+    _disk.miss()
     try:
         mod = _compile_part(sub, metas, index)
     except _Refused as e:
-        if disk_cache.store(k, {"refused": e.node.name, "reason": e.reason}):
-            _count("disk_cache_writes")
+        _disk.put(k, ({"refused": e.node.name, "reason": e.reason}, b""))
         raise
     try:
         blob = mod.compiled.serialize()
@@ -219,8 +193,7 @@ def _from_disk(sub, metas, index):
     header = {"single": mod.single,
               "inputs": [[str(d).replace("torch.", ""), list(s), h] for d, s, h in ins],
               "outputs": [[str(d).replace("torch.", ""), list(s), h] for d, s, h in outs]}
-    if disk_cache.store(k, header, blob):
-        _count("disk_cache_writes")
+    if _disk.put(k, (header, blob)):
         mod.disk_key = k
     return mod
 
@@ -244,7 +217,7 @@ def _graph_key(gm):
     """(device index, on-disk key) of the whole ATen graph @gm, or None when
     the cache is off, no input is a spyre tensor, or an input is neither a
     spyre or CPU tensor of static shape nor a size (an int)."""
-    if disk_cache.directory() is None:
+    if not _disk.enabled():
         return None
     metas, ints = [], []
     for n in gm.graph.nodes:
@@ -266,38 +239,28 @@ def _graph_key(gm):
 def _whole_from_disk(gkey):
     """The graph from its on-disk entry (one recipe), or None."""
     index, k = gkey
-    entry = disk_cache.load(k)
-    if entry == "corrupt":
-        _count("disk_cache_errors")
-    if not isinstance(entry, tuple) or "part" not in entry[0]:
+    entry = _disk.get(k)
+    if entry is None or "part" not in entry[0]:
         return None
     header = entry[0]
-    with _lock:
-        # the recipe may be in this process already (another model of the
-        # same structure): share it, as the part-level path does
-        for rk, hit in _recipes.items():
-            if rk[0] == index and hit[2] == header["part"]:
-                _recipes.move_to_end(rk)
-                _stats["recipe_cache_hits"] += 1
-                _stats["graphs"] += 1
-                _stats["recipes"] += 1
-                _stats["disk_cache_graph_hits"] += 1
-                return WholeGraph(hit[0], header["args"], header["outs"], header["as_list"])
+    # the recipe may be in this process already (another model of the
+    # same structure): share it, as the part-level path does
+    hit = _recipes.find(lambda rk, v: rk[0] == index and v[2] == header["part"])
+    if hit is not None:
+        STATS.add(graphs=1, recipes=1, disk_cache_graph_hits=1)
+        return WholeGraph(hit[0], header["args"], header["outs"], header["as_list"])
     # a part entry that is missing, corrupt or refused is left to the
     # part-level path below, which reports it once and compiles again
-    part = disk_cache.load(header["part"], warn=False)
-    if not isinstance(part, tuple) or "inputs" not in part[0]:
+    part = _disk.get(header["part"], warn=False)
+    if part is None or "inputs" not in part[0]:
         return None
     try:
         compiled = _load_part(index, *part)
-    except (RuntimeError, AttributeError, TypeError):
-        return None
-    _remember((index, "disk", header["part"]), (compiled, part[0]["single"], header["part"]))
-    with _lock:
-        _stats["graphs"] += 1
-        _stats["recipes"] += 1
-        _stats["disk_cache_hits"] += 1
-        _stats["disk_cache_graph_hits"] += 1
+    except (RuntimeError, NotImplementedError):
+        return None  # libspyre would not rebuild it: as above
+    _recipes.put((index, "disk", header["part"]), (compiled, part[0]["single"], header["part"]))
+    STATS.add(graphs=1, recipes=1)
+    _disk.hit(graph=True)
     return WholeGraph(compiled, header["args"], header["outs"], header["as_list"])
 
 
@@ -325,8 +288,7 @@ def _store_whole(gkey, split):
             return
     header = {"part": mod.disk_key, "args": [pos[a] for a in call.args], "outs": outs,
               "as_list": isinstance(res, list)}
-    if disk_cache.store(gkey[1], header):
-        _count("disk_cache_writes")
+    _disk.put(gkey[1], (header, b""))
 
 
 def _compile_part(sub, metas, index):
@@ -336,7 +298,7 @@ def _compile_part(sub, metas, index):
     for ph, m in zip(placeholders, metas):
         if m.device.type == "cpu":
             ctx.env[ph] = graph.host_input(m.dtype, list(m.shape))
-            _count("host_inputs")
+            STATS.add(host_inputs=1)
         else:
             ctx.env[ph] = graph.input(m.dtype, list(m.shape))
     made_by_view = set()
@@ -354,9 +316,10 @@ def _compile_part(sub, metas, index):
                 ctx.env[n] = lower.LOWERINGS[n.target](ctx, n)
                 if n.target in lower.VIEWS:
                     made_by_view.add(n)
-        except (lower.Unsupported, NotImplementedError, RuntimeError) as e:
-            # the library refusing arguments (-EOPNOTSUPP, or -EINVAL for a
-            # combination it does not take) leaves the node to eager mode
+        except lower.REFUSALS as e:
+            # the lowering or the library refusing the node's arguments
+            # leaves it to eager mode; any other error is a bug and goes
+            # to the user with its traceback
             raise _Refused(n, str(e).splitlines()[0]) from None
     results = out_node.args[0]
     host_values = {ctx.env[ph] for ph, m in zip(placeholders, metas) if m.device.type == "cpu"}
@@ -398,11 +361,8 @@ def compile_graph(gm, example_inputs=None):
     eager = [n for n in split.graph.nodes
              if n.op == "call_function" and n.target is not operator.getitem]
     breaks = [refused.get(n.name, f"{n.target}: no lowering for this op") for n in eager]
-    with _lock:
-        _stats["graphs"] += 1
-        _stats["recipes"] += recipes
-        _stats["eager_nodes"] += len(eager)
-        _stats["graph_breaks"].extend(breaks)
+    STATS.add(graphs=1, recipes=recipes, eager_nodes=len(eager))
+    STATS.breaks(breaks)
     split.recompile()
     if gkey is not None and recipes == 1 and not eager:
         _store_whole(gkey, split)
@@ -443,22 +403,14 @@ class PerSize(torch.nn.Module):
     def __init__(self, gm):
         super().__init__()
         self.gm = gm
-        self.by_size = collections.OrderedDict()
-        self.lock = threading.Lock()
+        self.by_size = Memory(self.KEPT, miss="size_specializations")
 
     def forward(self, *args):
         key = _call_key(args)
-        with self.lock:
-            fn = self.by_size.get(key)
-            if fn is not None:
-                self.by_size.move_to_end(key)
+        fn = self.by_size.get(key)
         if fn is None:
             fn = compile_graph(_specialize(self.gm, args))
-            _count("size_specializations")
-            with self.lock:
-                self.by_size[key] = fn
-                while len(self.by_size) > self.KEPT:
-                    self.by_size.popitem(last=False)
+            self.by_size.put(key, fn)
         return fn(*args)
 
 
@@ -490,7 +442,7 @@ def spyre_backend(gm, example_inputs):
 
     def fw_compiler(fx_module, inputs):
         if _symbolic(fx_module):
-            _count("dynamic_graphs")
+            STATS.add(dynamic_graphs=1)
             return make_boxed_func(PerSize(fx_module))
         return make_boxed_func(compile_graph(fx_module, inputs))
 

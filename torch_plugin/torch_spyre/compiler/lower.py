@@ -5,15 +5,17 @@
 function ``fn(ctx, node)`` returning the node's graph value (an int), a
 tuple of them for multi-output ops, or a Python number for scalars. A
 function raises ``Unsupported`` for arguments it cannot take; the op
-library raises ``NotImplementedError`` for what the card cannot run. Either
-way the node is left to eager execution (a graph break with that reason).
+library's graph calls raise ``torch_spyre._C.Unsupported`` (a
+NotImplementedError) for what the card cannot run. Either way the node is
+left to eager execution (a graph break with that reason): ``REFUSALS``.
+Any other exception out of a lowering is a bug, not a refusal.
 """
 import math
 import operator
 
 import torch
 
-from .. import op_table
+from .. import _C, op_table
 
 aten = torch.ops.aten
 UNARY = op_table.values("unary")
@@ -28,6 +30,10 @@ VIEWS = set()
 
 class Unsupported(Exception):
     """An argument combination the lowering does not take (message: why)."""
+
+
+# what a lowering may raise to refuse a node (and nothing else may)
+REFUSALS = (Unsupported, _C.Unsupported)
 
 
 def lowers(*ops, view=False):
@@ -170,6 +176,12 @@ def _to_copy(ctx, n):
     if dev is not None and torch.device(dev).type != "spyre":
         raise Unsupported(f"a copy to {dev}")
     return ctx.g.cast(x, result_dtype(n))
+
+
+@lowers(torch.ops.prims.convert_element_type.default)
+def _convert_element_type(ctx, n):
+    """A dtype conversion as Inductor's decompositions write it."""
+    return ctx.cast(ctx.v(n.args[0]), result_dtype(n))
 
 
 # ---- matmul ------------------------------------------------------------------

@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: MIT
+"""GPT-2 small (12 layers, 768 wide, random weights) in fp16, a 32-token
+forward (no KV cache), compiled two ways: ``torch.compile(model)`` (PyTorch's
+default backend, Inductor, with the spyre device pass) and
+``torch.compile(model, backend="spyre")``. For each: the first compiled
+call's wall time in a fresh process with empty caches (cold) and in a second
+process that finds the first one's caches (warm: Inductor's FX graph cache
+and AOTAutogradCache, the spyre compile cache), card programs built in each,
+then in the warm process SUBMITs per forward, modelled device time and host
+time per forward. Each figure is printed and emitted as an @bench record.
+
+    SPYRE_BACKEND=sim build/venv/bin/python bench/plugin-inductor.py
+
+The processes are children of this one (each its own interpreter, so
+"cold" and "warm" include Dynamo tracing and Python imports as a user's
+second run would), with their caches in a temporary directory.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+PROMPT = 32
+
+
+def record(name, value, unit, ratio_of="", how=""):
+    print("@bench " + json.dumps({"name": name, "value": round(value, 4), "unit": unit,
+                                  "ratio_of": ratio_of, "how": how,
+                                  "backend": os.environ.get("SPYRE_BACKEND", "drm")}))
+
+
+def child(backend):
+    """One process: compile, first call, then warm figures (JSON on stdout)."""
+    warnings.simplefilter("ignore")
+    import torch
+    import transformers
+    torch.spyre.set_fallback_mode("error")
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config()).eval()
+    model = model.to(torch.float16).to("spyre")
+    ids = torch.randint(0, 50257, (1, PROMPT), generator=torch.Generator().manual_seed(1))
+    ids = ids.to("spyre")
+    kwargs = {} if backend == "inductor" else {"backend": "spyre"}
+    built = torch.spyre._C._ops_counters(0)["programs_built"]
+    with torch.no_grad():
+        fn = torch.compile(model, **kwargs)
+        t0 = time.perf_counter()
+        fn(ids, use_cache=False).logits.cpu()
+        first = time.perf_counter() - t0
+        programs = torch.spyre._C._ops_counters(0)["programs_built"] - built
+        torch.spyre.synchronize()
+        s0 = torch.spyre.counters()["submits"]
+        fn(ids, use_cache=False)
+        torch.spyre.synchronize()
+        submits = torch.spyre.counters()["submits"] - s0
+        a = torch.Event(device="spyre", enable_timing=True)
+        b = torch.Event(device="spyre", enable_timing=True)
+        a.record()
+        fn(ids, use_cache=False)
+        b.record()
+        b.synchronize()
+        hosts = []
+        for _ in range(5):
+            torch.spyre.synchronize()
+            t0 = time.perf_counter()
+            fn(ids, use_cache=False).logits.cpu()
+            hosts.append(time.perf_counter() - t0)
+    from torch._dynamo.utils import counters
+    caches = {k: v for k, v in {**counters["inductor"], **counters["aot_autograd"]}.items()
+              if "cache" in k}
+    print("RESULT " + json.dumps({"first_s": first, "programs": programs, "submits": submits,
+                                  "caches": caches,
+                                  "device_ms": a.elapsed_time(b),
+                                  "host_ms": statistics.median(hosts) * 1e3}))
+
+
+def run(backend, caches):
+    env = dict(os.environ, SPYRE_COMPILE_CACHE=os.path.join(caches, "spyre"),
+               TORCHINDUCTOR_CACHE_DIR=os.path.join(caches, "inductor"))
+    p = subprocess.run([sys.executable, __file__, "--child", backend], env=env,
+                       capture_output=True, text=True, timeout=3600)
+    line = [s for s in p.stdout.splitlines() if s.startswith("RESULT ")]
+    if p.returncode != 0 or not line:
+        sys.exit(f"plugin-inductor: the {backend} child failed:\n{p.stdout}{p.stderr}")
+    return json.loads(line[-1][7:])
+
+
+def main():
+    res = {}
+    for backend in ("inductor", "spyre"):
+        with tempfile.TemporaryDirectory(prefix="spyre-bench-caches-") as caches:
+            cold, warm = run(backend, caches), run(backend, caches)
+        res[backend] = cold, warm
+        print(f"GPT-2 small fp16 {PROMPT}-token forward, {backend}: first call cold "
+              f"{cold['first_s']:.1f} s ({cold['programs']} programs built), warm "
+              f"{warm['first_s']:.1f} s ({warm['programs']} built, {warm['caches']}); "
+              f"{warm['submits']} "
+              f"SUBMITs per forward, {warm['device_ms']:.3f} ms modelled, host "
+              f"{warm['host_ms']:.1f} ms per forward")
+        what = f"torch.compile(model{'' if backend == 'inductor' else ', backend=spyre'})"
+        record(f"GPT-2 small first compiled call cold vs warm process, {backend}",
+               cold["first_s"] / warm["first_s"], "x",
+               f"{what}: first call in a fresh process ({cold['first_s']:.1f} s) / in a second "
+               f"process with the first one's caches ({warm['first_s']:.1f} s)")
+        record(f"GPT-2 small card programs built in a warm process, {backend}",
+               warm["programs"], "count")
+        record(f"GPT-2 small SUBMITs per compiled forward, {backend}", warm["submits"], "count")
+        record(f"GPT-2 small {PROMPT}-token forward modelled device time, {backend}",
+               warm["device_ms"], "ms", how="timing events around one warm call")
+    i, s = res["inductor"][1], res["spyre"][1]
+    record("GPT-2 small forward modelled device time, Inductor path vs backend=spyre",
+           i["device_ms"] / s["device_ms"], "x",
+           f"{i['device_ms']:.3f} ms / {s['device_ms']:.3f} ms modelled")
+    record("GPT-2 small forward host time, Inductor path vs backend=spyre",
+           i["host_ms"] / s["host_ms"], "x",
+           f"{i['host_ms']:.1f} ms / {s['host_ms']:.1f} ms per warm forward, logits read back "
+           "(on the sim, mostly the card model running the programs)", "median of 5 calls each")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        child(sys.argv[2])
+    else:
+        main()

@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: MIT
+"""Inductor's post-grad pass for spyre: the graph's card part becomes recipes.
+
+Inductor runs this pass (registered as the device's custom pass) on every
+post-grad ATen graph that has a spyre tensor, before it lowers the graph to
+its own IR. It splits the graph exactly as ``backend="spyre"`` does (the
+capability-based partitioner over ``compiler.lower.LOWERINGS``, the same
+lowering and compile of each part into one recipe, with the same
+in-process and on-disk recipe caches) and rewrites it:
+
+- each part becomes one ``spyre_inductor::launch(args, key)`` node, which
+  Inductor lowers as an extern (fallback) kernel: one SUBMIT per call;
+- each node the lowering refuses becomes an Inductor fallback kernel of its
+  own ATen op (a "passthrough lowering"), so the generated code calls the
+  op's spyre eager kernel, as the graph breaks of ``backend="spyre"`` do.
+
+A graph with symbolic sizes is not partitioned: it becomes one
+``spyre_inductor::per_size`` node that compiles a static graph per size met
+at its calls (per_size.py).
+
+So Inductor's own code generators never see a spyre pointwise or reduction
+node: the graph it lowers holds only extern kernels. The pass's ``uuid``
+is part of Inductor's FX graph cache key (and AOTAutogradCache's); it
+covers the plugin's and libspyre's build, the op library version and every
+card's interface version, so an entry made by other code or for another
+card is never used.
+"""
+import hashlib
+import json
+import operator
+import os
+import threading
+
+import torch
+from torch._inductor.custom_graph_pass import CustomGraphModulePass
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
+
+from .. import _C
+from ..compiler import backend, disk_cache
+from . import per_size, runtime
+
+_lock = threading.Lock()
+_ZERO = {"graphs": 0, "recipes": 0, "per_size_graphs": 0, "fallback_nodes": 0,
+         "graph_breaks": []}
+_stats = dict(_ZERO, graph_breaks=[])
+_identity = None
+
+
+def stats():
+    """What the pass did in this process: graphs lowered, recipes in them,
+    nodes left to spyre eager kernels (fallback nodes) and why (graph
+    breaks). An Inductor cache hit does not run the pass."""
+    with _lock:
+        return {**_stats, "graph_breaks": list(_stats["graph_breaks"])}
+
+
+def reset_stats():
+    with _lock:
+        _stats.update(_ZERO, graph_breaks=[])
+
+
+def cards():
+    """(interface version, cores) of every spyre card of this process."""
+    return [(p.hw_version, p.cores) for p in
+            (torch.spyre.get_device_properties(i) for i in range(torch.spyre.device_count()))]
+
+
+def identity():
+    """What a compiled spyre graph depends on besides the graph itself (the
+    pass's uuid): the plugin's build identity (its version, torch's, the op
+    library version, the extension module, libspyre, the lowering), this
+    package's source, and the cards' interface versions."""
+    global _identity
+    if _identity is None:
+        here = os.path.dirname(__file__)
+        h = hashlib.sha256()
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                with open(os.path.join(here, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+        desc = [disk_cache._build_identity(), _C._OPS_VERSION, h.hexdigest(), cards()]
+        _identity = hashlib.sha256(json.dumps(desc).encode()).hexdigest()
+    return _identity
+
+
+class _Fallback:
+    """A passthrough lowering: Inductor calls it with its IR arguments and
+    gets the fallback kernel of @op (the generated code calls the op, whose
+    spyre eager kernel runs it). Only this node falls back: the op is not
+    added to Inductor's global fallback set, which other devices share."""
+
+    _inductor_lowering_function = True
+
+    def __init__(self, op):
+        self.op = op
+        self.__name__ = f"spyre_fallback_{op}"
+
+    def __call__(self, *args, **kwargs):
+        from torch._inductor.lowering import fallback_handler
+        return fallback_handler(self.op, add_to_fallback_set=False)(*args, **kwargs)
+
+    def __repr__(self):
+        return f"spyre_fallback({self.op})"
+
+
+def _fakes(recipe):
+    dev = torch.device("spyre", recipe.index)
+    mode = torch._guards.detect_fake_mode()
+    with mode if mode is not None else torch._subclasses.FakeTensorMode():
+        return [torch.empty(s, dtype=d, device=dev) for d, s in recipe.outputs]
+
+
+def _part_nodes(split, call):
+    sub = getattr(split, call.target)
+    return [n.name for n in sub.graph.nodes if n.op == "call_function"]
+
+
+def _split(gm):
+    """@gm partitioned, each part compiled and registered: (split module,
+    {call_module name: (Recipe, text)}, {refused node name: reason})."""
+    refused = {}
+    for _ in range(len(gm.graph.nodes) + 1):
+        split = torch.fx.GraphModule(gm, gm.graph.__deepcopy__())
+        parts = CapabilityBasedPartitioner(
+            split, backend._Support(refused), allows_single_node_partition=True
+        ).propose_partitions()
+        split = fuse_by_partitions(split, [list(p.nodes) for p in parts], prefix="spyre_part_")
+        built = {}
+        for call in [n for n in split.graph.nodes if n.op == "call_module"]:
+            reason = None
+            try:
+                mod = backend._build(getattr(split, call.target), list(call.args))
+                index = backend._device_index(
+                    [a.meta["val"] for a in call.args if isinstance(a.meta.get("val"),
+                                                                   torch.Tensor)])
+                built[call.target] = runtime.register(index, mod.compiled), mod.single
+            except backend._Refused as e:
+                if e.node.op == "call_function":
+                    refused[e.node.name] = f"{e.node.target}: {e.reason}"
+                    break
+                reason = e.reason  # an input of the part: the part runs eagerly
+            except NotImplementedError:
+                # a recipe holding a constant tensor cannot be written into
+                # Inductor's cached code: its nodes run eagerly instead
+                reason = "a recipe with a constant tensor (not cacheable)"
+            if reason is not None:
+                for name in _part_nodes(split, call):
+                    refused[name] = reason
+                break
+        else:
+            return split, built, refused
+    raise RuntimeError("spyre: partitioning the graph did not converge")
+
+
+def _output_values(g):
+    out = next(n for n in g.nodes if n.op == "output")
+    return out, out.args[0] if isinstance(out.args[0], (tuple, list)) else [out.args[0]]
+
+
+def _same_strides(a, b):
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+    return len(a.stride()) == len(b.stride()) and all(
+        statically_known_true(x == y) for x, y in zip(a.stride(), b.stride()))
+
+
+def _keep_output_strides(g, wanted):
+    """A recipe's outputs are dense; where the graph returned another layout
+    (a transposed or broadcast view), a restride op lays the values out as
+    eager would. Without it Inductor would generate a copy kernel of its
+    own to match the strides, which spyre does not have."""
+    out, values = _output_values(g)
+    new = list(values)
+    for i, (v, want) in enumerate(zip(values, wanted)):
+        have = v.meta.get("val") if isinstance(v, torch.fx.Node) else None
+        if not isinstance(have, torch.Tensor) or not isinstance(want, torch.Tensor):
+            continue
+        if have.device.type != "spyre" or _same_strides(have, want):
+            continue
+        with g.inserting_before(out):
+            # symbolic strides as nodes computing them from the inputs
+            stride = g.materialize_symints(list(want.stride()))
+            r = g.call_function(torch.ops.spyre_inductor.restride.default, (v, stride))
+        r.meta["val"] = want
+        new[i] = r
+    if new != list(values):
+        out.args = (type(out.args[0])(new) if isinstance(out.args[0], (tuple, list))
+                    else new[0],)
+
+
+def _all_eager(g, reason):
+    eager = []
+    for n in g.nodes:
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload):
+            eager.append(f"{n.target}: {reason}")
+            n.target = _Fallback(n.target)
+    return eager
+
+
+def _mutates(g):
+    return any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and
+               n.target._schema.is_mutable for n in g.nodes)
+
+
+def _lower_symbolic(gm, wanted):
+    """A graph with symbolic sizes -> one per_size node (per_size.py);
+    ({key: (object, text, loader)}, eager reasons)."""
+    g = gm.graph
+    got = None if _mutates(g) else per_size.register(gm)
+    if got is None:
+        return {}, _all_eager(g, "a graph with symbolic sizes that mutates an input, holds "
+                                 "a constant or returns a non-tensor (eager)")
+    graph, text = got
+    phs = [n for n in g.nodes if n.op == "placeholder"]
+    tensors = [p for p in phs if isinstance(p.meta["val"], torch.Tensor)]
+    sizes = [p for p in phs if not isinstance(p.meta["val"], torch.Tensor)]
+    mode = torch._guards.detect_fake_mode([p.meta["val"] for p in tensors])
+    with mode:
+        fakes = graph.fake([p.meta["val"] for p in tensors], [p.meta["val"] for p in sizes])
+    out, _ = _output_values(g)
+    with g.inserting_before(out):
+        node = g.call_function(torch.ops.spyre_inductor.per_size.default,
+                               (tensors, sizes, graph.key))
+        node.meta["val"] = fakes
+        items = []
+        for i, f in enumerate(fakes):
+            items.append(g.call_function(operator.getitem, (node, i)))
+            items[-1].meta["val"] = f
+    res = out.args[0]
+    out.args = (type(res)(items) if isinstance(res, (tuple, list)) else items[0],)
+    g.eliminate_dead_code()
+    _keep_output_strides(g, wanted)
+    return {graph.key: (graph, text, "spyre_per_size.load")}, []
+
+
+def _lower_static(gm, wanted):
+    """A graph of static sizes -> recipes and fallbacks (the module's
+    docstring); ({key: (object, text, loader)}, eager reasons)."""
+    split, built, refused = _split(gm)
+    g = split.graph
+    loads = {}
+    for call in [n for n in g.nodes if n.op == "call_module"]:
+        (recipe, text), single = built[call.target]
+        loads[recipe.key] = (recipe, text, "spyre_runtime.load")
+        with g.inserting_before(call):
+            launch = g.call_function(torch.ops.spyre_inductor.launch.default,
+                                     (list(call.args), recipe.key))
+        fakes = _fakes(recipe)
+        launch.meta["val"] = fakes
+        if single:
+            with g.inserting_after(launch):
+                item = g.call_function(operator.getitem, (launch, 0))
+            item.meta["val"] = fakes[0]
+            call.replace_all_uses_with(item)
+        else:
+            for user in list(call.users):
+                if user.target is not operator.getitem:
+                    raise RuntimeError(f"spyre: part {call.target} used whole by {user}")
+                user.args = (launch, user.args[1])
+                user.meta["val"] = fakes[user.args[1]]
+        g.erase_node(call)
+        delattr(split, call.target)
+    _keep_output_strides(g, wanted)
+    ours = (torch.ops.spyre_inductor.launch.default, torch.ops.spyre_inductor.restride.default)
+    eager = []
+    for n in g.nodes:
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and \
+                n.target not in ours:
+            eager.append(refused.get(n.name, f"{n.target}: no lowering for this op"))
+            n.target = _Fallback(n.target)
+    gm.graph = g
+    return loads, eager
+
+
+def lower_graph(gm):
+    """Rewrites @gm in place (see the module's docstring)."""
+    wanted = [v.meta.get("val") if isinstance(v, torch.fx.Node) else None
+              for v in _output_values(gm.graph)[1]]
+    symbolic = backend._symbolic(gm)
+    loads, eager = (_lower_symbolic if symbolic else _lower_static)(gm, wanted)
+    gm.meta["spyre_loads"] = loads
+    gm.recompile()
+    with _lock:
+        _stats["graphs"] += 1
+        _stats["recipes"] += 0 if symbolic else len(loads)
+        _stats["per_size_graphs"] += len(loads) if symbolic else 0
+        _stats["fallback_nodes"] += len(eager)
+        _stats["graph_breaks"].extend(eager)
+
+
+class LowerToRecipes(CustomGraphModulePass):
+    """The device custom pass registered for spyre."""
+
+    def __call__(self, gm):
+        lower_graph(gm)
+
+    def uuid(self):
+        return identity()
