@@ -32,6 +32,10 @@ struct card_token {
 	uint64_t ns[SPYRE_ISA_TOKEN_MAX];
 };
 
+/* Scratchpad pages of the poison bookkeeping (card_sp_dirty). */
+#define CARD_SP_PAGE_SHIFT 12
+#define CARD_SP_PAGES (SPYRE_MODEL_SCRATCHPAD_BYTES >> CARD_SP_PAGE_SHIFT)
+
 struct card_exec {
 	unsigned int cores;
 	uint8_t *sp[SPYRE_MODEL_MAX_CORES];	/* scratchpads, allocated on first use */
@@ -62,6 +66,14 @@ struct card_exec {
 	unsigned int hazard_core;
 	uint64_t hazard_off;
 	bool sp_used[SPYRE_MODEL_MAX_CORES];	/* touched since the last poisoning */
+	/*
+	 * Pages of each scratchpad that may hold bytes other than the poison
+	 * (written since they were last poisoned): poisoning rewrites only
+	 * those, not 2 MiB per core per launch; the contents end up the same.
+	 * A superset is harmless (a write may be marked before the scratchpad
+	 * is allocated, poisoned, which keeps the mark).
+	 */
+	uint64_t sp_dirty[SPYRE_MODEL_MAX_CORES][CARD_SP_PAGES / 64];
 	const int *abort;			/* model's abort request */
 	uint32_t *progress;			/* ring's SPYRE_RING_PROGRESS, or NULL */
 };
@@ -87,13 +99,39 @@ static inline uint8_t *card_exec_scratchpad(struct card_exec *e, unsigned int co
 	return e->sp[core];
 }
 
+/*
+ * Bytes [@off, @off + @len) of core @core's scratchpad are about to be
+ * written: their pages no longer hold only the poison.
+ */
+static inline void card_sp_dirty(struct card_exec *e, unsigned int core, uint64_t off,
+				 uint64_t len)
+{
+	uint64_t first, last, w, lo, hi;
+
+	if (!len || off >= SPYRE_MODEL_SCRATCHPAD_BYTES)
+		return;
+	if (len > SPYRE_MODEL_SCRATCHPAD_BYTES - off)
+		len = SPYRE_MODEL_SCRATCHPAD_BYTES - off;
+	first = off >> CARD_SP_PAGE_SHIFT;
+	last = (off + len - 1) >> CARD_SP_PAGE_SHIFT;
+	/* a word of the bitmap at a time: bits lo..hi of word w */
+	for (w = first / 64; w <= last / 64; w++) {
+		lo = w == first / 64 ? first % 64 : 0;
+		hi = w == last / 64 ? last % 64 : 63;
+		e->sp_dirty[core][w] |= (~0ull >> (63 - hi)) & (~0ull << lo);
+	}
+}
+
 /* Hazard check: start of a launch; a wait joining a signaller's clock; an access. */
 void card_hazard_launch(struct card_exec *e);
 void card_hazard_free(struct card_exec *e);
 void card_hazard_wait(struct card_exec *e, unsigned int core, unsigned int unit,
 		       const uint32_t *vc);
 void card_hazard_barrier(struct card_exec *e, unsigned int core);
-/* @rows rows of @bytes, @stride apart, from scratchpad offset @off. */
+/*
+ * @rows rows of @bytes, @stride apart, from scratchpad offset @off; every
+ * scratchpad write is declared here first (it also marks the pages dirty).
+ */
 uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off,
 			     uint64_t rows, uint64_t stride, uint64_t bytes, bool write);
 

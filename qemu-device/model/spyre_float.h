@@ -6,6 +6,7 @@
 #ifndef SPYRE_FLOAT_H
 #define SPYRE_FLOAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,5 +24,13 @@ size_t spyre_dtype_size(unsigned int dtype);
 /* Convert @n elements between a dtype in memory and fp32. */
 void spyre_load_f32(float *dst, const uint8_t *src, unsigned int dtype, size_t n);
 void spyre_store_f32(uint8_t *dst, const float *src, unsigned int dtype, size_t n);
+/*
+ * dst (@cols x @rows, dense) = the @rows x @cols matrix at @src (row
+ * stride @ld elements) converted and transposed in one pass, the values
+ * spyre_load_f32 gives; false (nothing done) where the host has no such
+ * path for @dtype (only fp16 and bf16 on AVX2 + F16C hosts have one).
+ */
+bool spyre_load_f32_transposed(float *dst, const uint8_t *src, unsigned int dtype, size_t rows,
+			       size_t cols, size_t ld);
 
 #endif /* SPYRE_FLOAT_H */

@@ -30,6 +30,8 @@ struct stick {
 
 struct card_hazard {
 	struct stick s[STICKS];
+	/* sticks [lo, hi) hold all this launch's marks (hi 0: none), so a launch clears only those */
+	uint32_t lo, hi;
 };
 
 void card_hazard_launch(struct card_exec *e)
@@ -38,8 +40,11 @@ void card_hazard_launch(struct card_exec *e)
 
 	memset(e->vc, 0, sizeof(e->vc));
 	for (c = 0; c < SPYRE_MODEL_MAX_CORES; c++)
-		if (e->hz[c] && e->hz_used[c])
-			memset(e->hz[c], 0, sizeof(*e->hz[c]));
+		if (e->hz[c] && e->hz_used[c] && e->hz[c]->hi) {
+			memset(&e->hz[c]->s[e->hz[c]->lo], 0,
+			       (e->hz[c]->hi - e->hz[c]->lo) * sizeof(struct stick));
+			e->hz[c]->lo = e->hz[c]->hi = 0;
+		}
 	memset(e->hz_used, 0, sizeof(e->hz_used));
 }
 
@@ -80,6 +85,15 @@ static bool ordered(const uint32_t *vc, unsigned int unit, uint8_t other, uint32
 	return other == unit || vc[other] >= seq;
 }
 
+/* Sticks @first..@last of @h may get marks. */
+static void touch(struct card_hazard *h, uint64_t first, uint64_t last)
+{
+	if (!h->hi || first < h->lo)
+		h->lo = (uint32_t)first;
+	if (last + 1 > h->hi)
+		h->hi = (uint32_t)(last + 1);
+}
+
 uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off,
 			     uint64_t rows, uint64_t stride, uint64_t bytes, bool write)
 {
@@ -87,6 +101,8 @@ uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off
 	const uint32_t *vc = e->vc[core][unit];
 	uint64_t r, k;
 
+	if (write && bytes && rows)
+		card_sp_dirty(e, core, off, stride ? (rows - 1) * stride + bytes : bytes);
 	if (!e->hazard_check || !bytes || !rows)
 		return SPYRE_CMD_OK;
 	if (!e->hz[core] && !(e->hz[core] = calloc(1, sizeof(*e->hz[core]))))
@@ -94,6 +110,8 @@ uint32_t card_hazard_access(struct card_exec *e, unsigned int core, uint64_t off
 	e->hz_used[core] = true;
 	if (!stride)
 		rows = 1;	/* every row is the same bytes */
+	touch(e->hz[core], off / SPYRE_ISA_STICK,
+	      (off + (rows - 1) * stride + bytes - 1) / SPYRE_ISA_STICK);
 	for (r = 0; r < rows; r++) {
 		uint64_t a = off + r * stride;
 

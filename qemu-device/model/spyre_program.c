@@ -124,22 +124,52 @@ uint32_t card_insn_check(const struct spyre_insn *in, unsigned int cores, uint32
 	return SPYRE_CMD_ERR_PROGRAM;
 }
 
+/* What (core, unit) can do next: its head instruction and when it can start. */
+struct cand {
+	uint32_t i;		/* head instruction, UINT32_MAX when none is left */
+	bool ok;		/* it can start (its tokens are there) */
+	uint64_t start;
+};
+
+/*
+ * The scheduler's state. Each (core, unit) has its own list of the
+ * instructions it runs, so finding its next one is an array read. A
+ * candidate depends only on its core's tokens, its unit's clock and its
+ * head, which change only when that core runs something (or a BARRIER of
+ * it does): only the cores in @dirty are evaluated again before the next
+ * choice, which stays the same as evaluating every core every time.
+ */
 struct sched {
 	const struct spyre_insn *insn;
 	uint32_t n;
-	uint32_t *list[SPYRE_UNIT_COUNT];	/* instruction indices per unit */
-	uint32_t len[SPYRE_UNIT_COUNT];
+	uint32_t *idx;		/* every (core, unit) list, back to back */
+	uint32_t *list[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
+	uint32_t len[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
 	uint32_t pc[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
+	uint32_t *arrived;	/* per BARRIER: (core, unit) heads that reached it */
+	struct cand cand[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT];
+	uint32_t dirty;		/* cores whose candidates must be evaluated again */
 };
 
 /* Next instruction of (core, unit), or UINT32_MAX. */
 static uint32_t head(struct sched *s, unsigned int c, unsigned int u)
 {
-	uint32_t *pc = &s->pc[c][u];
+	return s->pc[c][u] < s->len[c][u] ? s->list[c][u][s->pc[c][u]] : UINT32_MAX;
+}
 
-	while (*pc < s->len[u] && !(s->insn[s->list[u][*pc]].core_mask & (1u << c)))
-		(*pc)++;
-	return *pc < s->len[u] ? s->list[u][*pc] : UINT32_MAX;
+static uint32_t barrier_need(const struct spyre_insn *in)
+{
+	return (uint32_t)__builtin_popcount(in->core_mask) * SPYRE_UNIT_COUNT;
+}
+
+/* (core, unit)'s head moved: count its arrival if it is a BARRIER. */
+static void arrive(struct sched *s, unsigned int c, unsigned int u)
+{
+	uint32_t i = head(s, c, u);
+
+	if (i != UINT32_MAX && s->insn[i].op == SPYRE_I_BARRIER &&
+	    ++s->arrived[i] == barrier_need(&s->insn[i]))
+		s->dirty |= s->insn[i].core_mask;	/* it can start now */
 }
 
 static unsigned int rank_of(uint32_t mask, unsigned int core)
@@ -193,14 +223,13 @@ static bool barrier_start(struct card_exec *e, struct sched *s, uint32_t i, uint
 	uint64_t t = 0;
 	unsigned int c, u;
 
+	if (s->arrived[i] != barrier_need(&s->insn[i]))
+		return false;
 	for (c = 0; c < e->cores; c++) {
 		if (!(mask & (1u << c)))
 			continue;
-		for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
-			if (head(s, c, u) != i)
-				return false;
+		for (u = 0; u < SPYRE_UNIT_COUNT; u++)
 			t = card_max64(t, e->unit_free[c][u]);
-		}
 	}
 	*start = t;
 	return true;
@@ -223,7 +252,10 @@ static uint64_t run_barrier(struct card_exec *e, const struct spyre_timing *t, s
 			e->unit_free[c][u] = end;
 			s->pc[c][u]++;
 		}
+		for (u = 0; u < SPYRE_UNIT_COUNT; u++)
+			arrive(s, c, u);
 	}
+	s->dirty |= mask;
 	return end;
 }
 
@@ -243,15 +275,30 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 			return CARD_CMD_ABORTED;
 		if (e->progress)
 			__atomic_fetch_add(e->progress, 1, __ATOMIC_RELAXED);
+		while (s->dirty) {
+			c = (unsigned int)__builtin_ctz(s->dirty);
+			s->dirty &= s->dirty - 1;
+			for (u = 0; c < e->cores && u < SPYRE_UNIT_COUNT; u++) {
+				struct cand *cd = &s->cand[c][u];
+
+				cd->i = head(s, c, u);
+				cd->ok = cd->i != UINT32_MAX &&
+					 (s->insn[cd->i].op == SPYRE_I_BARRIER ?
+						  barrier_start(e, s, cd->i, &cd->start) :
+						  can_start(e, &s->insn[cd->i], c, u, &cd->start));
+			}
+		}
+		/* earliest start, then lowest index, then lowest core */
 		for (c = 0; c < e->cores; c++) {
 			for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
-				i = head(s, c, u);
-				if (i == UINT32_MAX)
+				const struct cand *cd = &s->cand[c][u];
+
+				if (cd->i == UINT32_MAX)
 					continue;
 				left = true;
-				if (s->insn[i].op == SPYRE_I_BARRIER ?
-					    !barrier_start(e, s, i, &start) :
-					    !can_start(e, &s->insn[i], c, u, &start))
+				start = cd->start;
+				i = cd->i;
+				if (!cd->ok)
 					continue;
 				if (start < best_t || (start == best_t && i < best)) {
 					best_t = start;
@@ -321,6 +368,8 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 			tk->count++;
 		}
 		s->pc[bc][bu]++;
+		arrive(s, bc, bu);
+		s->dirty |= 1u << bc;
 	}
 }
 
@@ -330,10 +379,86 @@ uint64_t card_scrub_scratchpads(struct card_exec *e, const struct spyre_timing *
 	unsigned int i;
 
 	/* every core clears its own scratchpad, in parallel, a stick per cycle */
-	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++)
-		if (e->sp[i])
+	for (i = 0; i < SPYRE_MODEL_MAX_CORES; i++) {
+		if (e->sp[i]) {
 			memset(e->sp[i], 0, SPYRE_MODEL_SCRATCHPAD_BYTES);
+			memset(e->sp_dirty[i], 0xff, sizeof(e->sp_dirty[i]));
+		}
+	}
 	return cycles * 1000 / t->clock_mhz;
+}
+
+/* Poison core @c's whole scratchpad: rewrite the pages written since the last time. */
+static void repoison(struct card_exec *e, unsigned int c)
+{
+	unsigned int w, p, q;
+
+	for (w = 0; w < CARD_SP_PAGES / 64; w++) {
+		uint64_t bits = e->sp_dirty[c][w];
+
+		while (bits) {
+			/* one memset per run of dirty pages */
+			p = (unsigned int)__builtin_ctzll(bits);
+			q = p;
+			while (q < 64 && (bits >> q & 1))
+				q++;
+			memset(e->sp[c] + ((size_t)(w * 64 + p) << CARD_SP_PAGE_SHIFT), CARD_SP_POISON,
+			       (size_t)(q - p) << CARD_SP_PAGE_SHIFT);
+			bits &= q < 64 ? ~((1ull << q) - 1) : 0;
+		}
+		e->sp_dirty[c][w] = 0;
+	}
+}
+
+/* Each (core, unit)'s list of instructions, in program order. */
+static bool build_lists(struct card_exec *e, struct sched *s)
+{
+	uint32_t cnt[SPYRE_MODEL_MAX_CORES][SPYRE_UNIT_COUNT] = { { 0 } }, i, mask;
+	unsigned int c, u, u0, u1;
+	uint64_t total = 0;
+	uint32_t *p;
+
+	for (i = 0; i < s->n; i++) {
+		const struct spyre_insn *in = &s->insn[i];
+
+		u0 = in->op == SPYRE_I_BARRIER ? 0 : card_insn_unit(in);
+		u1 = in->op == SPYRE_I_BARRIER ? SPYRE_UNIT_COUNT : u0 + 1;
+		for (mask = in->core_mask; mask; mask &= mask - 1) {
+			c = (unsigned int)__builtin_ctz(mask);
+			for (u = u0; c < e->cores && u < u1; u++)
+				cnt[c][u]++;
+		}
+	}
+	for (c = 0; c < e->cores; c++)
+		for (u = 0; u < SPYRE_UNIT_COUNT; u++)
+			total += cnt[c][u];
+	s->idx = malloc((total ? total : 1) * sizeof(uint32_t));
+	s->arrived = calloc(s->n, sizeof(uint32_t));
+	if (!s->idx || !s->arrived)
+		return false;
+	p = s->idx;
+	for (c = 0; c < e->cores; c++) {
+		for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
+			s->list[c][u] = p;
+			p += cnt[c][u];
+		}
+	}
+	for (i = 0; i < s->n; i++) {
+		const struct spyre_insn *in = &s->insn[i];
+
+		u0 = in->op == SPYRE_I_BARRIER ? 0 : card_insn_unit(in);
+		u1 = in->op == SPYRE_I_BARRIER ? SPYRE_UNIT_COUNT : u0 + 1;
+		for (mask = in->core_mask; mask; mask &= mask - 1) {
+			c = (unsigned int)__builtin_ctz(mask);
+			for (u = u0; c < e->cores && u < u1; u++)
+				s->list[c][u][s->len[c][u]++] = i;
+		}
+	}
+	for (c = 0; c < e->cores; c++)
+		for (u = 0; u < SPYRE_UNIT_COUNT; u++)
+			arrive(s, c, u);
+	s->dirty = e->cores >= 32 ? 0xffffffffu : (1u << e->cores) - 1;
+	return true;
 }
 
 uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
@@ -341,7 +466,7 @@ uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 			   uint32_t n, uint64_t *ns)
 {
 	struct sched *s = calloc(1, sizeof(*s));
-	uint32_t i, u, st = SPYRE_CMD_ERR_PROGRAM;
+	uint32_t i, st = SPYRE_CMD_ERR_PROGRAM;
 
 	*ns = 0;
 	e->fault_insn = SPYRE_FAULT_INSN_NONE;
@@ -352,20 +477,8 @@ uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 		return st;
 	s->insn = insn;
 	s->n = n;
-	for (u = 0; u < SPYRE_UNIT_COUNT; u++) {
-		s->list[u] = malloc(n * sizeof(uint32_t));
-		if (!s->list[u])
-			goto out;
-	}
-	for (i = 0; i < n; i++) {
-		if (insn[i].op == SPYRE_I_BARRIER) {
-			for (u = 0; u < SPYRE_UNIT_COUNT; u++)
-				s->list[u][s->len[u]++] = i;
-			continue;
-		}
-		u = card_insn_unit(&insn[i]);
-		s->list[u][s->len[u]++] = i;
-	}
+	if (!build_lists(e, s))
+		goto out;
 	memset(e->tokens, 0, sizeof(e->tokens));
 	memset(e->unit_free, 0, sizeof(e->unit_free));
 	e->dram_free = 0;
@@ -373,13 +486,13 @@ uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 		card_hazard_launch(e);
 	for (i = 0; e->poison && i < SPYRE_MODEL_MAX_CORES; i++) {
 		if (e->sp_used[i] && e->sp[i])
-			memset(e->sp[i], CARD_SP_POISON, SPYRE_MODEL_SCRATCHPAD_BYTES);
+			repoison(e, i);
 		e->sp_used[i] = false;
 	}
 	st = run(e, t, b, s, ns);
 out:
-	for (u = 0; u < SPYRE_UNIT_COUNT; u++)
-		free(s->list[u]);
+	free(s->idx);
+	free(s->arrived);
 	free(s);
 	return st;
 }

@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "spyre_exec.h"
 #include "spyre_float.h"
@@ -59,7 +62,7 @@ static bool sp_ok(uint64_t off, uint64_t rows, uint64_t stride, uint64_t cols, s
 }
 
 /* LOAD with GATHER: rows at indices read from the scratchpad (checked first). */
-static uint32_t lsu_gather(struct card_exec *e, const struct card_bind *b,
+static uint32_t lsu_gather(struct card_exec *e, unsigned int core, const struct card_bind *b,
 			   const struct spyre_insn_mem *mm, uint8_t *sp)
 {
 	uint64_t slot_addr, slot_len, len, off;
@@ -78,6 +81,7 @@ static uint32_t lsu_gather(struct card_exec *e, const struct card_bind *b,
 		    !in_range(off, mm->row_bytes, slot_len))
 			return SPYRE_CMD_ERR_BOUNDS;
 	}
+	card_sp_dirty(e, core, mm->sp_off, len);
 	for (r = 0; r < mm->rows; r++) {
 		memcpy(&idx, sp + mm->core_stride2 + 4ull * r, 4);
 		off = mm->mem_off + (uint64_t)idx * mm->mem_row_stride;
@@ -109,7 +113,7 @@ uint32_t card_unit_lsu(struct card_exec *e, const struct card_bind *b,
 	if (!sp)
 		return SPYRE_CMD_ERR_PROGRAM;
 	if (in->flags & SPYRE_LOAD_GATHER)
-		return lsu_gather(e, b, mm, sp);
+		return lsu_gather(e, core, b, mm, sp);
 	if (mm->slot == SPYRE_ISA_SLOT_WS) {
 		slot_addr = b->ws_addr;
 		slot_len = b->ws_len;
@@ -172,6 +176,10 @@ static void gather(float *dst, const uint8_t *src, unsigned int dt, uint32_t row
 	size_t es = spyre_dtype_size(dt);
 	uint32_t r;
 
+	if (ld == cols) {	/* dense rows: one conversion */
+		spyre_load_f32(dst, src, dt, (size_t)rows * cols);
+		return;
+	}
 	for (r = 0; r < rows; r++)
 		spyre_load_f32(dst + (size_t)r * cols, src + (size_t)r * ld * es, dt, cols);
 }
@@ -192,8 +200,16 @@ static void gather(float *dst, const uint8_t *src, unsigned int dt, uint32_t row
 #define VECTORIZE
 #endif
 
-VECTORIZE static void gemm_rows4(uint32_t n, uint32_t k, uint32_t jn, const float *restrict a,
-		       const float *restrict b, float *restrict c)
+/*
+ * The kernels are written once (always inlined) and compiled twice: for
+ * the baseline ISA and, on x86 hosts that have it, for AVX2, picked at run
+ * time. Vector width changes only how many j are computed at once; each
+ * element's products and sums are the same fp32 operations in the same
+ * order (no FMA: the target does not enable it, and contraction is off).
+ */
+static inline __attribute__((always_inline)) void
+gemm_rows4(uint32_t n, uint32_t k, uint32_t jn, const float *restrict a, const float *restrict b,
+	   float *restrict c)
 {
 	float *restrict c0 = c, *restrict c1 = c + n, *restrict c2 = c + 2 * (size_t)n;
 	float *restrict c3 = c + 3 * (size_t)n;
@@ -215,8 +231,9 @@ VECTORIZE static void gemm_rows4(uint32_t n, uint32_t k, uint32_t jn, const floa
 	}
 }
 
-VECTORIZE static void gemm_row1(uint32_t n, uint32_t k, uint32_t jn, const float *restrict a,
-		      const float *restrict b, float *restrict c)
+static inline __attribute__((always_inline)) void
+gemm_row1(uint32_t n, uint32_t k, uint32_t jn, const float *restrict a, const float *restrict b,
+	  float *restrict c)
 {
 	uint32_t p, j;
 
@@ -229,8 +246,9 @@ VECTORIZE static void gemm_row1(uint32_t n, uint32_t k, uint32_t jn, const float
 	}
 }
 
-static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
-		    const float *restrict b, float *restrict c)
+static inline __attribute__((always_inline)) void
+gemm_nn_body(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
+	     const float *restrict b, float *restrict c)
 {
 	uint32_t i, j0, jn;
 
@@ -243,23 +261,221 @@ static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
 	}
 }
 
-/* fp32 tile product; @b is K x N, or N x K when @tb. */
-static void sgemm(struct card_exec *e, bool tb, uint32_t m, uint32_t n, uint32_t k,
-		  const float *a, float *b, float *c, bool acc)
+VECTORIZE static void gemm_nn_base(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
+				   const float *restrict b, float *restrict c)
 {
-	if (!acc)
-		memset(c, 0, (size_t)m * n * sizeof(float));
-	if (tb) {
-		/* transpose B (N x K) into the spare staging buffer as K x N */
-		float *bt = e->tmp[3];
-		uint32_t i, j;
+	gemm_nn_body(m, n, k, a, b, c);
+}
 
-		for (i = 0; i < n; i++)
-			for (j = 0; j < k; j++)
-				bt[(size_t)j * n + i] = b[(size_t)i * k + j];
-		b = bt;
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * AVX2 micro-kernels: a block of C lives in registers while p runs over
+ * all of K, so each step is loads of B, broadcasts of A, multiplies and
+ * adds, and no C traffic. Each register lane is one C element that gets
+ * c + a * b, rounded twice, in ascending p: the same operations as the
+ * plain loops (no FMA instruction is used).
+ */
+__attribute__((target("avx2"))) static inline void
+gemm_4x16_avx2(uint32_t n, uint32_t k, const float *restrict a, const float *restrict b,
+	       float *restrict c)
+{
+	__m256 c00 = _mm256_loadu_ps(c), c01 = _mm256_loadu_ps(c + 8);
+	__m256 c10 = _mm256_loadu_ps(c + n), c11 = _mm256_loadu_ps(c + n + 8);
+	__m256 c20 = _mm256_loadu_ps(c + 2 * (size_t)n), c21 = _mm256_loadu_ps(c + 2 * (size_t)n + 8);
+	__m256 c30 = _mm256_loadu_ps(c + 3 * (size_t)n), c31 = _mm256_loadu_ps(c + 3 * (size_t)n + 8);
+	__m256 b0, b1, av;
+	uint32_t p;
+
+	for (p = 0; p < k; p++) {
+		b0 = _mm256_loadu_ps(b + (size_t)p * n);
+		b1 = _mm256_loadu_ps(b + (size_t)p * n + 8);
+		av = _mm256_broadcast_ss(a + p);
+		c00 = _mm256_add_ps(c00, _mm256_mul_ps(av, b0));
+		c01 = _mm256_add_ps(c01, _mm256_mul_ps(av, b1));
+		av = _mm256_broadcast_ss(a + k + p);
+		c10 = _mm256_add_ps(c10, _mm256_mul_ps(av, b0));
+		c11 = _mm256_add_ps(c11, _mm256_mul_ps(av, b1));
+		av = _mm256_broadcast_ss(a + 2 * (size_t)k + p);
+		c20 = _mm256_add_ps(c20, _mm256_mul_ps(av, b0));
+		c21 = _mm256_add_ps(c21, _mm256_mul_ps(av, b1));
+		av = _mm256_broadcast_ss(a + 3 * (size_t)k + p);
+		c30 = _mm256_add_ps(c30, _mm256_mul_ps(av, b0));
+		c31 = _mm256_add_ps(c31, _mm256_mul_ps(av, b1));
 	}
-	gemm_nn(m, n, k, a, b, c);
+	_mm256_storeu_ps(c, c00);
+	_mm256_storeu_ps(c + 8, c01);
+	_mm256_storeu_ps(c + n, c10);
+	_mm256_storeu_ps(c + n + 8, c11);
+	_mm256_storeu_ps(c + 2 * (size_t)n, c20);
+	_mm256_storeu_ps(c + 2 * (size_t)n + 8, c21);
+	_mm256_storeu_ps(c + 3 * (size_t)n, c30);
+	_mm256_storeu_ps(c + 3 * (size_t)n + 8, c31);
+}
+
+__attribute__((target("avx2"))) static inline void
+gemm_1x32_avx2(uint32_t n, uint32_t k, const float *restrict a, const float *restrict b,
+	       float *restrict c)
+{
+	__m256 c0 = _mm256_loadu_ps(c), c1 = _mm256_loadu_ps(c + 8);
+	__m256 c2 = _mm256_loadu_ps(c + 16), c3 = _mm256_loadu_ps(c + 24), av;
+	uint32_t p;
+
+	for (p = 0; p < k; p++) {
+		const float *br = b + (size_t)p * n;
+
+		av = _mm256_broadcast_ss(a + p);
+		c0 = _mm256_add_ps(c0, _mm256_mul_ps(av, _mm256_loadu_ps(br)));
+		c1 = _mm256_add_ps(c1, _mm256_mul_ps(av, _mm256_loadu_ps(br + 8)));
+		c2 = _mm256_add_ps(c2, _mm256_mul_ps(av, _mm256_loadu_ps(br + 16)));
+		c3 = _mm256_add_ps(c3, _mm256_mul_ps(av, _mm256_loadu_ps(br + 24)));
+	}
+	_mm256_storeu_ps(c, c0);
+	_mm256_storeu_ps(c + 8, c1);
+	_mm256_storeu_ps(c + 16, c2);
+	_mm256_storeu_ps(c + 24, c3);
+}
+
+VECTORIZE __attribute__((target("avx2"))) static void
+gemm_nn_avx2(uint32_t m, uint32_t n, uint32_t k, const float *restrict a, const float *restrict b,
+	     float *restrict c)
+{
+	uint32_t i, j;
+
+	for (i = 0; i + 4 <= m; i += 4) {
+		for (j = 0; j + 16 <= n; j += 16)
+			gemm_4x16_avx2(n, k, a + (size_t)i * k, b + j, c + (size_t)i * n + j);
+		if (j < n)
+			gemm_rows4(n, k, n - j, a + (size_t)i * k, b + j, c + (size_t)i * n + j);
+	}
+	for (; i < m; i++) {
+		for (j = 0; j + 32 <= n; j += 32)
+			gemm_1x32_avx2(n, k, a + (size_t)i * k, b + j, c + (size_t)i * n + j);
+		if (j < n)
+			gemm_row1(n, k, n - j, a + (size_t)i * k, b + j, c + (size_t)i * n + j);
+	}
+}
+
+static int avx2_state;	/* 0: not asked yet, 1: present, -1: absent */
+
+static bool have_avx2(void)
+{
+	int s = __atomic_load_n(&avx2_state, __ATOMIC_RELAXED);
+
+	if (!s) {
+		__builtin_cpu_init();
+		s = __builtin_cpu_supports("avx2") ? 1 : -1;
+		__atomic_store_n(&avx2_state, s, __ATOMIC_RELAXED);
+	}
+	return s > 0;
+}
+#endif
+
+static void gemm_nn(uint32_t m, uint32_t n, uint32_t k, const float *restrict a,
+		    const float *restrict b, float *restrict c)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_avx2()) {
+		gemm_nn_avx2(m, n, k, a, b, c);
+		return;
+	}
+#endif
+	gemm_nn_base(m, n, k, a, b, c);
+}
+
+/* dst (cols x rows) = src (rows x cols) transposed, in tiles that stay in L1. */
+#define TRANS_TILE 32
+
+static inline __attribute__((always_inline)) void
+transpose_scalar(float *restrict dst, const float *restrict src, uint32_t rows, uint32_t cols,
+		 uint32_t i0, uint32_t ie, uint32_t j0, uint32_t je)
+{
+	uint32_t i, j;
+
+	for (j = j0; j < je; j++)
+		for (i = i0; i < ie; i++)
+			dst[(size_t)j * rows + i] = src[(size_t)i * cols + j];
+}
+
+static void transpose_base(float *restrict dst, const float *restrict src, uint32_t rows,
+			   uint32_t cols)
+{
+	uint32_t i0, j0;
+
+	for (i0 = 0; i0 < rows; i0 += TRANS_TILE)
+		for (j0 = 0; j0 < cols; j0 += TRANS_TILE)
+			transpose_scalar(dst, src, rows, cols, i0,
+					 rows - i0 < TRANS_TILE ? rows : i0 + TRANS_TILE, j0,
+					 cols - j0 < TRANS_TILE ? cols : j0 + TRANS_TILE);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same with AVX: 8x8 blocks through registers (moves bits only). */
+__attribute__((target("avx2"))) static void transpose_avx2(float *restrict dst,
+							  const float *restrict src,
+							  uint32_t rows, uint32_t cols)
+{
+	uint32_t i0, j0, r8 = rows & ~7u, c8 = cols & ~7u, r;
+	__m256 v[8], t[8];
+
+	for (i0 = 0; i0 < r8; i0 += 8) {
+		for (j0 = 0; j0 < c8; j0 += 8) {
+			for (r = 0; r < 8; r++)
+				v[r] = _mm256_loadu_ps(src + (size_t)(i0 + r) * cols + j0);
+			for (r = 0; r < 8; r += 2) {
+				t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
+				t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
+			}
+			v[0] = _mm256_shuffle_ps(t[0], t[2], 0x44);
+			v[1] = _mm256_shuffle_ps(t[0], t[2], 0xee);
+			v[2] = _mm256_shuffle_ps(t[1], t[3], 0x44);
+			v[3] = _mm256_shuffle_ps(t[1], t[3], 0xee);
+			v[4] = _mm256_shuffle_ps(t[4], t[6], 0x44);
+			v[5] = _mm256_shuffle_ps(t[4], t[6], 0xee);
+			v[6] = _mm256_shuffle_ps(t[5], t[7], 0x44);
+			v[7] = _mm256_shuffle_ps(t[5], t[7], 0xee);
+			for (r = 0; r < 4; r++) {
+				t[r] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x20);
+				t[r + 4] = _mm256_permute2f128_ps(v[r], v[r + 4], 0x31);
+			}
+			for (r = 0; r < 8; r++)
+				_mm256_storeu_ps(dst + (size_t)(j0 + r) * rows + i0, t[r]);
+		}
+	}
+	/* the ragged edges */
+	transpose_scalar(dst, src, rows, cols, 0, r8, c8, cols);
+	transpose_scalar(dst, src, rows, cols, r8, rows, 0, cols);
+}
+#endif
+
+static void transpose(float *restrict dst, const float *restrict src, uint32_t rows,
+		      uint32_t cols)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (have_avx2()) {
+		transpose_avx2(dst, src, rows, cols);
+		return;
+	}
+#endif
+	transpose_base(dst, src, rows, cols);
+}
+
+
+/* B as fp32, K x N: converted and transposed in one pass where the host can. */
+static const float *operand_b(struct card_exec *e, const struct spyre_insn *in, const uint8_t *sp)
+{
+	const struct spyre_insn_mm *mm = &in->u.mm;
+	bool tb = in->flags & SPYRE_MM_TRANS_B;
+	uint32_t brows = tb ? mm->n : mm->k, bcols = tb ? mm->k : mm->n;
+
+	if (tb && spyre_load_f32_transposed(e->tmp[3], sp + mm->b_off, in->dtype, brows, bcols,
+					    mm->ldb))
+		return e->tmp[3];
+	gather(e->tmp[1], sp + mm->b_off, in->dtype, brows, bcols, mm->ldb);
+	if (tb) {
+		transpose(e->tmp[3], e->tmp[1], brows, bcols);
+		return e->tmp[3];
+	}
+	return e->tmp[1];
 }
 
 static void imatmul(const struct spyre_insn_mm *mm, bool tb, bool acc, const uint8_t *a,
@@ -326,10 +542,11 @@ uint32_t card_unit_pe(struct card_exec *e, const struct spyre_insn *in, unsigned
 	if (!a || !b || !c || (tb && !staging(e, 3, (size_t)brows * bcols)))
 		return SPYRE_CMD_ERR_PROGRAM;
 	gather(a, sp + mm->a_off, in->dtype, mm->m, mm->k, mm->lda);
-	gather(b, sp + mm->b_off, in->dtype, brows, bcols, mm->ldb);
 	if (acc)
 		gather(c, sp + mm->c_off, SPYRE_DT_FP32, mm->m, mm->n, mm->ldc);
-	sgemm(e, tb, mm->m, mm->n, mm->k, a, b, c, acc);
+	else
+		memset(c, 0, (size_t)mm->m * mm->n * sizeof(float));
+	gemm_nn(mm->m, mm->n, mm->k, a, operand_b(e, in, sp), c);
 	for (r = 0; r < mm->m; r++)
 		memcpy(sp + mm->c_off + (size_t)r * mm->ldc * 4, c + (size_t)r * mm->n,
 		       (size_t)mm->n * 4);

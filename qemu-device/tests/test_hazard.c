@@ -76,3 +76,37 @@ TEST(hazard_write_after_read_without_token_fails)
 	CHECK_EQ(c.fault_addr, 0u);
 	CHECK_EQ(run_prog(false, 1, 1, 0, 0), 0);
 }
+
+/*
+ * Marks live for one launch: a launch that only writes a region through
+ * one unit leaves nothing that makes the next launch's unordered read of
+ * it (through another unit) a hazard; the same read racing a write in its
+ * own launch is one. The model clears only the sticks a launch marked,
+ * so the regions here are far apart and at both ends of the scratchpad.
+ */
+TEST(hazard_marks_do_not_outlive_their_launch)
+{
+	struct tcard *t = tc_new(hazard_on);
+	uint64_t slots[2] = { 0x400000, 4096 }, len;
+	uint32_t offs[2] = { 0, SPYRE_MODEL_SCRATCHPAD_BYTES - 512 }, k;
+	struct prog p;
+
+	for (k = 0; k < 2; k++) {
+		prog_init(&p, 1, 0);
+		p_load(&p, false, 1, 0, 0, 1, 512, 512, offs[k], 512);
+		p_load(&p, false, 1, 0, 0, 1, 512, 512, 0x100000, 512);
+		len = prog_store(t, &p, 0x100000);
+		CHECK_EQ(run_launch(t, 0x100000, len, 0, 0, 1, slots).status, SPYRE_CMD_OK);
+		/* the VEC reads what the previous launch's LOAD wrote, no token */
+		prog_init(&p, 1, 0);
+		p_vec(&p, 1, SPYRE_VF_COPY, SPYRE_DT_FP32, SPYRE_DT_FP32, 1, 128, offs[k], 0, 0x80000);
+		len = prog_store(t, &p, 0x100000);
+		CHECK_EQ(run_launch(t, 0x100000, len, 0, 0, 1, slots).status, SPYRE_CMD_OK);
+		/* with a racing LOAD in the same launch it is a hazard */
+		p_load(&p, false, 1, 0, 0, 1, 512, 512, offs[k], 512);
+		len = prog_store(t, &p, 0x100000);
+		CHECK_EQ(run_launch(t, 0x100000, len, 0, 0, 1, slots).status,
+			 SPYRE_CMD_ERR_PROGRAM);
+	}
+	tc_free(t);
+}
