@@ -360,6 +360,11 @@ static void spyre_job_read_fault(struct spyre_ring *ring, struct spyre_job *job,
 	case SPYRE_FAULT_SPACE_DEVMEM:
 		job->fault.flags |= DRM_SPYRE_FAULT_ADDR_DEVICE;
 		break;
+	case SPYRE_FAULT_SPACE_VA_READ:
+	case SPYRE_FAULT_SPACE_VA_WRITE:
+	case SPYRE_FAULT_SPACE_VA_EXEC:
+		job->fault.flags |= DRM_SPYRE_FAULT_ADDR_VIRTUAL;
+		break;
 	default:
 		job->fault.addr = 0;
 	}

@@ -5,6 +5,7 @@
  *
  * Copyright (C) 2026 The Spyre stack authors
  */
+#include <linux/dma-resv.h>
 #include <linux/idr.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
@@ -55,6 +56,20 @@ static void spyre_ctx_invalidate(struct spyre_device *sdev, u32 ctx)
 	spyre_write(sdev, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_INVALIDATE);
 	/* A read flushes the posted write before the BO's memory is reused. */
 	spyre_read(sdev, SPYRE_REG_MMU_CTX_STATUS);
+	mutex_unlock(&sdev->mmu_lock);
+}
+
+/*
+ * After a translation fault stopped the context (its jobs fail at their
+ * SET_CTX), a successful bind is the fix the card spec expects before
+ * RESUME: the file's next jobs run again.
+ */
+static void spyre_ctx_resume(struct spyre_device *sdev, u32 ctx)
+{
+	mutex_lock(&sdev->mmu_lock);
+	spyre_write(sdev, SPYRE_REG_MMU_CTX_SELECT, ctx);
+	if (spyre_read(sdev, SPYRE_REG_MMU_CTX_STATUS) & SPYRE_MMU_CTX_FAULTED)
+		spyre_write(sdev, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_RESUME);
 	mutex_unlock(&sdev->mmu_lock);
 }
 
@@ -113,6 +128,17 @@ err_ctx:
 	return ERR_PTR(-ENOMEM);
 }
 
+/*
+ * Every job submitted in the context so far (DRM_SPYRE_SUBMIT_VA) added its
+ * fence to the VM's reservation object: wait until none can still use a
+ * translation it made before the tables changed.
+ */
+static void spyre_vm_wait_jobs(struct spyre_vm *vm)
+{
+	dma_resv_wait_timeout(vm->gpuvm.r_obj->resv, DMA_RESV_USAGE_BOOKKEEP, false,
+			      MAX_SCHEDULE_TIMEOUT);
+}
+
 static void spyre_vma_free(struct drm_gpuva *va)
 {
 	drm_gpuva_remove(va);
@@ -121,9 +147,9 @@ static void spyre_vma_free(struct drm_gpuva *va)
 }
 
 /*
- * At close, after the file's queues are gone. No job runs in the context
- * yet (SUBMIT jobs run in context 0), so nothing else can still use the
- * tables once the root register is cleared.
+ * At close, after the file's queues are gone: once its jobs finished (a
+ * hung one is ended by recovery) nothing names the context any more, and
+ * the number can go to another file.
  */
 void spyre_vm_destroy(struct spyre_file *sfile)
 {
@@ -135,6 +161,7 @@ void spyre_vm_destroy(struct spyre_file *sfile)
 	if (!vm)
 		return;
 	sdev = vm->sdev;
+	spyre_vm_wait_jobs(vm);
 	if (drm_dev_enter(&sdev->drm, &idx)) {
 		/* Clearing the root also drops the context's TLB entries. */
 		spyre_ctx_set_root(sdev, vm->ctx, 0);
@@ -265,6 +292,7 @@ static int spyre_vm_unmap(struct spyre_vm *vm, const struct drm_spyre_vm_bind *a
 		spyre_pt_unmap(vm->sdev, vm->root, va->va.addr, va->va.range);
 	/* Before the BOs' memory can be freed and handed to someone else. */
 	spyre_ctx_invalidate(vm->sdev, vm->ctx);
+	spyre_vm_wait_jobs(vm);
 	drm_gpuvm_for_each_va_range_safe(va, next, &vm->gpuvm, args->addr, end)
 		spyre_vma_free(va);
 	return 0;
@@ -308,13 +336,19 @@ int spyre_vm_bind_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 	mutex_lock(&sfile->vm_lock);
-	vm = spyre_vm_get(sfile);
+	/* Nothing to unmap creates no address space. */
+	if (args->op == DRM_SPYRE_VM_BIND_OP_UNMAP && !sfile->vm)
+		vm = ERR_PTR(-ENOENT);
+	else
+		vm = spyre_vm_get(sfile);
 	if (IS_ERR(vm))
 		ret = PTR_ERR(vm);
 	else if (args->op == DRM_SPYRE_VM_BIND_OP_MAP)
 		ret = spyre_vm_map(vm, file, args);
 	else
 		ret = spyre_vm_unmap(vm, args);
+	if (!ret)
+		spyre_ctx_resume(vm->sdev, vm->ctx);
 	mutex_unlock(&sfile->vm_lock);
 	drm_dev_exit(idx);
 	return ret;

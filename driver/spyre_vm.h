@@ -11,6 +11,9 @@
 
 struct drm_device;
 struct drm_file;
+struct drm_gem_object;
+struct drm_spyre_cmd;
+struct spyre_job;
 struct spyre_device;
 struct spyre_file;
 struct spyre_pt;
@@ -32,5 +35,7 @@ struct spyre_vm {
 
 void spyre_vm_destroy(struct spyre_file *sfile);
 int spyre_vm_bind_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+struct drm_gem_object *spyre_vm_job_obj(struct spyre_file *sfile, u32 *ctx);
+int spyre_vm_parse_cmd(struct spyre_job *job, const struct drm_spyre_cmd *cmd);
 
 #endif /* SPYRE_VM_H */

@@ -293,6 +293,7 @@ struct drm_spyre_queue_create {
 #define DRM_SPYRE_FAULT_LOCATED		0x1 /* @fault_insn and @fault_core are valid */
 #define DRM_SPYRE_FAULT_ADDR_SCRATCHPAD	0x2 /* @fault_addr: offset in the core's scratchpad */
 #define DRM_SPYRE_FAULT_ADDR_DEVICE	0x4 /* @fault_addr: device memory address */
+#define DRM_SPYRE_FAULT_ADDR_VIRTUAL	0x8 /* @fault_addr: card VA that did not translate */
 
 /**
  * struct drm_spyre_queue_error - argument of DRM_IOCTL_SPYRE_QUEUE_ERROR
@@ -493,11 +494,27 @@ struct drm_spyre_sync {
 	__u64 point;
 };
 
+/*
+ * The job runs in the file's card address space (DRM_IOCTL_SPYRE_VM_BIND;
+ * -EINVAL if the file has none yet): every command names card virtual
+ * addresses instead of BOs. Its handle fields must be zero and its offset
+ * fields are card VAs (below DRM_SPYRE_VA_END with their size, else
+ * -EINVAL). Supported so far: DRM_SPYRE_CMD_NOP, _FILL (the VA of device
+ * pages) and _TIMESTAMP (of a device or host page); _COPY and _LAUNCH fail
+ * with -EOPNOTSUPP. An access to an address the space does not map fails
+ * the job with -EFAULT; the queue's error record then has
+ * DRM_SPYRE_FAULT_ADDR_VIRTUAL and the address. A fault stops the address
+ * space: the file's later jobs of this kind fail with -EFAULT too until
+ * its next successful DRM_IOCTL_SPYRE_VM_BIND (which fixes the mapping and
+ * restarts it). Jobs of other files keep running.
+ */
+#define DRM_SPYRE_SUBMIT_VA		0x1
+
 /**
  * struct drm_spyre_submit - argument of DRM_IOCTL_SPYRE_SUBMIT
  * @queue_id: in, queue to run the job on; -ENOENT if unknown or destroyed,
  *	-ECANCELED if the queue was banned after one of its jobs hung
- * @flags: in, must be zero
+ * @flags: in, 0 or DRM_SPYRE_SUBMIT_VA (other bits: -EINVAL)
  * @cmds: in, pointer to an array of @cmd_count &struct drm_spyre_cmd
  * @cmd_count: in, 0..DRM_SPYRE_PARAM_MAX_CMDS (more: -E2BIG); a job without
  *	commands only orders and signals, like an event record
