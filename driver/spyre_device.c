@@ -256,6 +256,7 @@ int spyre_device_init(struct spyre_device *sdev)
 		return ret;
 	/* Empty again once every file closed: it needs no teardown. */
 	ida_init(&sdev->ctx_ida);
+	INIT_LIST_HEAD(&sdev->vms);
 	INIT_LIST_HEAD(&sdev->bo_list);
 	spyre_recovery_init(sdev);
 	sdev->ring_set = spyre_ring_set_alloc(sdev->num_rings);

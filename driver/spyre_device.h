@@ -61,6 +61,8 @@ struct spyre_queue;
  * @mmu_lock: serialises MMU context register sequences (MMU_CTX_SELECT is
  *	card-wide)
  * @ctx_ida: MMU contexts in use by open files' address spaces (1..255)
+ * @vms: those address spaces (under @mmu_lock), to restore their roots
+ *	after a card reset
  * @link: entry in the driver's list of bound devices
  */
 struct spyre_device {
@@ -102,6 +104,7 @@ struct spyre_device {
 	int err_irq;
 	struct mutex mmu_lock; /* see above */
 	struct ida ctx_ida;
+	struct list_head vms;
 	struct list_head link;
 };
 

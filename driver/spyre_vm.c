@@ -29,22 +29,39 @@ static inline struct spyre_vm *to_spyre_vm(struct drm_gpuvm *gpuvm)
 /* --- context registers (serialised: MMU_CTX_SELECT is card-wide) --------- */
 
 /*
- * Points @ctx at @root (0: no root). A context number may have been
+ * Points @ctx at the table @root, or at none (@root NULL; device address 0
+ * is a valid table). A context number may have been
  * stopped by a fault of its previous owner; setting a root does not clear
  * that, so a new root is followed by RESUME (the context has no rings of
  * its own to reset: shared rings are never stopped by a context fault).
  */
-static void spyre_ctx_set_root(struct spyre_device *sdev, u32 ctx, u64 root)
+static void spyre_ctx_set_root_locked(struct spyre_device *sdev, u32 ctx,
+				      const struct spyre_pt *root)
 {
-	u32 lo = root ? lower_32_bits(root) | SPYRE_MMU_ROOT_VALID : 0;
+	u64 addr = root ? root->addr : 0;
+	u32 lo = root ? lower_32_bits(addr) | SPYRE_MMU_ROOT_VALID : 0;
 
-	mutex_lock(&sdev->mmu_lock);
+	lockdep_assert_held(&sdev->mmu_lock);
 	spyre_write(sdev, SPYRE_REG_MMU_CTX_SELECT, ctx);
 	spyre_write(sdev, SPYRE_REG_MMU_CTX_ROOT_LO, lo);
 	/* The high word commits the root and drops the context's TLB entries. */
-	spyre_write(sdev, SPYRE_REG_MMU_CTX_ROOT_HI, upper_32_bits(root));
+	spyre_write(sdev, SPYRE_REG_MMU_CTX_ROOT_HI, upper_32_bits(addr));
 	if (root && (spyre_read(sdev, SPYRE_REG_MMU_CTX_STATUS) & SPYRE_MMU_CTX_FAULTED))
 		spyre_write(sdev, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_RESUME);
+}
+
+/*
+ * A card reset clears every root (the tables in device memory survive):
+ * the recovery code calls this once the card is back, so the files'
+ * address spaces work again.
+ */
+void spyre_vm_restore_roots(struct spyre_device *sdev)
+{
+	struct spyre_vm *vm;
+
+	mutex_lock(&sdev->mmu_lock);
+	list_for_each_entry(vm, &sdev->vms, link)
+		spyre_ctx_set_root_locked(sdev, vm->ctx, vm->root);
 	mutex_unlock(&sdev->mmu_lock);
 }
 
@@ -115,7 +132,10 @@ static struct spyre_vm *spyre_vm_get(struct spyre_file *sfile)
 	drm_gpuvm_init(&vm->gpuvm, "spyre", 0, &sdev->drm, r_obj, DRM_SPYRE_VA_START,
 		       DRM_SPYRE_VA_END - DRM_SPYRE_VA_START, 0, 0, &spyre_gpuvm_ops);
 	drm_gem_object_put(r_obj);
-	spyre_ctx_set_root(sdev, ctx, vm->root->addr);
+	mutex_lock(&sdev->mmu_lock);
+	spyre_ctx_set_root_locked(sdev, ctx, vm->root);
+	list_add_tail(&vm->link, &sdev->vms);
+	mutex_unlock(&sdev->mmu_lock);
 	sfile->vm = vm;
 	return vm;
 
@@ -162,11 +182,14 @@ void spyre_vm_destroy(struct spyre_file *sfile)
 		return;
 	sdev = vm->sdev;
 	spyre_vm_wait_jobs(vm);
+	mutex_lock(&sdev->mmu_lock);
+	list_del(&vm->link);
 	if (drm_dev_enter(&sdev->drm, &idx)) {
 		/* Clearing the root also drops the context's TLB entries. */
-		spyre_ctx_set_root(sdev, vm->ctx, 0);
+		spyre_ctx_set_root_locked(sdev, vm->ctx, NULL);
 		drm_dev_exit(idx);
 	}
+	mutex_unlock(&sdev->mmu_lock);
 	drm_gpuvm_for_each_va_safe(va, next, &vm->gpuvm)
 		spyre_vma_free(va);
 	spyre_pt_destroy(sdev, vm->root);
@@ -288,10 +311,13 @@ static int spyre_vm_unmap(struct spyre_vm *vm, const struct drm_spyre_vm_bind *a
 	if (!found)
 		return -ENOENT;
 
+	/* Jobs submitted before the unmap still see the mapping. */
+	spyre_vm_wait_jobs(vm);
 	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, args->addr, end)
 		spyre_pt_unmap(vm->sdev, vm->root, va->va.addr, va->va.range);
 	/* Before the BOs' memory can be freed and handed to someone else. */
 	spyre_ctx_invalidate(vm->sdev, vm->ctx);
+	/* A job submitted meanwhile may have translated before the invalidation. */
 	spyre_vm_wait_jobs(vm);
 	drm_gpuvm_for_each_va_range_safe(va, next, &vm->gpuvm, args->addr, end)
 		spyre_vma_free(va);

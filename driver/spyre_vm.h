@@ -25,15 +25,18 @@ struct spyre_pt;
  * @sdev: the device
  * @root: the level-3 page table, in device memory only the driver maps
  * @ctx: the card MMU context, 1..SPYRE_MMU_NUM_CTX-1
+ * @link: entry in the device's list of address spaces (under mmu_lock)
  */
 struct spyre_vm {
 	struct drm_gpuvm gpuvm;
 	struct spyre_device *sdev;
 	struct spyre_pt *root;
 	u32 ctx;
+	struct list_head link;
 };
 
 void spyre_vm_destroy(struct spyre_file *sfile);
+void spyre_vm_restore_roots(struct spyre_device *sdev);
 int spyre_vm_bind_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 struct drm_gem_object *spyre_vm_job_obj(struct spyre_file *sfile, u32 *ctx);
 int spyre_vm_parse_cmd(struct spyre_job *job, const struct drm_spyre_cmd *cmd);

@@ -593,7 +593,10 @@ enum drm_spyre_vm_bind_op {
  * Changes the card address space of the calling open file; the first call
  * creates it (a card MMU context of the file's own, -ENOSPC when the card
  * has none left). The call is synchronous: when it returns, the page
- * tables and the card's TLB reflect it.
+ * tables and the card's TLB reflect it. An unmap first waits for the
+ * file's DRM_SPYRE_SUBMIT_VA jobs submitted before it (they still see the
+ * mapping), then for any submitted meanwhile, before it returns; a job
+ * submitted after it returns faults on the range.
  *
  * @addr, @range and @bo_offset must be multiples of
  * DRM_SPYRE_VA_PAGE_SIZE and @range non-zero (else -EINVAL); the range
