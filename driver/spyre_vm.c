@@ -153,10 +153,11 @@ err_ctx:
  * fence to the VM's reservation object: wait until none can still use a
  * translation it made before the tables changed.
  */
-static void spyre_vm_wait_jobs(struct spyre_vm *vm)
+static long spyre_vm_wait_jobs(struct spyre_vm *vm, bool intr)
 {
-	dma_resv_wait_timeout(vm->gpuvm.r_obj->resv, DMA_RESV_USAGE_BOOKKEEP, false,
-			      MAX_SCHEDULE_TIMEOUT);
+	/* Outside drm_dev_enter(): an unplug must not wait for our wait. */
+	return dma_resv_wait_timeout(vm->gpuvm.r_obj->resv, DMA_RESV_USAGE_BOOKKEEP, intr,
+				     MAX_SCHEDULE_TIMEOUT);
 }
 
 static void spyre_vma_free(struct drm_gpuva *va)
@@ -181,7 +182,7 @@ void spyre_vm_destroy(struct spyre_file *sfile)
 	if (!vm)
 		return;
 	sdev = vm->sdev;
-	spyre_vm_wait_jobs(vm);
+	spyre_vm_wait_jobs(vm, false);
 	mutex_lock(&sdev->mmu_lock);
 	list_del(&vm->link);
 	if (drm_dev_enter(&sdev->drm, &idx)) {
@@ -301,6 +302,8 @@ static int spyre_vm_unmap(struct spyre_vm *vm, const struct drm_spyre_vm_bind *a
 	u64 end = args->addr + args->range;
 	struct drm_gpuva *va, *next;
 	bool found = false;
+	long ret;
+	int idx;
 
 	/* Check everything first: a failed unmap changes nothing. */
 	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, args->addr, end) {
@@ -312,13 +315,19 @@ static int spyre_vm_unmap(struct spyre_vm *vm, const struct drm_spyre_vm_bind *a
 		return -ENOENT;
 
 	/* Jobs submitted before the unmap still see the mapping. */
-	spyre_vm_wait_jobs(vm);
-	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, args->addr, end)
-		spyre_pt_unmap(vm->sdev, vm->root, va->va.addr, va->va.range);
-	/* Before the BOs' memory can be freed and handed to someone else. */
-	spyre_ctx_invalidate(vm->sdev, vm->ctx);
+	ret = spyre_vm_wait_jobs(vm, true);
+	if (ret < 0)
+		return ret;
+	/* An unplugged card translates nothing any more: only forget. */
+	if (drm_dev_enter(&vm->sdev->drm, &idx)) {
+		drm_gpuvm_for_each_va_range(va, &vm->gpuvm, args->addr, end)
+			spyre_pt_unmap(vm->sdev, vm->root, va->va.addr, va->va.range);
+		/* Before the BOs' memory can be freed and handed to someone else. */
+		spyre_ctx_invalidate(vm->sdev, vm->ctx);
+		drm_dev_exit(idx);
+	}
 	/* A job submitted meanwhile may have translated before the invalidation. */
-	spyre_vm_wait_jobs(vm);
+	spyre_vm_wait_jobs(vm, false);
 	drm_gpuvm_for_each_va_range_safe(va, next, &vm->gpuvm, args->addr, end)
 		spyre_vma_free(va);
 	return 0;
@@ -359,23 +368,22 @@ int spyre_vm_bind_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	ret = spyre_vm_bind_check(args);
 	if (ret)
 		return ret;
-	if (!drm_dev_enter(drm, &idx))
-		return -ENODEV;
 	mutex_lock(&sfile->vm_lock);
-	/* Nothing to unmap creates no address space. */
-	if (args->op == DRM_SPYRE_VM_BIND_OP_UNMAP && !sfile->vm)
-		vm = ERR_PTR(-ENOENT);
-	else
+	if (args->op == DRM_SPYRE_VM_BIND_OP_UNMAP) {
+		/* Nothing to unmap creates no address space. */
+		ret = sfile->vm ? spyre_vm_unmap(sfile->vm, args) : -ENOENT;
+	} else if (drm_dev_enter(drm, &idx)) {
+		/* Creating the space and mapping write tables and registers. */
 		vm = spyre_vm_get(sfile);
-	if (IS_ERR(vm))
-		ret = PTR_ERR(vm);
-	else if (args->op == DRM_SPYRE_VM_BIND_OP_MAP)
-		ret = spyre_vm_map(vm, file, args);
-	else
-		ret = spyre_vm_unmap(vm, args);
-	if (!ret)
-		spyre_ctx_resume(vm->sdev, vm->ctx);
+		ret = IS_ERR(vm) ? PTR_ERR(vm) : spyre_vm_map(vm, file, args);
+		drm_dev_exit(idx);
+	} else {
+		ret = -ENODEV;
+	}
+	if (!ret && drm_dev_enter(drm, &idx)) {
+		spyre_ctx_resume(sfile->vm->sdev, sfile->vm->ctx);
+		drm_dev_exit(idx);
+	}
 	mutex_unlock(&sfile->vm_lock);
-	drm_dev_exit(idx);
 	return ret;
 }
