@@ -291,8 +291,9 @@ static int spyre_parse_cmds(struct spyre_submit *s, const struct drm_spyre_submi
 	/* A VA job's SET_CTX counts in the budget: what fits in the ring. */
 	s->max_descs = min_t(u64, (u64)args->cmd_count * SPYRE_MAX_DESCS_PER_CMD,
 			     spyre_max_job_descs() - s->va);
-	job->descs_alloc = kvmalloc_array((size_t)s->max_descs + 1 + lead, SPYRE_DESC_SIZE,
-					  GFP_KERNEL);
+	/* The commands, the FENCE, and a VA job's SET_CTX (even with no commands). */
+	job->descs_alloc = kvmalloc_array((size_t)s->max_descs + 1 + s->va + lead,
+					  SPYRE_DESC_SIZE, GFP_KERNEL);
 	if (job->descs_alloc)
 		job->descs = job->descs_alloc + (size_t)lead * SPYRE_DESC_SIZE;
 	/* A copy names two BOs, a launch up to two plus its arguments. */

@@ -311,6 +311,15 @@ TEST_F(va, unmap_waits_for_jobs)
 	sp_dev_close(&self->d);
 }
 
+/* A VA job without commands (SET_CTX and FENCE only) orders and signals. */
+TEST_F(va, empty_job)
+{
+	unsigned int i;
+
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, va_submit(self->d.fd, self->q, NULL, 0, i == 63));
+}
+
 /* A card reset clears the card's roots: the driver restores them. */
 TEST_F(va, survives_card_reset)
 {
