@@ -12,6 +12,7 @@
  * Copyright (C) 2026 The Spyre stack authors
  */
 #include <linux/io.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
 #include <linux/gpu_buddy.h>
@@ -159,6 +160,8 @@ void spyre_pt_unmap(struct spyre_device *sdev, struct spyre_pt *root, u64 va, u6
 		if (leaf)
 			spyre_pt_write(sdev, leaf, spyre_pt_index(va, 0), 0);
 		va += SPYRE_PT_SIZE;
+		if (!(va & (SZ_2M - 1)))
+			cond_resched();
 	}
 	/* Drain write-combining before the caller's TLB invalidation. */
 	wmb();

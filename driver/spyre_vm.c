@@ -7,6 +7,7 @@
  */
 #include <linux/dma-resv.h>
 #include <linux/idr.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
 #include <drm/drm_drv.h>
@@ -275,6 +276,9 @@ static int spyre_vm_map(struct spyre_vm *vm, struct drm_file *file,
 			ret = spyre_pt_map_page(sdev, vm->root, args->addr + off, pte | bits);
 		if (ret)
 			goto err_unmap;
+		/* A large BO is many entries: let others run between tables. */
+		if (!((args->addr + off) & (SZ_2M - SPYRE_VM_PAGE)))
+			cond_resched();
 	}
 	/* Drain write-combining: the card may walk the new entries at once. */
 	wmb();

@@ -311,6 +311,32 @@ TEST_F(va, unmap_waits_for_jobs)
 	sp_dev_close(&self->d);
 }
 
+/*
+ * A mapping across table boundaries: 8 MiB from 2 MiB below 1 GiB takes
+ * two level-2 entries (so two level-1 tables) and four level-0 tables. A
+ * word written at the start of each 1 MiB lands at the matching BO offset.
+ */
+TEST_F(va, large_mapping)
+{
+	const uint64_t size = 8 * SP_MiB, base = (1ull << 30) - 2 * SP_MiB;
+	uint32_t h, word, i;
+	int fd = self->d.fd;
+
+	ASSERT_EQ(0, sp_bo_create(fd, size, DRM_SPYRE_PLACEMENT_DEVICE, &h));
+	ASSERT_EQ(0, vm_map(fd, h, 0, base, size));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, va_fill(fd, self->q, base + i * SP_MiB, 4, PAT + i));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, sp_download(&self->d, self->q, h, i * SP_MiB, &word, 4));
+		EXPECT_EQ(PAT + i, word);
+	}
+	/* The last word too, and nothing past the end. */
+	ASSERT_EQ(0, va_fill(fd, self->q, base + size - 4, 4, ~PAT));
+	ASSERT_EQ(0, sp_download(&self->d, self->q, h, size - 4, &word, 4));
+	EXPECT_EQ(~PAT, word);
+	EXPECT_EQ(-EFAULT, va_fill(fd, self->q, base + size, 4, PAT));
+}
+
 /* A VA job without commands (SET_CTX and FENCE only) orders and signals. */
 TEST_F(va, empty_job)
 {
