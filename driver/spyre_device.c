@@ -56,6 +56,20 @@ static irqreturn_t spyre_err_irq(int irq, void *arg)
 	drm_err_ratelimited(&sdev->drm, "card error %#x (status %#x, info %#x)\n",
 			    err, status, spyre_read(sdev, SPYRE_REG_ERR_INFO));
 
+	if (err & SPYRE_ERR_STATUS_MMU) {
+		/*
+		 * The failed job reports the fault in its own record; clear
+		 * the latch so the next fault is latched in full.
+		 */
+		u32 info = spyre_read(sdev, SPYRE_REG_MMU_FAULT_INFO);
+
+		drm_dbg(&sdev->drm, "MMU fault: context %u reason %u access %u at %#x%08x\n",
+			SPYRE_MMU_FAULT_CTX(info), SPYRE_MMU_FAULT_REASON(info),
+			SPYRE_MMU_FAULT_ACCESS(info),
+			spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_HI),
+			spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_LO));
+		spyre_write(sdev, SPYRE_REG_MMU_FAULT_INFO, SPYRE_MMU_FAULT_VALID);
+	}
 	if ((err & SPYRE_ERR_STATUS_MEM_UE) || (status & SPYRE_STATUS_FATAL)) {
 		spyre_schedule_card_reset(sdev);
 		return IRQ_HANDLED;
@@ -237,6 +251,12 @@ int spyre_device_init(struct spyre_device *sdev)
 	ret = drmm_mutex_init(&sdev->drm, &sdev->recovery_lock);
 	if (ret)
 		return ret;
+	ret = drmm_mutex_init(&sdev->drm, &sdev->mmu_lock);
+	if (ret)
+		return ret;
+	/* Empty again once every file closed: it needs no teardown. */
+	ida_init(&sdev->ctx_ida);
+	INIT_LIST_HEAD(&sdev->vms);
 	INIT_LIST_HEAD(&sdev->bo_list);
 	spyre_recovery_init(sdev);
 	sdev->ring_set = spyre_ring_set_alloc(sdev->num_rings);

@@ -7,6 +7,7 @@
 #ifndef SPYRE_DEVICE_H
 #define SPYRE_DEVICE_H
 
+#include <linux/idr.h>
 #include <linux/io.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
@@ -57,6 +58,11 @@ struct spyre_queue;
  * @card_reset_pending: a card-level error asks for a full reset
  * @completions: jobs completed on any ring, for hang detection
  * @err_irq: Linux IRQ of the card-error vector
+ * @mmu_lock: serialises MMU context register sequences (MMU_CTX_SELECT is
+ *	card-wide)
+ * @ctx_ida: MMU contexts in use by open files' address spaces (1..255)
+ * @vms: those address spaces (under @mmu_lock), to restore their roots
+ *	after a card reset
  * @link: entry in the driver's list of bound devices
  */
 struct spyre_device {
@@ -96,6 +102,9 @@ struct spyre_device {
 	atomic_t card_reset_pending;
 	atomic64_t completions;
 	int err_irq;
+	struct mutex mmu_lock; /* see above */
+	struct ida ctx_ida;
+	struct list_head vms;
 	struct list_head link;
 };
 

@@ -22,6 +22,7 @@
 #include "spyre_recovery.h"
 #include "spyre_ring.h"
 #include "spyre_submit.h"
+#include "spyre_vm.h"
 
 /* Bound devices, so a new job timeout reaches every scheduler. */
 static DEFINE_MUTEX(spyre_devices_lock);
@@ -188,13 +189,17 @@ static int spyre_open(struct drm_device *drm, struct drm_file *file)
 	sfile->sdev = to_spyre_device(drm);
 	sfile->drm_client_id = file->client_id;
 	xa_init_flags(&sfile->queues, XA_FLAGS_ALLOC1);
+	mutex_init(&sfile->vm_lock);
 	file->driver_priv = sfile;
 	return 0;
 }
 
 static void spyre_file_release(struct kref *ref)
 {
-	kfree(container_of(ref, struct spyre_file, ref));
+	struct spyre_file *sfile = container_of(ref, struct spyre_file, ref);
+
+	mutex_destroy(&sfile->vm_lock);
+	kfree(sfile);
 }
 
 void spyre_file_put(struct spyre_file *sfile)
@@ -207,6 +212,7 @@ static void spyre_postclose(struct drm_device *drm, struct drm_file *file)
 	struct spyre_file *sfile = file->driver_priv;
 
 	spyre_queues_destroy_all(sfile);
+	spyre_vm_destroy(sfile);
 	xa_destroy(&sfile->queues);
 	spyre_file_put(sfile);
 }
@@ -251,6 +257,7 @@ static const struct drm_ioctl_desc spyre_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SPYRE_SUBMIT, spyre_submit_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_ERROR, spyre_queue_error_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SPYRE_BO_USERPTR, spyre_bo_userptr_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_VM_BIND, spyre_vm_bind_ioctl, 0),
 };
 
 static const struct file_operations spyre_fops = {
@@ -275,7 +282,8 @@ static const struct drm_driver spyre_drm_driver = {
 	.desc = SPYRE_DRIVER_DESC,
 	.date = "20261204",
 	.major = 1,
-	.minor = 2,	/* 1: DRM_IOCTL_SPYRE_QUEUE_ERROR, 2: DRM_IOCTL_SPYRE_BO_USERPTR */
+	/* 1: DRM_IOCTL_SPYRE_QUEUE_ERROR, 2: DRM_IOCTL_SPYRE_BO_USERPTR, 3: _VM_BIND */
+	.minor = 3,
 };
 
 /* --- sysfs: memory totals on the PCI device ------------------------------ */

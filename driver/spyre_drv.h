@@ -9,10 +9,13 @@
 
 #include <linux/atomic.h>
 #include <linux/kref.h>
+#include <linux/mutex.h>
 #include <linux/xarray.h>
 #include <uapi/drm/spyre_accel.h>
 
 #include "spyre_device.h"
+
+struct spyre_vm;
 
 #define SPYRE_DRIVER_NAME	"spyre"
 #define SPYRE_DRIVER_DESC	"Spyre AI accelerator"
@@ -50,6 +53,8 @@ extern unsigned int spyre_file_mem_quota_mb;
  * @drm_client_id: the DRM file's client ID, for the scheduler
  * @dev_mem_used: bytes of device BOs the file created that still exist
  *	(module parameter file_mem_quota_mb)
+ * @vm_lock: protects @vm and serialises its binds
+ * @vm: the file's card address space, created by its first VM_BIND (or NULL)
  */
 struct spyre_file {
 	struct kref ref;
@@ -59,6 +64,8 @@ struct spyre_file {
 	atomic64_t jobs_done;
 	u64 drm_client_id;
 	atomic64_t dev_mem_used;
+	struct mutex vm_lock; /* see above */
+	struct spyre_vm *vm;
 };
 
 void spyre_file_put(struct spyre_file *sfile);

@@ -338,31 +338,46 @@ struct dma_fence *spyre_ring_fail_job(struct spyre_ring *ring, struct spyre_job 
 	return dma_fence_get(job->hw_fence);
 }
 
+/* A card VA that did not translate (1.10): where any command faulted. */
+static bool spyre_fault_space_is_va(u16 space)
+{
+	return space == SPYRE_FAULT_SPACE_VA_READ || space == SPYRE_FAULT_SPACE_VA_WRITE ||
+	       space == SPYRE_FAULT_SPACE_VA_EXEC;
+}
+
 /*
  * Where a failed LAUNCH stopped: cards from interface 1.6 write it into the
- * completion record's former reserved bytes (zero before).
+ * completion record's former reserved bytes (zero before). A translation
+ * fault (1.10) names its address for any command, with no instruction
+ * for a DMA or a program fetch.
  */
 static void spyre_job_read_fault(struct spyre_ring *ring, struct spyre_job *job,
 				 const struct spyre_hw_completion *rec)
 {
 	u32 insn = le32_to_cpu(rec->fault_insn);
+	u16 space = le16_to_cpu(rec->fault_space);
 
-	if (ring->sdev->hw_version < SPYRE_HW_VERSION(1, 6) || insn == SPYRE_FAULT_INSN_NONE)
+	if (ring->sdev->hw_version < SPYRE_HW_VERSION(1, 6))
 		return;
+	if (insn == SPYRE_FAULT_INSN_NONE) {
+		if (spyre_fault_space_is_va(space)) {
+			job->fault.flags = DRM_SPYRE_FAULT_ADDR_VIRTUAL;
+			job->fault.addr = le64_to_cpu(rec->fault_addr);
+		}
+		return;
+	}
 	job->fault.flags = DRM_SPYRE_FAULT_LOCATED;
 	job->fault.insn = insn;
 	job->fault.core = le16_to_cpu(rec->fault_core);
 	job->fault.addr = le64_to_cpu(rec->fault_addr);
-	switch (le16_to_cpu(rec->fault_space)) {
-	case SPYRE_FAULT_SPACE_SCRATCHPAD:
+	if (space == SPYRE_FAULT_SPACE_SCRATCHPAD)
 		job->fault.flags |= DRM_SPYRE_FAULT_ADDR_SCRATCHPAD;
-		break;
-	case SPYRE_FAULT_SPACE_DEVMEM:
+	else if (space == SPYRE_FAULT_SPACE_DEVMEM)
 		job->fault.flags |= DRM_SPYRE_FAULT_ADDR_DEVICE;
-		break;
-	default:
+	else if (spyre_fault_space_is_va(space))
+		job->fault.flags |= DRM_SPYRE_FAULT_ADDR_VIRTUAL;
+	else
 		job->fault.addr = 0;
-	}
 }
 
 static void spyre_job_complete_locked(struct spyre_ring *ring, struct spyre_job *job)

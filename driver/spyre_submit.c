@@ -28,6 +28,7 @@
 #include "spyre_queue.h"
 #include "spyre_ring.h"
 #include "spyre_submit.h"
+#include "spyre_vm.h"
 
 /* Size of the first version of the growable uAPI elements. */
 #define SPYRE_CMD_SIZE_V1	sizeof(struct drm_spyre_cmd)
@@ -43,6 +44,8 @@
  * @handles: GEM handle -> index + 1 in job->bos, so each BO is taken once
  * @max_bos: room in job->bos
  * @max_descs: room in job->descs for the commands (the FENCE has its own)
+ * @va: DRM_SPYRE_SUBMIT_VA: the commands name card VAs, job->bos[0] is the
+ *	file's VM reservation object
  */
 struct spyre_submit {
 	struct drm_file *file;
@@ -50,6 +53,7 @@ struct spyre_submit {
 	struct xarray handles;
 	u32 max_bos;
 	u32 max_descs;
+	bool va;
 };
 
 static struct spyre_bo *spyre_submit_bo(struct spyre_submit *s, u32 handle, int *err)
@@ -244,6 +248,8 @@ static int spyre_cmd_timestamp(struct spyre_submit *s, const struct drm_spyre_cm
 
 static int spyre_parse_cmd(struct spyre_submit *s, const struct drm_spyre_cmd *cmd)
 {
+	if (s->va)
+		return spyre_vm_parse_cmd(s->job, cmd);
 	if (cmd->flags)
 		return -EINVAL;
 
@@ -282,10 +288,12 @@ static int spyre_parse_cmds(struct spyre_submit *s, const struct drm_spyre_submi
 	/* Room in front for the SEM_WAITs of dependencies on other rings. */
 	if (args->in_sync_count)
 		lead = spyre_sem_lead_slots(job->ring->sdev);
+	/* A VA job's SET_CTX counts in the budget: what fits in the ring. */
 	s->max_descs = min_t(u64, (u64)args->cmd_count * SPYRE_MAX_DESCS_PER_CMD,
-			     spyre_max_job_descs());
-	job->descs_alloc = kvmalloc_array((size_t)s->max_descs + 1 + lead, SPYRE_DESC_SIZE,
-					  GFP_KERNEL);
+			     spyre_max_job_descs() - s->va);
+	/* The commands, the FENCE, and a VA job's SET_CTX (even with no commands). */
+	job->descs_alloc = kvmalloc_array((size_t)s->max_descs + 1 + s->va + lead,
+					  SPYRE_DESC_SIZE, GFP_KERNEL);
 	if (job->descs_alloc)
 		job->descs = job->descs_alloc + (size_t)lead * SPYRE_DESC_SIZE;
 	/* A copy names two BOs, a launch up to two plus its arguments. */
@@ -293,6 +301,16 @@ static int spyre_parse_cmds(struct spyre_submit *s, const struct drm_spyre_submi
 	job->bos = kvcalloc(max(s->max_bos, 1U), sizeof(*job->bos), GFP_KERNEL);
 	if (!job->descs || !job->bos)
 		return -ENOMEM;
+	if (s->va) {
+		u32 ctx;
+
+		/* Held like a BO: its reservation gets the job's fence. */
+		job->bos[0] = spyre_vm_job_obj(s->file->driver_priv, &ctx);
+		if (!job->bos[0])
+			return -EINVAL;
+		job->nbos = 1;
+		spyre_desc_set_ctx(spyre_next_desc(job), ctx);
+	}
 
 	for (i = 0; i < args->cmd_count; i++) {
 		void __user *ucmd = u64_to_user_ptr(args->cmds + (u64)i * args->cmd_stride);
@@ -421,7 +439,7 @@ static int spyre_get_out_syncs(struct spyre_submit *s, const struct drm_spyre_su
 
 static int spyre_check_submit_args(const struct drm_spyre_submit *args)
 {
-	if (args->flags || args->pad)
+	if ((args->flags & ~DRM_SPYRE_SUBMIT_VA) || args->pad)
 		return -EINVAL;
 	/* The job must fit in the ring: DRM_SPYRE_PARAM_MAX_CMDS, not the fixed cap. */
 	if (args->cmd_count > spyre_max_cmds() ||
@@ -522,6 +540,7 @@ int spyre_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file
 	job->ring = queue->ring;
 	INIT_LIST_HEAD(&job->link);
 	s.job = job;
+	s.va = args->flags & DRM_SPYRE_SUBMIT_VA;
 	xa_init(&s.handles);
 
 	job->hw_fence = spyre_hw_fence_alloc();

@@ -45,6 +45,7 @@ extern "C" {
 #define DRM_SPYRE_SUBMIT		0x06
 #define DRM_SPYRE_QUEUE_ERROR		0x07
 #define DRM_SPYRE_BO_USERPTR		0x08
+#define DRM_SPYRE_VM_BIND		0x09
 
 #define DRM_IOCTL_SPYRE_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_GET_PARAM, struct drm_spyre_get_param)
@@ -64,6 +65,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_QUEUE_ERROR, struct drm_spyre_queue_error)
 #define DRM_IOCTL_SPYRE_BO_USERPTR \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_BO_USERPTR, struct drm_spyre_bo_userptr)
+#define DRM_IOCTL_SPYRE_VM_BIND \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_VM_BIND, struct drm_spyre_vm_bind)
 
 /**
  * enum drm_spyre_param - what DRM_IOCTL_SPYRE_GET_PARAM can report
@@ -290,6 +293,7 @@ struct drm_spyre_queue_create {
 #define DRM_SPYRE_FAULT_LOCATED		0x1 /* @fault_insn and @fault_core are valid */
 #define DRM_SPYRE_FAULT_ADDR_SCRATCHPAD	0x2 /* @fault_addr: offset in the core's scratchpad */
 #define DRM_SPYRE_FAULT_ADDR_DEVICE	0x4 /* @fault_addr: device memory address */
+#define DRM_SPYRE_FAULT_ADDR_VIRTUAL	0x8 /* @fault_addr: card VA that did not translate */
 
 /**
  * struct drm_spyre_queue_error - argument of DRM_IOCTL_SPYRE_QUEUE_ERROR
@@ -490,11 +494,27 @@ struct drm_spyre_sync {
 	__u64 point;
 };
 
+/*
+ * The job runs in the file's card address space (DRM_IOCTL_SPYRE_VM_BIND;
+ * -EINVAL if the file has none yet): every command names card virtual
+ * addresses instead of BOs. Its handle fields must be zero and its offset
+ * fields are card VAs (below DRM_SPYRE_VA_END with their size, else
+ * -EINVAL). Supported so far: DRM_SPYRE_CMD_NOP, _FILL (the VA of device
+ * pages) and _TIMESTAMP (of a device or host page); _COPY and _LAUNCH fail
+ * with -EOPNOTSUPP. An access to an address the space does not map fails
+ * the job with -EFAULT; the queue's error record then has
+ * DRM_SPYRE_FAULT_ADDR_VIRTUAL and the address. A fault stops the address
+ * space: the file's later jobs of this kind fail with -EFAULT too until
+ * its next successful DRM_IOCTL_SPYRE_VM_BIND (which fixes the mapping and
+ * restarts it). Jobs of other files keep running.
+ */
+#define DRM_SPYRE_SUBMIT_VA		0x1
+
 /**
  * struct drm_spyre_submit - argument of DRM_IOCTL_SPYRE_SUBMIT
  * @queue_id: in, queue to run the job on; -ENOENT if unknown or destroyed,
  *	-ECANCELED if the queue was banned after one of its jobs hung
- * @flags: in, must be zero
+ * @flags: in, 0 or DRM_SPYRE_SUBMIT_VA (other bits: -EINVAL)
  * @cmds: in, pointer to an array of @cmd_count &struct drm_spyre_cmd
  * @cmd_count: in, 0..DRM_SPYRE_PARAM_MAX_CMDS (more: -E2BIG); a job without
  *	commands only orders and signals, like an event record
@@ -528,6 +548,79 @@ struct drm_spyre_submit {
 	__u64 out_syncs;
 	__u32 out_sync_count;
 	__u32 pad;
+};
+
+/*
+ * The card virtual address space of an open file (card interface 1.10).
+ * Addresses below DRM_SPYRE_VA_START are never mapped, so a zero pointer
+ * always faults; the card translates 48 bits.
+ */
+#define DRM_SPYRE_VA_START		0x10000ull
+#define DRM_SPYRE_VA_END		0x1000000000000ull /* 2^48 */
+#define DRM_SPYRE_VA_PAGE_SIZE		4096
+
+/**
+ * enum drm_spyre_vm_bind_op - what DRM_IOCTL_SPYRE_VM_BIND does
+ * @DRM_SPYRE_VM_BIND_OP_MAP: map @bo_offset..+@range of BO @handle at card
+ *	virtual address @addr
+ * @DRM_SPYRE_VM_BIND_OP_UNMAP: remove every mapping inside @addr..+@range
+ */
+enum drm_spyre_vm_bind_op {
+	DRM_SPYRE_VM_BIND_OP_MAP = 0,
+	DRM_SPYRE_VM_BIND_OP_UNMAP = 1,
+};
+
+#define DRM_SPYRE_VM_BIND_READ_ONLY	0x1 /* map: the card may not write the pages */
+#define DRM_SPYRE_VM_BIND_EXEC		0x2 /* map: programs may be fetched from the pages */
+
+/**
+ * struct drm_spyre_vm_bind - argument of DRM_IOCTL_SPYRE_VM_BIND
+ * @op: in, enum drm_spyre_vm_bind_op (else -EINVAL)
+ * @flags: in, map: DRM_SPYRE_VM_BIND_* flags; unmap: zero (else -EINVAL)
+ * @handle: in, map: GEM handle of the BO (-ENOENT if not open in the
+ *	file); unmap: zero
+ * @pad: must be zero
+ * @bo_offset: in, map: first byte of the BO to map; unmap: zero
+ * @addr: in, card virtual address of the first page
+ * @range: in, bytes to map or unmap
+ * @in_syncobj: reserved for the asynchronous form (wait for this syncobj
+ *	before binding); must be zero
+ * @out_syncobj: reserved for the asynchronous form (signalled once the
+ *	binding took effect); must be zero
+ * @in_point: reserved, must be zero
+ * @out_point: reserved, must be zero
+ *
+ * Changes the card address space of the calling open file; the first call
+ * creates it (a card MMU context of the file's own, -ENOSPC when the card
+ * has none left). The call is synchronous: when it returns, the page
+ * tables and the card's TLB reflect it. An unmap first waits for the
+ * file's DRM_SPYRE_SUBMIT_VA jobs submitted before it (they still see the
+ * mapping), then for any submitted meanwhile, before it returns; a job
+ * submitted after it returns faults on the range.
+ *
+ * @addr, @range and @bo_offset must be multiples of
+ * DRM_SPYRE_VA_PAGE_SIZE and @range non-zero (else -EINVAL); the range
+ * must lie within DRM_SPYRE_VA_START..DRM_SPYRE_VA_END (else -ERANGE).
+ * A map fails with -EINVAL when @bo_offset..+@range does not lie inside
+ * the BO and with -EEXIST when it overlaps an existing mapping (mapping
+ * over a mapping needs an unmap first). An unmap fails with -ENOENT when
+ * no mapping lies inside the range and with -EINVAL when the range cuts a
+ * mapping in two (mappings are removed whole). A failed call changes
+ * nothing. A mapped BO stays allocated (and its host pages pinned) until
+ * it is unmapped or the file is closed, even when its handle is closed.
+ */
+struct drm_spyre_vm_bind {
+	__u32 op;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+	__u64 bo_offset;
+	__u64 addr;
+	__u64 range;
+	__u32 in_syncobj;
+	__u32 out_syncobj;
+	__u64 in_point;
+	__u64 out_point;
 };
 
 #if defined(__cplusplus)

@@ -3,9 +3,9 @@
  * Spyre accel ioctl fuzzer.
  *
  * Several processes, each with several threads, issue random and mutated
- * BO, QUEUE, SUBMIT, syncobj, PRIME, udmabuf and mmap calls on files of
- * every card: some files shared by the threads of a process (and closed
- * and reopened under them), some private. Threads fork children that keep
+ * BO, QUEUE, SUBMIT (also on card VAs), VM_BIND, syncobj, PRIME, udmabuf
+ * and mmap calls on files of every card: some files shared by the threads
+ * of a process (and closed and reopened under them), some private. Threads fork children that keep
  * using the inherited files and mappings; the parent process SIGKILLs and
  * respawns workers at random. A canary in every worker checks now and then
  * that the card still moves data correctly.
@@ -365,6 +365,51 @@ static void random_cmd(struct fz_thread *t, struct drm_spyre_cmd *c,
 	}
 }
 
+/*
+ * Card VAs of a small window (DRM_SPYRE_SUBMIT_VA): op_vm_bind maps and
+ * unmaps pages in it, so VA jobs both translate and fault.
+ */
+#define FZ_VA		0x1000000ull
+#define FZ_VA_PAGES	64
+
+static void va_cmd(struct fz_thread *t, struct drm_spyre_cmd *c)
+{
+	uint64_t off = FZ_VA + below(t, FZ_VA_PAGES * 512) * 8ull;
+
+	switch (c->type) {
+	case DRM_SPYRE_CMD_FILL:
+		c->fill.handle = 0;
+		c->fill.offset = off;
+		break;
+	case DRM_SPYRE_CMD_TIMESTAMP:
+		c->timestamp.handle = 0;
+		c->timestamp.offset = off;
+		break;
+	}
+}
+
+static void op_vm_bind(struct fz_thread *t)
+{
+	struct drm_spyre_vm_bind b = {
+		.op = chance(t, 95) ? below(t, 2) : (uint32_t)edgy(t),
+		.flags = chance(t, 90) ? below(t, 4) : (uint32_t)edgy(t),
+		.handle = pick(t, t->bos, FZ_BOS),
+		.bo_offset = chance(t, 70) ? 0 : chance(t, 80) ? below(t, 16) * 4096ull : edgy(t),
+		.addr = chance(t, 90) ? FZ_VA + below(t, FZ_VA_PAGES) * 4096ull : edgy(t),
+		.range = chance(t, 90) ? (1 + below(t, 8)) * 4096ull : edgy(t),
+		.pad = chance(t, 97) ? 0 : 1,
+		.in_syncobj = chance(t, 97) ? 0 : 1,
+		.out_point = chance(t, 97) ? 0 : 1,
+	};
+
+	if (b.op == DRM_SPYRE_VM_BIND_OP_UNMAP && chance(t, 80)) {
+		b.flags = 0;
+		b.handle = 0;
+		b.bo_offset = 0;
+	}
+	fz_ioctl(chance(t, 80) ? home_fd(t) : any_fd(t), DRM_IOCTL_SPYRE_VM_BIND, &b);
+}
+
 static void op_submit(struct fz_thread *t)
 {
 	struct drm_spyre_bo_range args[8][4];
@@ -412,6 +457,12 @@ static void op_submit(struct fz_thread *t)
 			.in_sync_count = 0, .sync_stride = sizeof(in[0]),
 			.out_syncs = (uintptr_t)out, .out_sync_count = nout ? 1 : 0,
 		};
+		if (chance(t, 25)) {
+			/* the same commands on card VAs of the file's space */
+			s.flags = DRM_SPYRE_SUBMIT_VA;
+			for (i = 0; i < n; i++)
+				va_cmd(t, &cmds[i]);
+		}
 	}
 	fz_ioctl(careful ? home_fd(t) : any_fd(t), DRM_IOCTL_SPYRE_SUBMIT, &s);
 }
@@ -704,7 +755,7 @@ static void run_ops(struct fz_thread *t, int n)
 		op_param, op_bo_create, op_bo_create, op_bo_info, op_bo_wait, op_gem_close,
 		op_queue_create, op_queue_destroy, op_queue_error, op_submit, op_submit,
 		op_submit, op_submit, op_syncobj, op_syncobj, op_syncobj, op_prime, op_prime,
-		op_mmap, op_mmap, op_raw,
+		op_mmap, op_mmap, op_raw, op_vm_bind, op_vm_bind,
 	};
 	int i;
 

@@ -4,7 +4,8 @@
  *
  * The card disappears while a process has it open, has a host BO mapped,
  * a long job on the card and a job and syncobj fence exported as a
- * sync_file, and a second process keeps submitting: through QEMU's monitor
+ * sync_file, jobs in its card address space (from card interface 1.10),
+ * and a second process keeps submitting: through QEMU's monitor
  * (device_del, as a surprise-free PCIe hot unplug; needs `spyre-vm
  * --monitor`, which also makes the card hot-pluggable) and through sysfs
  * `remove`. Then: every ioctl fails with -ENODEV, the other process sees
@@ -183,6 +184,17 @@ static pid_t submitter(int minor, int wfd)
 	_exit(0);
 }
 
+#define HP_VA	0x100000ull
+
+static int vm_bind(int fd, uint32_t op, uint32_t handle, uint64_t addr, uint64_t range)
+{
+	struct drm_spyre_vm_bind b = {
+		.op = op, .handle = handle, .addr = addr, .range = range,
+	};
+
+	return sp_ioctl(fd, DRM_IOCTL_SPYRE_VM_BIND, &b);
+}
+
 TEST_F_TIMEOUT(hp, remove_in_use, 240)
 {
 	uint32_t host, dev, q, max = self->d.p[DRM_SPYRE_PARAM_MAX_CMDS], i;
@@ -191,6 +203,7 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	int pfd[2], sf, child_err = 0, st, status;
 	char reply[512], path[256];
 	struct pollfd pf;
+	bool has_vm;
 	uint64_t v;
 	uint8_t *map;
 	pid_t pid;
@@ -210,6 +223,18 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	ASSERT_EQ(0, sp_syncobj_create(self->d.fd, &out.handle, false));
 	ASSERT_EQ(0, sp_submit(self->d.fd, q, cmds, max, NULL, 0, &out, 1));
 	ASSERT_EQ(0, sp_submit(self->d.fd, q, cmds, max, NULL, 0, NULL, 0));
+	/* and jobs in the file's card address space (card interface 1.10) */
+	has_vm = !vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_MAP, dev, HP_VA, 64 * SP_MiB);
+	if (has_vm) {
+		struct drm_spyre_submit s = {
+			.queue_id = q, .flags = DRM_SPYRE_SUBMIT_VA, .cmds = (uintptr_t)cmds,
+			.cmd_count = max, .cmd_stride = sizeof(*cmds),
+		};
+
+		for (i = 0; i < max; i++)
+			cmds[i] = sp_cmd_fill(0, HP_VA, 64 * SP_MiB, i);
+		ASSERT_EQ(0, sp_ioctl(self->d.fd, DRM_IOCTL_SPYRE_SUBMIT, &s));
+	}
 	sf = sp_syncobj_export(self->d.fd, out.handle, 0);
 	ASSERT_LE(0, sf);
 
@@ -240,6 +265,13 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	EXPECT_EQ(-ENODEV, sp_submit(self->d.fd, q, cmds, 1, NULL, 0, NULL, 0));
 	EXPECT_EQ(-ENODEV, sp_queue_create(self->d.fd, DRM_SPYRE_ENGINE_DMA,
 					   DRM_SPYRE_PRIORITY_NORMAL, &i));
+	if (has_vm) {
+		/* the close below lets go of the mapped BO (no leak after) */
+		EXPECT_EQ(-ENODEV, vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_MAP, dev,
+					   2 * HP_VA, SP_PAGE));
+		EXPECT_EQ(-ENODEV, vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, HP_VA,
+					   64 * SP_MiB));
+	}
 
 	/* the job in flight ended (with an error, or done before the removal) */
 	EXPECT_EQ(0, sp_sync_file_wait(sf, HP_WAIT_MS));
