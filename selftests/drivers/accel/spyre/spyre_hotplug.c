@@ -186,15 +186,6 @@ static pid_t submitter(int minor, int wfd)
 
 #define HP_VA	0x100000ull
 
-static int vm_bind(int fd, uint32_t op, uint32_t handle, uint64_t addr, uint64_t range)
-{
-	struct drm_spyre_vm_bind b = {
-		.op = op, .handle = handle, .addr = addr, .range = range,
-	};
-
-	return sp_ioctl(fd, DRM_IOCTL_SPYRE_VM_BIND, &b);
-}
-
 TEST_F_TIMEOUT(hp, remove_in_use, 240)
 {
 	uint32_t host, dev, q, max = self->d.p[DRM_SPYRE_PARAM_MAX_CMDS], i;
@@ -224,7 +215,7 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	ASSERT_EQ(0, sp_submit(self->d.fd, q, cmds, max, NULL, 0, &out, 1));
 	ASSERT_EQ(0, sp_submit(self->d.fd, q, cmds, max, NULL, 0, NULL, 0));
 	/* and jobs in the file's card address space (card interface 1.10) */
-	has_vm = !vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_MAP, dev, HP_VA, 64 * SP_MiB);
+	has_vm = !sp_vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, dev, 0, HP_VA, 64 * SP_MiB);
 	if (has_vm) {
 		struct drm_spyre_submit s = {
 			.queue_id = q, .flags = DRM_SPYRE_SUBMIT_VA, .cmds = (uintptr_t)cmds,
@@ -267,9 +258,9 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 					   DRM_SPYRE_PRIORITY_NORMAL, &i));
 	if (has_vm) {
 		/* the close below lets go of the mapped BO (no leak after) */
-		EXPECT_EQ(-ENODEV, vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_MAP, dev,
+		EXPECT_EQ(-ENODEV, sp_vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, dev, 0,
 					   2 * HP_VA, SP_PAGE));
-		EXPECT_EQ(-ENODEV, vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, HP_VA,
+		EXPECT_EQ(-ENODEV, sp_vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, HP_VA,
 					   64 * SP_MiB));
 	}
 

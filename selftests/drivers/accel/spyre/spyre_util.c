@@ -671,6 +671,17 @@ int sp_wait_bo_count(const struct sp_dev *d, uint64_t want, uint64_t *seen)
 	return -ETIME;
 }
 
+int sp_vm_bind(int fd, uint32_t op, uint32_t flags, uint32_t handle, uint64_t bo_offset,
+	       uint64_t addr, uint64_t range)
+{
+	struct drm_spyre_vm_bind b = {
+		.op = op, .flags = flags, .handle = handle,
+		.bo_offset = bo_offset, .addr = addr, .range = range,
+	};
+
+	return sp_ioctl(fd, DRM_IOCTL_SPYRE_VM_BIND, &b);
+}
+
 int sp_fdinfo(int fd, char *buf, size_t len)
 {
 	char path[64];

@@ -159,6 +159,9 @@ int sp_client_id(int fd, uint64_t *id);
 /* A numeric fdinfo key of @fd ("drm-engine-dma", "drm-total-device"), units applied. */
 int sp_fdinfo_u64(int fd, const char *key, uint64_t *val);
 /* fdinfo of @fd as text. */
+/* DRM_IOCTL_SPYRE_VM_BIND of one range; 0 or -errno. */
+int sp_vm_bind(int fd, uint32_t op, uint32_t flags, uint32_t handle, uint64_t bo_offset,
+	       uint64_t addr, uint64_t range);
 int sp_fdinfo(int fd, char *buf, size_t len);
 
 uint64_t sp_now_ns(void);

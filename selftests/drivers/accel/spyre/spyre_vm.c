@@ -20,25 +20,14 @@
 #define BO_SIZE	(64 * 1024ull)
 #define NUM_CTX	256		/* the card's MMU contexts, 0 included */
 
-static int vm_bind(int fd, uint32_t op, uint32_t flags, uint32_t handle, uint64_t bo_offset,
-		   uint64_t addr, uint64_t range)
-{
-	struct drm_spyre_vm_bind b = {
-		.op = op, .flags = flags, .handle = handle,
-		.bo_offset = bo_offset, .addr = addr, .range = range,
-	};
-
-	return sp_ioctl(fd, DRM_IOCTL_SPYRE_VM_BIND, &b);
-}
-
 static int vm_map(int fd, uint32_t handle, uint64_t bo_offset, uint64_t addr, uint64_t range)
 {
-	return vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, handle, bo_offset, addr, range);
+	return sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, handle, bo_offset, addr, range);
 }
 
 static int vm_unmap(int fd, uint64_t addr, uint64_t range)
 {
-	return vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, addr, range);
+	return sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, addr, range);
 }
 
 /* The card MMU and VM_BIND came with card interface 1.10. */
@@ -76,10 +65,10 @@ TEST_F(vm, map_unmap)
 	/* The last page of the BO, and a window in its middle. */
 	ASSERT_EQ(0, vm_map(fd, self->dev, BO_SIZE - SP_PAGE, VA + 4 * BO_SIZE, SP_PAGE));
 	ASSERT_EQ(0, vm_map(fd, self->host, 2 * SP_PAGE, VA + 5 * BO_SIZE, 3 * SP_PAGE));
-	ASSERT_EQ(0, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP,
+	ASSERT_EQ(0, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP,
 			     DRM_SPYRE_VM_BIND_READ_ONLY | DRM_SPYRE_VM_BIND_EXEC,
 			     self->dev, 0, VA + 6 * BO_SIZE, BO_SIZE));
-	ASSERT_EQ(0, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, DRM_SPYRE_VM_BIND_READ_ONLY,
+	ASSERT_EQ(0, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, DRM_SPYRE_VM_BIND_READ_ONLY,
 			     self->host, 0, VA + 7 * BO_SIZE, BO_SIZE));
 	/* The same BO twice at different addresses. */
 	ASSERT_EQ(0, vm_map(fd, self->dev, 0, VA + 8 * BO_SIZE, BO_SIZE));
@@ -122,10 +111,10 @@ TEST_F(vm, reserved_fields)
 		EXPECT_EQ(-EINVAL, sp_ioctl(fd, DRM_IOCTL_SPYRE_VM_BIND, &b)) TH_LOG("case %u", i);
 	}
 	ASSERT_EQ(0, vm_map(fd, self->dev, 0, VA, BO_SIZE));
-	EXPECT_EQ(-EINVAL, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, DRM_SPYRE_VM_BIND_READ_ONLY,
+	EXPECT_EQ(-EINVAL, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, DRM_SPYRE_VM_BIND_READ_ONLY,
 				   0, 0, VA, BO_SIZE));
-	EXPECT_EQ(-EINVAL, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, self->dev, 0, VA, BO_SIZE));
-	EXPECT_EQ(-EINVAL, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, SP_PAGE, VA, BO_SIZE));
+	EXPECT_EQ(-EINVAL, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, self->dev, 0, VA, BO_SIZE));
+	EXPECT_EQ(-EINVAL, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, SP_PAGE, VA, BO_SIZE));
 	/* None of them unmapped anything. */
 	EXPECT_EQ(0, vm_unmap(fd, VA, BO_SIZE));
 }
@@ -206,7 +195,7 @@ TEST_F(vm, beyond_bo)
 		EXPECT_EQ(-EINVAL, vm_map(fd, bo, ~0ull - SP_PAGE + 1, VA, 2 * SP_PAGE));
 	}
 	/* Programs are fetched from device memory only. */
-	EXPECT_EQ(-EINVAL, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, DRM_SPYRE_VM_BIND_EXEC,
+	EXPECT_EQ(-EINVAL, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, DRM_SPYRE_VM_BIND_EXEC,
 				   self->host, 0, VA, BO_SIZE));
 	/* Nothing was mapped by the failed calls. */
 	EXPECT_EQ(-ENOENT, vm_unmap(fd, VA, 2 * BO_SIZE));

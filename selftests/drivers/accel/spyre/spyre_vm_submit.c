@@ -21,20 +21,9 @@
 #define BO_SIZE	(64 * 1024ull)
 #define PAT	0x5a17c0deu
 
-static int vm_bind(int fd, uint32_t op, uint32_t flags, uint32_t handle, uint64_t bo_offset,
-		   uint64_t addr, uint64_t range)
-{
-	struct drm_spyre_vm_bind b = {
-		.op = op, .flags = flags, .handle = handle,
-		.bo_offset = bo_offset, .addr = addr, .range = range,
-	};
-
-	return sp_ioctl(fd, DRM_IOCTL_SPYRE_VM_BIND, &b);
-}
-
 static int vm_map(int fd, uint32_t handle, uint64_t bo_offset, uint64_t addr, uint64_t range)
 {
-	return vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, handle, bo_offset, addr, range);
+	return sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, handle, bo_offset, addr, range);
 }
 
 /* Submit a VA job; with @wait, wait and return its fence status. */
@@ -213,7 +202,7 @@ TEST_F(va, read_only_and_unmapped)
 	struct drm_spyre_queue_error e;
 	int fd = self->d.fd;
 
-	ASSERT_EQ(0, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, DRM_SPYRE_VM_BIND_READ_ONLY,
+	ASSERT_EQ(0, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_MAP, DRM_SPYRE_VM_BIND_READ_ONLY,
 			     self->dev, 0, 2 * VA, BO_SIZE));
 	EXPECT_EQ(-EFAULT, va_fill(fd, self->q, 2 * VA + 8192, 4096, PAT));
 	ASSERT_EQ(0, queue_error(fd, self->q, &e));
@@ -221,7 +210,7 @@ TEST_F(va, read_only_and_unmapped)
 	EXPECT_TRUE(e.fault_flags & DRM_SPYRE_FAULT_ADDR_VIRTUAL);
 
 	/* The unmap resumes the space and its translations are gone. */
-	ASSERT_EQ(0, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, VA, BO_SIZE));
+	ASSERT_EQ(0, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, VA, BO_SIZE));
 	EXPECT_EQ(-EFAULT, va_fill(fd, self->q, VA, 4096, PAT));
 	ASSERT_EQ(0, sp_download(&self->d, self->q, self->dev, 0, self->buf, BO_SIZE));
 	EXPECT_EQ(-1, first_not(self->buf, 0, BO_SIZE, 0));
@@ -301,7 +290,7 @@ TEST_F(va, unmap_waits_for_jobs)
 		c[i] = sp_cmd_fill(0, VA, BO_SIZE, PAT + i);
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, va_submit(fd, self->q, c, 16, false));
-	ASSERT_EQ(0, vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, VA, BO_SIZE));
+	ASSERT_EQ(0, sp_vm_bind(fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, VA, BO_SIZE));
 	/* Every job had finished: the last fill is complete. */
 	ASSERT_EQ(0, sp_download(&self->d, self->q, self->dev, 0, self->buf, BO_SIZE));
 	EXPECT_EQ(-1, first_not(self->buf, 0, BO_SIZE, PAT + 15));
