@@ -602,3 +602,7 @@ def _index(ctx, n):
                           [math.prod(shape[:len(idx)]), math.prod(rest)])
     rows = ctx.g.embedding(table, ctx.g.contiguous(ctx.cast(linear, torch.int64)))
     return ctx.cast(ctx.g.reshape(rows, bshape + rest), out_dt)
+
+
+# convolution and max pooling (their own file), registered on import
+from . import lower_conv  # noqa: E402,F401
