@@ -22,7 +22,24 @@ UNARY = op_table.values("unary")
 BINARY = op_table.values("binary")
 REDUCE = op_table.values("reduce")
 
-LOWERINGS = {}
+class _Table(dict):
+    """ATen overload -> lowering; an op of another library, which exists
+    only once that library is imported, is looked up by its name
+    (``NAMED``: "namespace.op.overload", as str() of the overload)."""
+
+    def __missing__(self, op):
+        fn = NAMED.get(str(op)) if isinstance(op, torch._ops.OpOverload) else None
+        if fn is None:
+            raise KeyError(op)
+        return fn
+
+    def __contains__(self, op):
+        return dict.__contains__(self, op) or (
+            isinstance(op, torch._ops.OpOverload) and str(op) in NAMED)
+
+
+LOWERINGS = _Table()
+NAMED = {}
 # ops whose result aliases their input (no data moves): an output made by
 # one is copied contiguous before the recipe writes it out
 VIEWS = set()
@@ -604,5 +621,5 @@ def _index(ctx, n):
     return ctx.cast(ctx.g.reshape(rows, bshape + rest), out_dt)
 
 
-# convolution and max pooling (their own file), registered on import
-from . import lower_conv  # noqa: E402,F401
+# convolution, max pooling and MoE routing (their own files), registered on import
+from . import lower_conv, lower_routing  # noqa: E402,F401
