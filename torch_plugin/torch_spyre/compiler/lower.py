@@ -365,6 +365,10 @@ def _reduce(name):
         elif name == "sum":  # integers and bools sum in int64 (exactly)
             x = ctx.cast(x, result_dtype(n))
         dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
+        if not ctx.shape(x):
+            # a 0-d tensor (dim 0 or -1 names itself): reduced as one element
+            out = ctx.g.reduce_dims(REDUCE[name], ctx.g.reshape(x, [1]), [0], False)
+            return ctx.g.reshape(out, [])
         return ctx.g.reduce_dims(REDUCE[name], x, dims, bool(keepdim))
     return lower
 
@@ -579,6 +583,7 @@ def _encoder_layer(ctx, n):
 def _split(ctx, n):
     x, sizes = ctx.v(n.args[0]), n.args[1]
     dim = n.args[2] if len(n.args) > 2 else n.kwargs.get("dim", 0)
+    dim %= len(ctx.shape(x))
     total = ctx.shape(x)[dim]
     if isinstance(sizes, int):
         sizes = [min(sizes, total - s) for s in range(0, total, sizes)] if sizes else [total]
@@ -590,6 +595,7 @@ def _split(ctx, n):
 def _unbind(ctx, n):
     x = ctx.v(n.args[0])
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
+    dim %= len(ctx.shape(x))
     return tuple(_pick(ctx, x, dim, i) for i in range(ctx.shape(x)[dim]))
 
 
