@@ -16,7 +16,8 @@ KDIR      = /usr/src/linux-headers-$(KVER)
 QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 
 .PHONY: all deps qemu module initramfs kernel-tools libspyre selftests plugin check \
-	check-host check-vm check-debug debug-kernel demo bench checkpatch clean distclean
+	check-host check-vm check-debug debug-kernel demo bench checkpatch clean distclean \
+	zoo-latest
 
 all: deps qemu module initramfs libspyre selftests plugin
 
@@ -46,6 +47,10 @@ libspyre: deps
 # The project venv (build/venv: torch 2.13.0 CPU) with the PyTorch plugin.
 plugin: libspyre
 	@$(TOP)/scripts/build-plugin
+
+# The model zoo against the newest transformers on PyPI (not in make check).
+zoo-latest: plugin
+	@$(TOP)/scripts/zoo-latest
 
 selftests: kernel-tools
 	$(MAKE) -s -C $(TOP)/selftests/drivers/accel/spyre OUTPUT=$(BUILD)/selftests \

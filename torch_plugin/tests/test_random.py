@@ -304,3 +304,55 @@ def test_accelerator_paths():
     st = torch.spyre.get_rng_state()
     torch.spyre.manual_seed(s)
     assert torch.equal(st, torch.spyre.get_rng_state())
+
+
+def random_opinfos():
+    from torch.testing._internal.common_methods_invocations import op_db
+    names = ("rand", "normal", "bernoulli", "multinomial", "dropout", "uniform",
+             "exponential", "randint", "randperm")
+    return [op for op in op_db if any(n in op.name for n in names)
+            and "normalize" not in op.name and op.name != "log_normal"]
+
+
+@pytest.mark.parametrize("op", random_opinfos(),
+                         ids=lambda op: op.name + ("." + op.variant_test_name
+                                                   if op.variant_test_name else ""))
+def test_opinfo_samples_on_the_card(op):
+    """The random ops' OpInfo samples run on the card (no fallback) with
+    the CPU's shapes and dtypes; values are checked by distribution above."""
+    ran = 0
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32):
+        if dtype not in op.supported_dtypes("cpu"):
+            continue
+        for sample in list(op.sample_inputs("cpu", dtype, requires_grad=False))[:6]:
+            if not torch.is_tensor(sample.input) or "device" in sample.kwargs:
+                continue
+            try:
+                want = op(sample.input.clone(), *sample.args, **sample.kwargs)
+            except Exception:
+                continue
+            outs = want if isinstance(want, tuple) else (want,)
+            if any(w.dtype not in CARD_DTYPES for w in outs):   # float64 takes the CPU
+                continue
+            dev = sample.transform(lambda t: t.to(DEV) if torch.is_tensor(t) else t)
+            torch.spyre.set_fallback_mode("error")
+            try:
+                got = op(dev.input, *dev.args, **dev.kwargs)
+            except NotImplementedError:
+                if dtype.is_floating_point:   # integer gradients may take the CPU
+                    raise
+                continue
+            finally:
+                torch.spyre.set_fallback_mode("warn")
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                assert g.device.type == DEV and g.shape == w.shape and g.dtype == w.dtype
+                if w.dtype.is_floating_point:
+                    assert torch.isfinite(g.cpu()).all() == torch.isfinite(w).all()
+            ran += 1
+    RAN[op.name + "." + op.variant_test_name] = ran
+
+
+RAN = {}
+CARD_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+               torch.bool)
