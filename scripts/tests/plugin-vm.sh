@@ -24,6 +24,10 @@
 # One test does start a second interpreter on purpose: GPT-2 compiled here,
 # then loaded from the on-disk compile cache by another process, which
 # generates no program (test_compile_cache.py, the rest in plugin-sim).
+# test_distributed.py runs whole, on the two cards (/dev/accel/accel0 and
+# accel1): every collective against gloo, Work semantics, a killed rank,
+# DTensor and torchrun --nproc-per-node 2 of examples/tp_gpt2.py; each
+# test starts two interpreters (gloo over the guest's loopback).
 # Ends with
 # "N passed, N failed[, N skipped]".
 #
@@ -43,7 +47,7 @@ if [ "${1:-}" = --guest ]; then
 		-k "not autoload and not no_card and not from_environment and not race_is_visible and not pre_norm and (not test_compile or gpt2 or uploaded_by_the_recipe) and not recompile_limit" "$@" \
 		test_device.py test_copy.py test_ops.py test_streams.py test_allocator.py \
 		test_fallback.py test_errors.py test_models.py test_models_eager.py test_compile.py \
-		test_trace.py test_profiler.py test_compile_cache.py 2>&1
+		test_trace.py test_profiler.py test_compile_cache.py test_distributed.py 2>&1
 	echo "# plugin-vm: pytest exit $?"
 	exit 0
 fi
