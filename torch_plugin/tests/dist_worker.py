@@ -32,6 +32,12 @@ def init(backend, rank, world, store_file, timeout=60):
                               rank == 0, timeout=datetime.timedelta(seconds=300))
     else:
         store = dist.FileStore(store_file, world)
+    # Every rank at the store before the group's (short) timeout starts:
+    # under TCG in the VM one interpreter's start can lag the other's by
+    # more than the killed case's 10 s, and gloo's connection setup would
+    # time out on the early rank.
+    store.set(f"arrived/{rank}", "1")
+    store.wait([f"arrived/{r}" for r in range(world)], datetime.timedelta(seconds=300))
     kw = {} if backend is None else {"backend": backend}
     dist.init_process_group(store=store, rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=timeout), **kw)
