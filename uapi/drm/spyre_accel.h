@@ -457,7 +457,8 @@ struct drm_spyre_cmd_timestamp {
 /**
  * struct drm_spyre_cmd - one command of a submission (64 bytes)
  * @type: enum drm_spyre_cmd_type; unknown types fail with -EINVAL
- * @flags: must be zero
+ * @flags: must be zero, except DRM_SPYRE_COPY_* of a copy in a
+ *	DRM_SPYRE_SUBMIT_VA job
  * @copy: operands of DRM_SPYRE_CMD_COPY
  * @fill: operands of DRM_SPYRE_CMD_FILL
  * @launch: operands of DRM_SPYRE_CMD_LAUNCH
@@ -499,16 +500,32 @@ struct drm_spyre_sync {
  * -EINVAL if the file has none yet): every command names card virtual
  * addresses instead of BOs. Its handle fields must be zero and its offset
  * fields are card VAs (below DRM_SPYRE_VA_END with their size, else
- * -EINVAL). Supported so far: DRM_SPYRE_CMD_NOP, _FILL (the VA of device
- * pages) and _TIMESTAMP (of a device or host page); _COPY and _LAUNCH fail
- * with -EOPNOTSUPP. An access to an address the space does not map fails
- * the job with -EFAULT; the queue's error record then has
+ * -EINVAL):
+ *
+ * - _FILL: the VA of device pages; _TIMESTAMP: of a device or host page.
+ * - _COPY: @src_offset and @dst_offset are VAs; the command's flags say
+ *   which side is host memory (DRM_SPYRE_COPY_SRC_HOST: host to device,
+ *   DRM_SPYRE_COPY_DST_HOST: device to host, neither: device to device;
+ *   both: -EINVAL). A side that is not the kind the flags say faults.
+ * - _LAUNCH: @prog_offset, @ws_offset and each argument's @offset are VAs
+ *   (@ws_offset 0 with @ws_size 0 for none); the program must be mapped
+ *   with DRM_SPYRE_VM_BIND_EXEC, its arguments and workspace are device
+ *   pages; every &struct drm_spyre_bo_range has @handle and @pad zero.
+ *
+ * An access to an address the space does not map (or maps without the
+ * access: a write to a read-only page, a program fetch from a page without
+ * EXEC) fails the job with -EFAULT; the queue's error record then has
  * DRM_SPYRE_FAULT_ADDR_VIRTUAL and the address. A fault stops the address
  * space: the file's later jobs of this kind fail with -EFAULT too until
  * its next successful DRM_IOCTL_SPYRE_VM_BIND (which fixes the mapping and
  * restarts it). Jobs of other files keep running.
  */
 #define DRM_SPYRE_SUBMIT_VA		0x1
+
+/* drm_spyre_cmd.flags of a DRM_SPYRE_CMD_COPY in a DRM_SPYRE_SUBMIT_VA job */
+#define DRM_SPYRE_COPY_SRC_HOST		0x1 /* the source VA is host memory */
+#define DRM_SPYRE_COPY_DST_HOST		0x2 /* the destination VA is host memory */
+#define DRM_SPYRE_COPY_HOST_MASK	(DRM_SPYRE_COPY_SRC_HOST | DRM_SPYRE_COPY_DST_HOST)
 
 /**
  * struct drm_spyre_submit - argument of DRM_IOCTL_SPYRE_SUBMIT
