@@ -27,6 +27,13 @@
 #include "spyre_uq.h"
 #include "spyre_vm.h"
 
+/* A CPU page must be one doorbell page, else a mapping would reach others. */
+#if PAGE_SHIFT == 12
+#define SPYRE_UQ_PAGE_IS_DOORBELL	true
+#else
+#define SPYRE_UQ_PAGE_IS_DOORBELL	false
+#endif
+
 /* Doorbell mmap offsets (pages): below the GEM offsets, one per ring. */
 #define SPYRE_UQ_PGOFF		0x10000UL
 
@@ -36,6 +43,7 @@
  * @sdev: the device (a drm_dev reference keeps it)
  * @slot: the hardware ring
  * @id: ID in the file
+ * @ctx: the file's MMU context
  * @wb_obj: the host BO holding the write-back (a reference)
  * @wb_page: the write-back's page
  * @wb_off: its offset in the page
@@ -47,6 +55,7 @@ struct spyre_uq {
 	struct spyre_device *sdev;
 	struct spyre_uq_slot *slot;
 	u32 id;
+	u32 ctx;
 	struct drm_gem_object *wb_obj;
 	struct page *wb_page;
 	u32 wb_off;
@@ -258,6 +267,7 @@ int spyre_uq_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 	ret = sfile->vm ? spyre_uq_find_wb(sfile->vm, args->wb_addr, uq) : -EINVAL;
 	if (!ret)
 		ctx = sfile->vm->ctx;
+	uq->ctx = ctx;
 	mutex_unlock(&sfile->vm_lock);
 	if (ret) {
 		drm_dev_put(drm);
@@ -370,6 +380,13 @@ static int spyre_uq_poll(struct spyre_uq *uq, u64 value, u64 *seen)
 	return -EAGAIN;
 }
 
+static bool spyre_uq_done(struct spyre_uq *uq, u64 value)
+{
+	u64 seen;
+
+	return spyre_uq_poll(uq, value, &seen) != -EAGAIN;
+}
+
 int spyre_uq_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct spyre_file *sfile = file->driver_priv;
@@ -392,14 +409,17 @@ int spyre_uq_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
 	ret = spyre_uq_poll(uq, args->value, &seen);
 	if (ret == -EAGAIN && timeout) {
-		left = wait_event_interruptible_timeout(uq->slot->wq,
-			(ret = spyre_uq_poll(uq, args->value, &seen)) != -EAGAIN, timeout);
-		if (left < 0)
-			ret = left;
+		wait_queue_head_t *wq = &uq->slot->wq;
+
+		left = wait_event_interruptible_timeout(*wq, spyre_uq_done(uq, args->value),
+							timeout);
+		/* The condition held: take its verdict once more (it only moves on). */
+		ret = left < 0 ? left : spyre_uq_poll(uq, args->value, &seen);
 	}
 	if (ret == -EAGAIN)
 		ret = -ETIME;
 	args->completed = seen;
+	args->fault_addr = ret == -EFAULT ? READ_ONCE(uq->sdev->ctx_fault_addr[uq->ctx]) : 0;
 	spyre_uq_put(uq);
 	return ret;
 }
@@ -490,7 +510,8 @@ int spyre_mmap(struct file *filp, struct vm_area_struct *vma)
 
 /*
  * The rings past the kernel's (module parameter kernel_rings) serve user
- * queues, each with its interrupt. They need the MMU (1.10) and a doorbell
+ * queues, each with its interrupt. They need the MMU (1.10), the card's
+ * own scratchpad scrub between a queue and other owners (1.11) and a doorbell
  * page that is a whole CPU page, so mapping one exposes no other.
  */
 int spyre_uq_init(struct spyre_device *sdev)
@@ -500,8 +521,8 @@ int spyre_uq_init(struct spyre_device *sdev)
 	int ret;
 
 	sdev->num_uq_slots = 0;
-	if (!n || sdev->hw_version < SPYRE_HW_VERSION(1, 10) ||
-	    PAGE_SIZE != SPYRE_DOORBELL_STRIDE ||
+	if (!n || sdev->hw_version < SPYRE_HW_VERSION(1, 11) ||
+	    !SPYRE_UQ_PAGE_IS_DOORBELL ||
 	    pci_resource_len(pdev, SPYRE_BAR_DOORBELL) < (u64)sdev->hw_rings * PAGE_SIZE)
 		return 0;
 	sdev->uq_slots = drmm_kcalloc(&sdev->drm, n, sizeof(*sdev->uq_slots), GFP_KERNEL);
