@@ -133,14 +133,19 @@ def _t(ctx, n):
 
 @lowers(aten.transpose.int, view=True)
 def _transpose(ctx, n):
-    return ctx.g.transpose(ctx.v(n.args[0]), n.args[1], n.args[2])
+    x = ctx.v(n.args[0])
+    if not ctx.shape(x):  # a 0-d tensor: dims 0 and -1 name itself
+        return x
+    return ctx.g.transpose(x, n.args[1], n.args[2])
 
 
 @lowers(aten.permute.default, view=True)
 def _permute(ctx, n):
     x = ctx.v(n.args[0])
     nd = len(ctx.shape(x))
-    return ctx.g.permute(x, [d % nd if nd else 0 for d in n.args[1]])
+    if not nd:  # a 0-d tensor: the empty permutation
+        return x
+    return ctx.g.permute(x, [d % nd for d in n.args[1]])
 
 
 @lowers(aten.expand.default, view=True)
