@@ -35,6 +35,8 @@ int g_new_node(spyre_graph *g, const char *name, int kind, enum spyre_dtype dt,
 	       unsigned int ondim, const int64_t *oshape, spyre_value *out);
 int g_broadcast(const char *call, unsigned int na, const int64_t *a, unsigned int nb,
 		const int64_t *b, unsigned int *nout, int64_t *out);
+/* The fp32 iota constant (0, 1, ... n-1) as a graph value of shape [n]. */
+int g_iota_value(spyre_graph *g, int64_t n, spyre_value *out);
 int g_make_ew(spyre_graph *g, const char *call, const char *name, struct ewb *b,
 	      enum spyre_dtype dt, spyre_value *out);
 int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,

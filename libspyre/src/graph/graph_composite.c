@@ -12,7 +12,7 @@
 #include "graph_build.h"
 
 /* The fp32 iota constant (0, 1, ... n-1) as a graph value of shape [n]. */
-static int iota_value(spyre_graph *g, int64_t n, spyre_value *out)
+int g_iota_value(spyre_graph *g, int64_t n, spyre_value *out)
 {
 	struct spyre_tensor t;
 	struct spyre_buf buf;
@@ -33,7 +33,7 @@ static int diag_offset(spyre_graph *g, struct ewb *e, int64_t r, int64_t c)
 {
 	int64_t sh[2] = { r, c }, st[2] = { 0, 1 };
 	spyre_value io, row, col;
-	int ret = iota_value(g, r > c ? r : c, &io);
+	int ret = g_iota_value(g, r > c ? r : c, &io);
 
 	if (ret)
 		return ret;
@@ -143,7 +143,7 @@ int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 	if (g->ops->hw_version >= SPYRE_HW_VERSION(1, 3))
 		return gather_rows(g, call, weight, ix, out);
 	/* before 1.3: one-hot [.., V] = relu(1 - (j - i)) * relu(1 + (j - i)), exact */
-	ret = iota_value(g, W->shape[0], &io);
+	ret = g_iota_value(g, W->shape[0], &io);
 	if (ret)
 		return ret;
 	I = &g->v[ix];

@@ -402,8 +402,6 @@ int spyre_graph_arange(spyre_graph *g, double start, double step, int64_t n,
 {
 	static const char *call = "spyre_graph_arange";
 	struct ewb e = { 0 };
-	struct spyre_tensor t;
-	struct spyre_buf buf;
 	spyre_value io;
 	double last;
 	int ret;
@@ -428,11 +426,7 @@ int spyre_graph_arange(spyre_graph *g, double start, double step, int64_t n,
 			       call, start, step, (long long)n, spyre_dtype_name(dt));
 	if (!n)
 		return g_fill(g, dt, 1, &n, 0, out);
-	ret = ops_iota(g->ops, n, &buf);
-	if (ret)
-		return ret;
-	t = spyre_tensor_make(SPYRE_FLOAT32, 1, &n, buf);
-	ret = spyre_graph_constant(g, &t, &io);
+	ret = g_iota_value(g, n, &io);
 	if (ret)
 		return ret;
 	if (exact)

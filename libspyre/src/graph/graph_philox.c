@@ -96,17 +96,11 @@ static int counters(spyre_graph *g, spyre_value key, unsigned int nd, const int6
 	const uint8_t t = SPYRE_DT_INT64;
 	int64_t len = nd == 1 ? sh[0] : (sh[0] > sh[1] ? sh[0] : sh[1]);
 	int64_t st[2] = { 1, 0 };
-	struct spyre_tensor it;
-	struct spyre_buf buf;
 	struct ewb e = { 0 };
 	spyre_value io, base;
 	int j, ret;
 
-	ret = ops_iota(g->ops, len, &buf);
-	if (ret)
-		return ret;
-	it = spyre_tensor_make(SPYRE_FLOAT32, 1, &len, buf);
-	ret = spyre_graph_constant(g, &it, &io);
+	ret = g_iota_value(g, len, &io);
 	if (ret)
 		return ret;
 	base = key_word(g, key, 2 * PHILOX_ROUNDS, nd, sh);
@@ -142,18 +136,12 @@ static int words(spyre_graph *g, spyre_value p, spyre_value q, int64_t m, spyre_
 {
 	const uint8_t t = SPYRE_DT_INT64;
 	int64_t sh[2] = { m, 4 }, st[2] = { 1, 0 }, len = 4;
-	struct spyre_tensor it;
-	struct spyre_buf buf;
 	struct ewb e = { 0 };
 	spyre_value io, pv, qv, col;
 	int c, isq, isp, one, a, b, w;
 	int ret;
 
-	ret = ops_iota(g->ops, len, &buf);
-	if (ret)
-		return ret;
-	it = spyre_tensor_make(SPYRE_FLOAT32, 1, &len, buf);
-	ret = spyre_graph_constant(g, &it, &io);
+	ret = g_iota_value(g, len, &io);
 	if (ret)
 		return ret;
 	pv = g_value(g, SPYRE_INT64, 2, sh, st, g->v[p].off, g->v[p].store);
