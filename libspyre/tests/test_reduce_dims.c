@@ -119,3 +119,64 @@ TEST(ops_reduce_dims)
 	dt_free(&dx);
 	tctx_close(&c);
 }
+
+/*
+ * A reduction over an empty dim writes the identity into every element of
+ * its (non-empty) output: 0 for sum, NaN for mean (0 / 0), as PyTorch; amax
+ * and amin have none and are refused. The output starts as other data, so
+ * a kernel that writes nothing is seen.
+ */
+TEST(ops_reduce_empty_dim)
+{
+	static const int64_t sx[2] = { 5, 0 }, so[1] = { 5 }, sk[2] = { 5, 1 };
+	static const enum spyre_dtype dts[] = { SPYRE_FLOAT32, SPYRE_FLOAT16, SPYRE_INT32,
+						SPYRE_INT64 };
+	static const int d1[1] = { 1 }, d01[2] = { 0, 1 };
+	double junk[5] = { 7, 7, 7, 7, 7 }, y[5];
+	struct dtensor dx, dy, dk, ds;
+	struct tctx c;
+	unsigned int t, op, i;
+
+	OK(tctx_open(dev, &c));
+	for (t = 0; t < sizeof(dts) / sizeof(dts[0]); t++) {
+		bool fl = dts[t] == SPYRE_FLOAT32 || dts[t] == SPYRE_FLOAT16;
+
+		OK(dt_new(&c, &dx, dts[t], 2, sx));
+		OK(dt_new(&c, &dy, dts[t], 1, so));
+		OK(dt_new(&c, &dk, dts[t], 2, sk));
+		OK(dt_new(&c, &ds, dts[t], 0, NULL));
+		for (op = 0; op < SPYRE_RED_COUNT; op++) {
+			double want = op == SPYRE_RED_MEAN ? NAN : 0;
+
+			if (op == SPYRE_RED_MEAN && !fl)
+				continue;
+			if (op == SPYRE_RED_MAX || op == SPYRE_RED_MIN) {
+				FAILS_WITH(spyre_op_reduce(c.ops, c.s, op, &dx.t, 1, 0, &dy.t),
+					   -EINVAL, "empty dim");
+				continue;
+			}
+			OK(dt_write(&c, &dy, junk));
+			OK(spyre_op_reduce(c.ops, c.s, op, &dx.t, 1, 0, &dy.t));
+			OK(dt_read(&c, &dy, y));
+			for (i = 0; i < 5; i++)
+				CHECK(op == SPYRE_RED_MEAN ? isnan(y[i]) : y[i] == want,
+				      "dtype %u op %u [%u]: %g", t, op, i, y[i]);
+			OK(dt_write(&c, &dk, junk));
+			OK(spyre_op_reduce_dims(c.ops, c.s, op, &dx.t, d1, 1, 1, &dk.t));
+			OK(dt_read(&c, &dk, y));
+			for (i = 0; i < 5; i++)
+				CHECK(op == SPYRE_RED_MEAN ? isnan(y[i]) : y[i] == want,
+				      "keepdim: dtype %u op %u [%u]: %g", t, op, i, y[i]);
+			OK(dt_write(&c, &ds, junk));
+			OK(spyre_op_reduce_dims(c.ops, c.s, op, &dx.t, d01, 2, 0, &ds.t));
+			OK(dt_read(&c, &ds, y));
+			CHECK(op == SPYRE_RED_MEAN ? isnan(y[0]) : y[0] == want,
+			      "all dims: dtype %u op %u: %g", t, op, y[0]);
+		}
+		dt_free(&ds);
+		dt_free(&dk);
+		dt_free(&dy);
+		dt_free(&dx);
+	}
+	tctx_close(&c);
+}

@@ -430,7 +430,12 @@ at::Tensor spyre_index(const at::Tensor &self, const c10::List<std::optional<at:
 	}
 	std::vector<int64_t> merged(self.sizes().begin(), self.sizes().begin() + first);
 	std::vector<int64_t> shape = merged;
-	merged.push_back(-1);
+	// the indexed dims merged, by their size (not -1: an empty tensor's
+	// other dims would leave -1 ambiguous)
+	int64_t rows = 1;
+	for (int64_t d = first; d <= last; d++)
+		rows *= self.size(d);
+	merged.push_back(rows);
 	merged.insert(merged.end(), self.sizes().begin() + last + 1, self.sizes().end());
 	shape.insert(shape.end(), idx[0].sizes().begin(), idx[0].sizes().end());
 	shape.insert(shape.end(), self.sizes().begin() + last + 1, self.sizes().end());

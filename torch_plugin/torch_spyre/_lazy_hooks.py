@@ -102,7 +102,22 @@ def _register_dtensor_random(random):
     tracker._distribute_region = _distribute_region
 
 
+# The generator functions Dynamo must run, not trace: a compiled function
+# that saves and restores the RNG state (torch.random.fork_rng) graph-breaks
+# into them, and tracing the generator's get_state/set_state then fails
+# inside Dynamo (as it would for any C++ object it cannot fake).
+_RNG = ("get_rng_state", "set_rng_state", "manual_seed", "manual_seed_all", "seed",
+        "initial_seed")
+
+
+def _register_dynamo_skips(eval_frame):
+    from . import spyre
+    for name in _RNG:
+        setattr(spyre, name, eval_frame.DisableContext()(getattr(spyre, name)))
+
+
 _PENDING = {
+    "torch._dynamo.eval_frame": _register_dynamo_skips,
     "torch._dynamo.device_interface": _register_device_interface,
     "torch._inductor.codegen.common": _register_inductor,
     "torch._inductor.decomposition": _register_decompositions,

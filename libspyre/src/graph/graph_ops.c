@@ -660,6 +660,13 @@ int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, i
 			oshape[ond++] = X->shape[d];
 		else if (keepdim)
 			oshape[ond++] = 1;
+	/*
+	 * Over an empty dim the row kernel's iteration space is empty, so it
+	 * would write nothing and leave the (non-empty) output as it found it:
+	 * the result is the reduction's identity, as PyTorch's (mean: 0 / 0).
+	 */
+	if (!X->shape[dim])
+		return g_fill(g, X->dt, ond, oshape, op == SPYRE_RED_MEAN ? NAN : 0.0, out);
 	if (g_is_int(X->dt)) {
 		ret = g_int_reduce_expr(g, call, row, x, &e);
 		if (ret)

@@ -71,8 +71,10 @@ def _build_identity():
             version = metadata.version("torch_spyre")
         except metadata.PackageNotFoundError:
             version = "unknown"
-        files = [_C.__file__, os.path.join(os.path.dirname(__file__), "lower.py"),
-                 os.path.join(os.path.dirname(__file__), "backend.py")]
+        here = os.path.dirname(__file__)
+        files = [_C.__file__, os.path.join(here, "backend.py")] + [
+            os.path.join(here, f) for f in sorted(os.listdir(here))
+            if f.startswith("lower") and f.endswith(".py")]
         try:
             with open("/proc/self/maps") as f:
                 files += sorted({line.split()[-1] for line in f if "libspyre.so" in line})

@@ -22,7 +22,24 @@ UNARY = op_table.values("unary")
 BINARY = op_table.values("binary")
 REDUCE = op_table.values("reduce")
 
-LOWERINGS = {}
+class _Table(dict):
+    """ATen overload -> lowering; an op of another library, which exists
+    only once that library is imported, is looked up by its name
+    (``NAMED``: "namespace.op.overload", as str() of the overload)."""
+
+    def __missing__(self, op):
+        fn = NAMED.get(str(op)) if isinstance(op, torch._ops.OpOverload) else None
+        if fn is None:
+            raise KeyError(op)
+        return fn
+
+    def __contains__(self, op):
+        return dict.__contains__(self, op) or (
+            isinstance(op, torch._ops.OpOverload) and str(op) in NAMED)
+
+
+LOWERINGS = _Table()
+NAMED = {}
 # ops whose result aliases their input (no data moves): an output made by
 # one is copied contiguous before the recipe writes it out
 VIEWS = set()
@@ -116,14 +133,19 @@ def _t(ctx, n):
 
 @lowers(aten.transpose.int, view=True)
 def _transpose(ctx, n):
-    return ctx.g.transpose(ctx.v(n.args[0]), n.args[1], n.args[2])
+    x = ctx.v(n.args[0])
+    if not ctx.shape(x):  # a 0-d tensor: dims 0 and -1 name itself
+        return x
+    return ctx.g.transpose(x, n.args[1], n.args[2])
 
 
 @lowers(aten.permute.default, view=True)
 def _permute(ctx, n):
     x = ctx.v(n.args[0])
     nd = len(ctx.shape(x))
-    return ctx.g.permute(x, [d % nd if nd else 0 for d in n.args[1]])
+    if not nd:  # a 0-d tensor: the empty permutation
+        return x
+    return ctx.g.permute(x, [d % nd for d in n.args[1]])
 
 
 @lowers(aten.expand.default, view=True)
@@ -348,6 +370,10 @@ def _reduce(name):
         elif name == "sum":  # integers and bools sum in int64 (exactly)
             x = ctx.cast(x, result_dtype(n))
         dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
+        if not ctx.shape(x):
+            # a 0-d tensor (dim 0 or -1 names itself): reduced as one element
+            out = ctx.g.reduce_dims(REDUCE[name], ctx.g.reshape(x, [1]), [0], False)
+            return ctx.g.reshape(out, [])
         return ctx.g.reduce_dims(REDUCE[name], x, dims, bool(keepdim))
     return lower
 
@@ -562,6 +588,7 @@ def _encoder_layer(ctx, n):
 def _split(ctx, n):
     x, sizes = ctx.v(n.args[0]), n.args[1]
     dim = n.args[2] if len(n.args) > 2 else n.kwargs.get("dim", 0)
+    dim %= len(ctx.shape(x))
     total = ctx.shape(x)[dim]
     if isinstance(sizes, int):
         sizes = [min(sizes, total - s) for s in range(0, total, sizes)] if sizes else [total]
@@ -573,6 +600,7 @@ def _split(ctx, n):
 def _unbind(ctx, n):
     x = ctx.v(n.args[0])
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
+    dim %= len(ctx.shape(x))
     return tuple(_pick(ctx, x, dim, i) for i in range(ctx.shape(x)[dim]))
 
 
@@ -602,3 +630,7 @@ def _index(ctx, n):
                           [math.prod(shape[:len(idx)]), math.prod(rest)])
     rows = ctx.g.embedding(table, ctx.g.contiguous(ctx.cast(linear, torch.int64)))
     return ctx.cast(ctx.g.reshape(rows, bshape + rest), out_dt)
+
+
+# convolution, max pooling and MoE routing (their own files), registered on import
+from . import lower_conv, lower_routing  # noqa: E402,F401
