@@ -13,7 +13,8 @@
 //   exponential  -log(1 - u) / lambda;  bernoulli  u < p;
 //   log_normal  exp(mean + std * z), z a normal as above;
 //   cauchy    median + sigma * tan(pi (u' - 1/2)), u' = u + 2^-25 in (0, 1);
-//   geometric ceil(log(u') / log(1 - p)) (at least 1, as u' < 1);
+//   geometric ceil(log(u') / log(1 - p)) (at least 1, as u' < 1), computed
+//             as a truncation plus one where a fraction was cut;
 //   random_   from + w % range (w 32 bits, or 64 from two words when the
 //             range is 2^32 or more; the modulo's bias as CUDA's);
 //   multinomial  with replacement: the first category whose running sum
@@ -174,7 +175,10 @@ template <typename RNG> struct GeometricKernel {
 	{
 		at::Tensor self = iter.tensor(0);
 		at::Tensor u = open_uniform(self.sizes(), self.device(), gen);
-		store(self, (u.log() * (1.0 / std::log1p(-p))).ceil().to(self.scalar_type()));
+		at::Tensor x = u.log() * (1.0 / std::log1p(-p)); // > 0
+		// ceil (no card function): truncate, plus one where a fraction was cut
+		at::Tensor t = x.to(at::kLong);
+		store(self, (t + x.gt(t.to(at::kFloat)).to(at::kLong)).to(self.scalar_type()));
 	}
 };
 

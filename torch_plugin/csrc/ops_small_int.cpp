@@ -124,7 +124,7 @@ at::Tensor small_result(const at::Tensor &x32, at::ScalarType dt)
 void small_assign(const at::Tensor &r, const at::Tensor &out)
 {
 	if (!small_int(out.scalar_type()))
-		card_copy(r, out);
+		card_copy(small_int(r.scalar_type()) ? small_widen(r) : r, out);
 	else if (small_int(r.scalar_type()))
 		small_narrow(small_widen(r), out);
 	else
