@@ -203,3 +203,30 @@ def test_log_normal_cauchy_geometric_on_the_card():
     with pytest.raises(RuntimeError, match="cauchy_ expects sigma"):
         torch.empty(3, device=D).cauchy_(0, -1)
     assert torch.empty(0, device=D).log_normal_().numel() == 0
+
+
+def test_rng_state_as_dtensor_uses_it():
+    """DTensor's OffsetBasedRNGTracker reads get_rng_state() as (seed: uint64,
+    offset: uint64), moves the offset to shard_index * local_numel (rounded
+    to 4) before a random op and to the old offset + numel after it. Every
+    offset is its own Philox stream here: shards at different offsets draw
+    different numbers, replicas at the same offset the same ones, and the
+    op reads exactly the offset the state was given."""
+    from torch.distributed.tensor._random import _PhiloxState
+    torch.spyre.manual_seed(123)
+    st = _PhiloxState(torch.spyre.get_rng_state())
+    assert st.seed.item() == 123 and st.offset.item() == 0
+    draws = {}
+    for shard, offset in ((0, 0), (1, 8), (0, 0)):
+        s = _PhiloxState(torch.spyre.get_rng_state())
+        s.offset = torch.tensor([offset], dtype=torch.uint64)
+        torch.spyre.set_rng_state(s.state)
+        draws.setdefault(shard, []).append(torch.rand(8, device=D).cpu())
+        after = _PhiloxState(torch.spyre.get_rng_state())
+        assert after.offset.item() == offset + 1 and after.seed.item() == 123
+    assert torch.equal(draws[0][0], draws[0][1])        # a replica: the same numbers
+    assert not torch.isclose(draws[0][0], draws[1][0]).any()  # another shard: others
+    g = torch.Generator(device=D)
+    g.manual_seed(123)
+    g.set_offset(8)
+    assert torch.equal(torch.rand(8, device=D, generator=g).cpu(), draws[1][0])
