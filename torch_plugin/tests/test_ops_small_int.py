@@ -230,3 +230,19 @@ def test_rng_state_as_dtensor_uses_it():
     g.manual_seed(123)
     g.set_offset(8)
     assert torch.equal(torch.rand(8, device=D, generator=g).cpu(), draws[1][0])
+
+
+def test_scatter_family_past_2_pow_24_and_past_its_limit():
+    # a destination number beyond fp32's exact integers: exact (int64 match)
+    n = 2 ** 24 + 16
+    x = torch.zeros(n)
+    idx = torch.tensor([2 ** 24 + 1, 2 ** 24 + 3, 2 ** 24 + 3, 5])
+    src = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    got = x.to(D).scatter_add(0, idx.to(D), src.to(D)).cpu()
+    assert torch.equal(got, x.scatter_add(0, idx, src))
+    assert got[2 ** 24 + 3].item() == 5.0 and got[2 ** 24 + 2].item() == 0.0
+    # beyond the match work one call takes: refused naming the op, no value
+    big = torch.zeros(2 ** 12, 2 ** 10, device=D)
+    i = torch.zeros(2 ** 12, 2 ** 10, dtype=torch.int64, device=D)
+    with pytest.raises(NotImplementedError, match="scatter_add"):
+        big.scatter_add(1, i, big)
