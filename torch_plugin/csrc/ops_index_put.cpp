@@ -137,7 +137,7 @@ bool index_put_any(at::Tensor &self, const c10::List<std::optional<at::Tensor>> 
 		   const at::Tensor &values, bool accumulate)
 {
 	if (values.scalar_type() != self.scalar_type() || self.dim() == 0 ||
-	    !values.device().is_privateuseone() && !is_cpu_scalar(values))
+	    (!values.device().is_privateuseone() && !is_cpu_scalar(values)))
 		return false;
 	std::vector<at::Tensor> idx;
 	if (!per_dim_indices(self, indices, idx))
