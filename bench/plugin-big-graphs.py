@@ -113,6 +113,8 @@ def main():
                how="timing events around one warm step after a 32-token prefill")
         record(f"GPT-2 small SUBMITs per prefill, {kind}", r["n_pre"], "count")
         record(f"GPT-2 small SUBMITs per decode step, {kind}", r["n_dec"], "count")
+        record(f"GPT-2 small host time per decode token, {kind}", r["host_ms"], "ms",
+               how="wall time of one decode step with its logits read back, median")
     record("GPT-2 small decode step vs LPDDR5 roofline, compiled", c["dec_ms"] / roofline_ms,
            "x", f"modelled decode step ({c['dec_ms']:.3f} ms) / weight bytes at 200 GB/s "
            f"({roofline_ms:.3f} ms)")

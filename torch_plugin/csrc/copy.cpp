@@ -102,6 +102,7 @@ bool card_copyable(at::ScalarType s, at::ScalarType d)
 {
 	auto exact = [](at::ScalarType t) {
 		return t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte ||
+		       t == at::kShort ||
 		       t == at::kBool;
 	};
 	if (s == d && exact(s))

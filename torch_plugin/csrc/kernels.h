@@ -102,5 +102,10 @@ at::Tensor wrapped_number(const at::Scalar &v);
 // caller falls back).
 bool index_put_rows(at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices,
 		    const at::Tensor &values, bool accumulate);
+// Every other self[indices] = values (accumulate: +=): integer index
+// tensors on any dims, broadcast together, and bool masks among them, on
+// the card (ops_index_put.cpp); false when it cannot (the caller falls back).
+bool index_put_any(at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices,
+		   const at::Tensor &values, bool accumulate);
 
 } // namespace torch_spyre

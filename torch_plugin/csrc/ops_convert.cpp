@@ -56,6 +56,7 @@ void run_copy(const at::Tensor &like, const spyre_tensor &src, const spyre_tenso
 bool exact_integer(at::ScalarType t)
 {
 	return t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte ||
+	       t == at::kShort ||
 	       t == at::kBool;
 }
 

@@ -10,13 +10,25 @@
 // (two synchronisations), as PyTorch raises for one out of range.
 //
 // The match matrix costs N * K elements; larger problems, several index
-// tensors, an index on another dimension and integer accumulation are left
-// to the caller (ops_select.cpp's index_put_, which also writes through
-// boolean masks), which takes the counted CPU fallback for them.
+// tensors, an index on another dimension and integer accumulation go to
+// index_put_any below.
+//
+// index_put_any takes every other index_put_: several integer index
+// tensors (broadcast together), on any dims, with bool masks among them (a
+// mask stands for its nonzero() columns, one synchronisation), accumulate
+// or not. The indexed dims become one: each selected element's linear
+// number over them, so the put is an index_copy_ / index_add_ along dim 0
+// of self with those dims moved first and flattened (ops_scatter.cpp's
+// kernels: any size they take, integers exact, duplicates as the CPU: the
+// last write wins, accumulate adds them all). Whatever those kernels cannot
+// take goes to their counted fallback, as PyTorch would compute it.
 #include "kernels.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace torch_spyre {
@@ -84,6 +96,172 @@ bool index_put_rows(at::Tensor &self, const c10::List<std::optional<at::Tensor>>
 	bshape[0] = N;
 	self.copy_(at::where(hit.view(bshape), v.index_select(0, last), self));
 	return true;
+}
+
+namespace {
+
+// The index tensors of @indices, one per dim of self (empty: ":"), masks
+// replaced by the integer indices they stand for; false when the shapes do
+// not fit (the fallback raises PyTorch's error).
+bool per_dim_indices(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices,
+		     std::vector<at::Tensor> &out)
+{
+	for (size_t i = 0; i < indices.size(); i++) {
+		std::optional<at::Tensor> o = indices.get(i);
+		if (!o || !o->defined()) {
+			out.emplace_back();
+			continue;
+		}
+		at::Tensor t = o->to(self.device());
+		if (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte) {
+			const int64_t first = int64_t(out.size());
+			if (first + t.dim() > self.dim())
+				return false;
+			for (int64_t d = 0; d < t.dim(); d++)
+				if (t.size(d) != self.size(first + d))
+					return false;
+			for (auto &c : mask_as_indices(t.to(at::kBool)))
+				out.push_back(c);
+			continue;
+		}
+		if (t.scalar_type() != at::kLong && t.scalar_type() != at::kInt)
+			return false;
+		out.push_back(t.to(at::kLong));
+	}
+	return int64_t(out.size()) <= self.dim();
+}
+
+} // namespace
+
+bool index_put_any(at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices,
+		   const at::Tensor &values, bool accumulate)
+{
+	if (values.scalar_type() != self.scalar_type() || self.dim() == 0 ||
+	    (!values.device().is_privateuseone() && !is_cpu_scalar(values)))
+		return false;
+	std::vector<at::Tensor> idx;
+	if (!per_dim_indices(self, indices, idx))
+		return false;
+	std::vector<int64_t> dims; // the indexed dims
+	std::vector<at::Tensor> used;
+	for (size_t d = 0; d < idx.size(); d++)
+		if (idx[d].defined()) {
+			dims.push_back(int64_t(d));
+			used.push_back(idx[d]);
+		}
+	if (dims.empty())
+		return false;
+	std::vector<at::Tensor> bcast;
+	try {
+		bcast = at::broadcast_tensors(used);
+	} catch (const c10::Error &) {
+		return false; // the fallback raises PyTorch's shape error
+	}
+	const std::vector<int64_t> B(bcast[0].sizes().begin(), bcast[0].sizes().end());
+	bool adjacent = true;
+	for (size_t i = 1; i < dims.size(); i++)
+		adjacent = adjacent && dims[i] == dims[i - 1] + 1;
+	// self[indices]'s shape: B in place of adjacent indexed dims, else first
+	std::vector<int64_t> rest, rest_dims, sel;
+	for (int64_t d = 0; d < self.dim(); d++)
+		if (std::find(dims.begin(), dims.end(), d) == dims.end()) {
+			rest.push_back(self.size(d));
+			rest_dims.push_back(d);
+		}
+	const int64_t at_pos = adjacent ? dims[0] : 0;
+	sel.assign(rest.begin(), rest.begin() + at_pos);
+	sel.insert(sel.end(), B.begin(), B.end());
+	sel.insert(sel.end(), rest.begin() + at_pos, rest.end());
+	at::Tensor v = values.to(self.device());
+	if (!at::is_expandable_to(v.sizes(), sel))
+		return false;
+	c10::DeviceGuard guard(self.device());
+	int64_t K = 1, N = 1;
+	for (int64_t b : B)
+		K *= b;
+	for (int64_t d : dims)
+		N *= self.size(d);
+	// each selected element's number over the indexed dims, row-major
+	at::Tensor lin;
+	int64_t scale = 1;
+	for (size_t i = dims.size(); i-- > 0;) {
+		const int64_t n = self.size(dims[i]);
+		at::Tensor ix = bcast[i].reshape({ -1 });
+		if (ix.numel()) {
+			const int64_t lo = ix.min().item<int64_t>(), hi = ix.max().item<int64_t>();
+			TORCH_CHECK_INDEX(lo >= -n && hi < n, "index ", lo < -n ? lo : hi,
+					  " is out of bounds for dimension ", dims[i], " with size ", n);
+		}
+		ix = at::where(ix.lt(0), ix + n, ix);
+		lin = lin.defined() ? lin + ix * scale : ix * scale;
+		scale *= n;
+	}
+	if (K == 0 || self.numel() == 0)
+		return true;
+	// values as [K, rest...]: B's dims first
+	at::Tensor vv = v.expand(sel);
+	if (at_pos > 0) {
+		std::vector<int64_t> perm;
+		for (int64_t i = 0; i < int64_t(B.size()); i++)
+			perm.push_back(at_pos + i);
+		for (int64_t i = 0; i < at_pos; i++)
+			perm.push_back(i);
+		for (int64_t i = at_pos + int64_t(B.size()); i < int64_t(sel.size()); i++)
+			perm.push_back(i);
+		vv = vv.permute(perm);
+	}
+	std::vector<int64_t> flat_shape{ K };
+	flat_shape.insert(flat_shape.end(), rest.begin(), rest.end());
+	vv = vv.reshape(flat_shape);
+	// self with the indexed dims first, flattened into one of N rows
+	std::vector<int64_t> perm(dims.begin(), dims.end());
+	perm.insert(perm.end(), rest_dims.begin(), rest_dims.end());
+	at::Tensor moved = self.permute(perm);
+	flat_shape[0] = N;
+	at::Tensor work = moved.contiguous().view(flat_shape);
+	if (accumulate)
+		work.index_add_(0, lin, vv);
+	else
+		work.index_copy_(0, lin, vv);
+	moved.copy_(work.view(moved.sizes()));
+	return true;
+}
+
+namespace {
+
+// self.masked_scatter_(mask, source): the k-th true element of mask (in
+// row-major order) takes source's k-th element. As a read: each element's
+// rank among the true ones (a cumsum of the mask) picks its source
+// element, a where keeps the others. One synchronisation, for the count.
+at::Tensor &masked_scatter_k_(at::Tensor &self, const at::Tensor &mask, const at::Tensor &source)
+{
+	const bool ok = mask.scalar_type() == at::kBool && mask.device() == self.device() &&
+			source.device() == self.device() &&
+			source.scalar_type() == self.scalar_type() &&
+			at::is_expandable_to(mask.sizes(), self.sizes());
+	if (!ok)
+		return SPYRE_FALLBACK(masked_scatter_, self, mask, source);
+	c10::DeviceGuard guard(self.device());
+	count_device_op("masked_scatter_");
+	if (self.numel() == 0)
+		return self;
+	at::Tensor m = mask.expand(self.sizes()).reshape({ -1 });
+	at::Tensor rank = at::cumsum(m, 0); // int64: 1 for the first true element
+	const int64_t ones = rank[-1].item<int64_t>();
+	TORCH_CHECK(source.numel() >= ones, "Number of elements of source < number of ones in mask");
+	if (ones == 0)
+		return self;
+	at::Tensor pick = at::clamp_min(rank - 1, 0);
+	at::Tensor from = source.reshape({ -1 }).index_select(0, pick);
+	self.copy_(at::where(m, from, self.reshape({ -1 })).view(self.sizes()));
+	return self;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
+{
+	m.impl("masked_scatter_", masked_scatter_k_);
 }
 
 } // namespace torch_spyre

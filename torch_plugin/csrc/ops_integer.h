@@ -6,5 +6,6 @@
 // Nothing integer goes through fp32: an op or a card the integer mode does
 // not cover takes the counted CPU fallback (an error in
 // TORCH_SPYRE_FALLBACK=error mode). ops_integer.cpp composes any, all and
-// isin from those kernels.
+// isin from those kernels. int8, uint8 and int16 compute in int32 and wrap
+// back (ops_small_int.h).
 #pragma once

@@ -11,6 +11,10 @@
 //   normal    Box-Muller on two words: sqrt(-2 log u1) (cos, sin)(2 pi u2)
 //             with u1 in (0, 1] (so |z| <= 5.8);
 //   exponential  -log(1 - u) / lambda;  bernoulli  u < p;
+//   log_normal  exp(mean + std * z), z a normal as above;
+//   cauchy    median + sigma * tan(pi (u' - 1/2)), u' = u + 2^-25 in (0, 1);
+//   geometric ceil(log(u') / log(1 - p)) (at least 1, as u' < 1), computed
+//             as a truncation plus one where a fraction was cut;
 //   random_   from + w % range (w 32 bits, or 64 from two words when the
 //             range is 2^32 or more; the modulo's bias as CUDA's);
 //   multinomial  with replacement: the first category whose running sum
@@ -139,6 +143,45 @@ template <typename RNG> struct ExponentialKernel {
 	}
 };
 
+// u in (0, 1), never 0 or 1: the uniform word's midpoint
+at::Tensor open_uniform(at::IntArrayRef shape, c10::Device device,
+			const std::optional<at::Generator> &gen)
+{
+	return uniform01(shape, device, gen) + (0.5 / 16777216.0);
+}
+
+template <typename RNG> struct LogNormalKernel {
+	void operator()(at::TensorIteratorBase &iter, double mean, double std,
+			std::optional<at::Generator> gen)
+	{
+		at::Tensor self = iter.tensor(0);
+		at::Tensor z = std_normal(self.sizes(), self.device(), gen);
+		store(self, (z * std + mean).exp().to(self.scalar_type()));
+	}
+};
+
+template <typename RNG> struct CauchyKernel {
+	void operator()(at::TensorIteratorBase &iter, double median, double sigma,
+			std::optional<at::Generator> gen)
+	{
+		at::Tensor self = iter.tensor(0);
+		at::Tensor a = (open_uniform(self.sizes(), self.device(), gen) - 0.5) * M_PI;
+		store(self, (a.sin() / a.cos() * sigma + median).to(self.scalar_type()));
+	}
+};
+
+template <typename RNG> struct GeometricKernel {
+	void operator()(at::TensorIteratorBase &iter, double p, std::optional<at::Generator> gen)
+	{
+		at::Tensor self = iter.tensor(0);
+		at::Tensor u = open_uniform(self.sizes(), self.device(), gen);
+		at::Tensor x = u.log() * (1.0 / std::log1p(-p)); // > 0
+		// ceil (no card function): truncate, plus one where a fraction was cut
+		at::Tensor t = x.to(at::kLong);
+		store(self, (t + x.gt(t.to(at::kFloat)).to(at::kLong)).to(self.scalar_type()));
+	}
+};
+
 template <typename RNG> struct BernoulliScalarKernel {
 	void operator()(const at::TensorBase &base, double p, std::optional<at::Generator> gen)
 	{
@@ -262,6 +305,31 @@ at::Tensor &exponential_k(at::Tensor &self, double lambda, std::optional<at::Gen
 	if (!card_float(self.scalar_type()))
 		return SPYRE_FALLBACK(exponential_, self, lambda, gen);
 	return at::native::templates::exponential_impl_<ExponentialKernel, RNG>(self, lambda, gen);
+}
+
+at::Tensor &log_normal_k(at::Tensor &self, double mean, double std,
+			 std::optional<at::Generator> gen)
+{
+	if (!card_float(self.scalar_type()))
+		return SPYRE_FALLBACK(log_normal_, self, mean, std, gen);
+	return at::native::templates::log_normal_impl_<LogNormalKernel, RNG>(self, mean, std, gen);
+}
+
+at::Tensor &cauchy_k(at::Tensor &self, double median, double sigma,
+		     std::optional<at::Generator> gen)
+{
+	if (!card_float(self.scalar_type()))
+		return SPYRE_FALLBACK(cauchy_, self, median, sigma, gen);
+	return at::native::templates::cauchy_impl_<CauchyKernel, RNG>(self, median, sigma, gen);
+}
+
+// the count of trials to the first success, in any card dtype (an integer
+// one holds it exactly; fp32 computes it exactly below 2^24)
+at::Tensor &geometric_k(at::Tensor &self, double p, std::optional<at::Generator> gen)
+{
+	if (!card_float(self.scalar_type()) && !card_int(self))
+		return SPYRE_FALLBACK(geometric_, self, p, gen);
+	return at::native::templates::geometric_impl_<GeometricKernel, RNG>(self, p, gen);
 }
 
 at::Tensor &bernoulli_scalar_k(at::Tensor &self, double p, std::optional<at::Generator> gen)
@@ -428,6 +496,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("normal.float_Tensor", normal_ft);
 	m.impl("normal.Tensor_Tensor", normal_tt);
 	m.impl("exponential_", exponential_k);
+	m.impl("log_normal_", log_normal_k);
+	m.impl("cauchy_", cauchy_k);
+	m.impl("geometric_", geometric_k);
 	m.impl("bernoulli_.float", bernoulli_scalar_k);
 	m.impl("bernoulli_.Tensor", bernoulli_tensor_k);
 	m.impl("bernoulli", bernoulli_k);

@@ -12,6 +12,7 @@
 // come from the card as int32 and are widened to PyTorch's int64 on the
 // card (they are never negative, so the high words are zero).
 #include "kernels.h"
+#include "ops_small_int.h"
 #include "ops_long_rows.h"
 
 #include <ATen/WrapDimUtils.h>
@@ -160,6 +161,10 @@ std::optional<at::ScalarType> reduce_dtype(const at::Tensor &x,
 at::Tensor sum_k(const at::Tensor &x, at::OptionalIntArrayRef dims, bool keepdim,
 		 std::optional<at::ScalarType> dtype)
 {
+	if (SPYRE_SMALL_INT(x))
+		return small_reduce(x, dtype.value_or(at::kLong), [&](const at::Tensor &w, auto cdt) {
+			return at::sum(w, dims, keepdim, cdt);
+		});
 	auto dt = reduce_dtype(x, dtype, true);
 	if (!dt)
 		return SPYRE_FALLBACK(sum_dim_IntList, x, dims, keepdim, dtype);
@@ -168,6 +173,9 @@ at::Tensor sum_k(const at::Tensor &x, at::OptionalIntArrayRef dims, bool keepdim
 
 at::Tensor sum_all_k(const at::Tensor &x, std::optional<at::ScalarType> dtype)
 {
+	if (SPYRE_SMALL_INT(x))
+		return small_reduce(x, dtype.value_or(at::kLong),
+				    [&](const at::Tensor &w, auto cdt) { return at::sum(w, cdt); });
 	auto dt = reduce_dtype(x, dtype, true);
 	if (!dt)
 		return SPYRE_FALLBACK(sum, x, dtype);
@@ -177,6 +185,12 @@ at::Tensor sum_all_k(const at::Tensor &x, std::optional<at::ScalarType> dtype)
 at::Tensor &sum_k_out(const at::Tensor &x, at::OptionalIntArrayRef dims, bool keepdim,
 		      std::optional<at::ScalarType> dtype, at::Tensor &out)
 {
+	if (SPYRE_SMALL_INT(x))
+		return small_into(small_reduce(x, dtype.value_or(out.scalar_type()),
+					       [&](const at::Tensor &w, auto cdt) {
+						       return at::sum(w, dims, keepdim, cdt);
+					       }),
+				  out, "sum.out");
 	auto dt = reduce_dtype(x, dtype.has_value() ? dtype : out.scalar_type(), true);
 	if (!dt)
 		return SPYRE_FALLBACK(sum_IntList_out, x, dims, keepdim, dtype, out);
@@ -219,6 +233,10 @@ bool minmax_ok(const at::Tensor &x)
 #define AMINMAX(fn, aten, op)                                                                    \
 	at::Tensor fn(const at::Tensor &x, at::IntArrayRef dims, bool keepdim)                   \
 	{                                                                                        \
+		if (SPYRE_SMALL_INT(x))                                                          \
+			return small_reduce(x, x.scalar_type(), [&](const at::Tensor &w, auto) { \
+				return at::aten(w, dims, keepdim);                               \
+			});                                                                      \
 		if (!minmax_ok(x))                                                               \
 			return SPYRE_FALLBACK(aten, x, dims, keepdim);                           \
 		return reduce_run(#aten, op, x, dims, keepdim, x.scalar_type(), {});             \
@@ -226,6 +244,8 @@ bool minmax_ok(const at::Tensor &x)
 	at::Tensor &fn##_out(const at::Tensor &x, at::IntArrayRef dims, bool keepdim,            \
 			     at::Tensor &out)                                                    \
 	{                                                                                        \
+		if (SPYRE_SMALL_INT(x))                                                          \
+			return small_into(fn(x, dims, keepdim), out, #aten ".out");              \
 		if (!minmax_ok(x))                                                               \
 			return SPYRE_FALLBACK(aten##_out, x, dims, keepdim, out);                \
 		reduce_run(#aten ".out", op, x, dims, keepdim, x.scalar_type(), out);            \
@@ -237,6 +257,9 @@ AMINMAX(amin_k, amin, SPYRE_RED_MIN)
 
 at::Tensor max_all_k(const at::Tensor &x)
 {
+	if (SPYRE_SMALL_INT(x) && x.numel())
+		return small_reduce(x, x.scalar_type(),
+				    [&](const at::Tensor &w, auto) { return at::max(w); });
 	if (!minmax_ok(x))
 		return SPYRE_FALLBACK(max, x);
 	TORCH_CHECK(x.numel() > 0, "max(): Expected reduction dim to be specified for input.numel() "
@@ -247,6 +270,9 @@ at::Tensor max_all_k(const at::Tensor &x)
 
 at::Tensor min_all_k(const at::Tensor &x)
 {
+	if (SPYRE_SMALL_INT(x) && x.numel())
+		return small_reduce(x, x.scalar_type(),
+				    [&](const at::Tensor &w, auto) { return at::min(w); });
 	if (!minmax_ok(x))
 		return SPYRE_FALLBACK(min, x);
 	TORCH_CHECK(x.numel() > 0, "min(): Expected reduction dim to be specified for input.numel() "
@@ -408,6 +434,10 @@ std::optional<at::ScalarType> along_dtype(const at::Tensor &x, std::optional<at:
 
 at::Tensor cumsum_k(const at::Tensor &x, int64_t dim, std::optional<at::ScalarType> dtype)
 {
+	if (SPYRE_SMALL_INT(x))
+		return small_reduce(x, dtype.value_or(at::kLong), [&](const at::Tensor &w, auto cdt) {
+			return at::cumsum(w, dim, cdt);
+		});
 	auto dt = along_dtype(x, dtype);
 	if (!dt)
 		return SPYRE_FALLBACK(cumsum, x, dim, dtype);
@@ -416,6 +446,10 @@ at::Tensor cumsum_k(const at::Tensor &x, int64_t dim, std::optional<at::ScalarTy
 
 at::Tensor &cumsum_k_(at::Tensor &x, int64_t dim, std::optional<at::ScalarType> dtype)
 {
+	if (SPYRE_SMALL_INT(x) && dtype.value_or(x.scalar_type()) == x.scalar_type()) {
+		small_assign(cumsum_k(x, dim, x.scalar_type()), x);
+		return x;
+	}
 	auto dt = along_dtype(x, dtype);
 	if (!dt || *dt != x.scalar_type())
 		return SPYRE_FALLBACK(cumsum_, x, dim, dtype);
@@ -426,6 +460,9 @@ at::Tensor &cumsum_k_(at::Tensor &x, int64_t dim, std::optional<at::ScalarType> 
 at::Tensor &cumsum_k_out(const at::Tensor &x, int64_t dim, std::optional<at::ScalarType> dtype,
 			 at::Tensor &out)
 {
+	if (SPYRE_SMALL_INT(x))
+		return small_into(cumsum_k(x, dim, dtype.value_or(out.scalar_type())), out,
+				  "cumsum.out");
 	auto dt = along_dtype(x, dtype.has_value() ? dtype : out.scalar_type());
 	if (!dt)
 		return SPYRE_FALLBACK(cumsum_out, x, dim, dtype, out);

@@ -202,7 +202,8 @@ at::Tensor &index_put_impl(at::Tensor &self, const c10::List<std::optional<at::T
 	for (int64_t d = 0; ok && d < mask.dim(); d++)
 		ok = mask.size(d) == self.size(lead + d);
 	if (!ok) {
-		if (index_put_rows(self, indices, values, accumulate))
+		if (index_put_rows(self, indices, values, accumulate) ||
+		    index_put_any(self, indices, values, accumulate))
 			return self;
 		return SPYRE_FALLBACK(_index_put_impl_, self, indices, values, accumulate, unsafe);
 	}

@@ -13,6 +13,7 @@
 // interface, an out= dtype the result cannot become) go to the counted CPU
 // fallback with the op's own arguments, like every other kernel's.
 #include "kernels.h"
+#include "ops_small_int.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -94,6 +95,11 @@ void table_unary(const c10::OperatorHandle &handle, torch::jit::Stack *stack)
 	at::Tensor x = torch::jit::peek(*stack, 0, nargs).toTensor();
 	at::Tensor out = k.form == OpForm::Out ? torch::jit::peek(*stack, 1, nargs).toTensor() :
 						    at::Tensor();
+	if (auto r = small_unary(k.label.c_str(), op, x, out, k.form)) {
+		torch::jit::drop(*stack, nargs);
+		torch::jit::push(*stack, k.form == OpForm::Functional ? *r : out);
+		return;
+	}
 	if (!card_runs(op, x) || (out.defined() && !unary_out_ok(op, out))) {
 		spyre_cpu_fallback(handle, stack);
 		return;
@@ -134,6 +140,17 @@ void table_binary(const c10::OperatorHandle &handle, torch::jit::Stack *stack)
 				 torch::jit::peek(*stack, nargs - 1, nargs).toTensor() :
 				 k.form == OpForm::InPlace ? a : at::Tensor();
 	BinaryKind kind = binary_kind(*k.row);
+	// int8/uint8/int16 operands: computed in int32, wrapped back
+	auto small = small_binary(k.label.c_str(), spyre_binary_op(k.row->op), kind,
+				  k.row->flags & SPYRE_OPF_TRUE_DIV, a, b, alpha, out, k.form,
+				  [&](at::ScalarType cdt) {
+					  return card_takes(*k.row, is_cpu_scalar(a) ? b : a, cdt);
+				  });
+	if (small) {
+		torch::jit::drop(*stack, nargs);
+		torch::jit::push(*stack, k.form == OpForm::Functional ? *small : out);
+		return;
+	}
 	auto dt = binary_dtype(kind, a, b, k.row->flags & SPYRE_OPF_TRUE_DIV);
 	if (!dt || (k.form == OpForm::InPlace && is_cpu_scalar(a)) ||
 	    !card_takes(*k.row, is_cpu_scalar(a) ? b : a, *dt)) {

@@ -325,12 +325,11 @@ def test_fill_and_factories_are_exact():
          torch.full((3,), 2 ** 30 + 1, dtype=torch.int32))
 
 
-def test_narrow_integer_arithmetic_is_a_named_fallback():
-    # int8 arithmetic is not an integer-mode row of the op table: refused in
-    # error mode instead of answering wrong
-    x = torch.tensor([100, -3], dtype=torch.int8).to(D)
-    with pytest.raises(NotImplementedError, match="mul"):
-        x * 3
+def test_narrow_integer_arithmetic_wraps_on_the_card():
+    # int8 computes in int32 and wraps back (test_ops_small_int.py has the rest)
+    x = torch.tensor([100, -3], dtype=torch.int8)
+    same(x.to(D) * 3, x * 3)
+    assert (x.to(D) * 3).cpu().tolist() == [44, -9]
 
 
 # ---- every registered integer op: exact or refused ---------------------------
