@@ -64,7 +64,7 @@
  *      SPYRE_CMD_ERR_PAGE_FAULT, BAR4 doorbell pages.
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		10
+#define SPYRE_HW_VERSION_MINOR		11
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \
