@@ -342,19 +342,21 @@ TEST(ops_matmul_shared_tiles)
 	unsigned int d;
 
 	OK(tctx_open(dev, &c));
+	/* grids 4 x 8 (tiles 65 x 65) and 2 x 16; K big enough that sharing pays */
 	for (d = 0; d < 3; d++)
-		matmul_case(&c, fdt[d], 1, 200, 130, 70, false, false);
-	matmul_case(&c, SPYRE_FLOAT16, 1, 256, 384, 1100, false, false);	/* many chunks */
-	matmul_case(&c, SPYRE_FLOAT16, 1, 65, 64, 64, false, false);		/* thin grid */
-	matmul_case(&c, SPYRE_BFLOAT16, 1, 96, 1000, 130, true, true);	/* B^T + bias */
+		matmul_case(&c, fdt[d], 1, 257, 520, 600, false, false);
+	matmul_case(&c, SPYRE_FLOAT16, 1, 256, 600, 1100, false, false);	/* many chunks */
+	matmul_case(&c, SPYRE_BFLOAT16, 1, 130, 1100, 700, true, true);	/* B^T + bias */
 	matmul_case(&c, SPYRE_FLOAT16, 1, 512, 512, 512, false, false);	/* whole tiles */
+	matmul_case(&c, SPYRE_FLOAT16, 2, 260, 520, 600, false, false);	/* batched */
+	matmul_case(&c, SPYRE_FLOAT32, 2, 260, 520, 600, true, true);	/* batched linear */
 	tctx_close(&c);
 }
 
 /* int8 x int8 -> int32 through the shared-tile schedule: exact, edges included. */
 TEST(ops_matmul_shared_tiles_int8)
 {
-	enum { M = 133, K = 300, N = 250 };
+	enum { M = 260, K = 700, N = 520 };
 	int64_t sa[2] = { M, K }, sb[2] = { K, N }, so[2] = { M, N }, i, j, p;
 	double *a = calloc(M * K, 8), *b = calloc(K * N, 8), *y = calloc(M * N, 8);
 	double *r = calloc(M * N, 8);

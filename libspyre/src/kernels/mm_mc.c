@@ -64,6 +64,27 @@ static double mc_estimate(const struct mm_spec *s, const struct mc_plan *c, unsi
 	return (double)c->rb * c->cb * round + dram + store;
 }
 
+/*
+ * Modelled cycles of the one-core-per-tile schedule (mm.c): every core
+ * loads its own A and B tiles, so LPDDR5 carries them once per tile; it
+ * spreads small batched products over all cores better than rounds of a
+ * grid do.
+ */
+static double mc_old_estimate(const struct mm_gen *g)
+{
+	const struct mm_spec *s = g->s;
+	unsigned int rate = s->dtype == SPYRE_DT_INT8 ? 4096 : s->dtype == SPYRE_DT_FP32 ? 256 :
+							     1024;
+	double tm = s->m < 128 ? (double)s->m : 128, tn = s->n < 256 ? (double)s->n : 256;
+	double tiles = (double)g->nb * cdiv32(s->m, (int64_t)tm) * cdiv32(s->n, (int64_t)tn);
+	double bytes = tiles * (tm + tn) * s->k * g->es +
+		       (double)g->nb * s->m * s->n * pb_dtype_size(s->epi.out.dtype);
+	double pe = (double)g->nb * align_up((uint32_t)s->m, 8) * align_up((uint32_t)s->n, 8) *
+		    s->k / rate / 32;
+
+	return bytes / MC_DRAM_BYTES_PER_CYCLE > pe ? bytes / MC_DRAM_BYTES_PER_CYCLE : pe;
+}
+
 static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 {
 	static const unsigned int grids[][2] = { { 4, 8 }, { 8, 4 }, { 2, 16 }, { 16, 2 } };
@@ -80,12 +101,12 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 			struct mc_plan c = { grids[gi][0], grids[gi][1], 0, 0, 0, rb, 0, 0 };
 
 			c.tm = cdiv32(s->m, (int64_t)c.gr * rb);
-			if (c.tm < 8 || (int64_t)(c.gr * rb - 1) * c.tm >= s->m)
+			if (c.tm < 64 || (int64_t)(c.gr * rb - 1) * c.tm >= s->m)
 				break;	/* too thin, or a core without rows */
 			for (cb = 1; cb <= 128; cb++) {
 				c.cb = cb;
 				c.tn = cdiv32(s->n, (int64_t)c.gc * cb);
-				if (c.tn < 8 || (int64_t)(c.gc * cb - 1) * c.tn >= s->n)
+				if (c.tn < 64 || (int64_t)(c.gc * cb - 1) * c.tn >= s->n)
 					break;
 				for (ki = 0; ki < sizeof(tks) / sizeof(tks[0]); ki++) {
 					c.tk = (uint32_t)(s->k < tks[ki] ? s->k : tks[ki]);
@@ -127,10 +148,11 @@ static uint32_t col_mask(const struct mc_plan *c, unsigned int j)
 static int64_t mc_tile(const struct mc_gen *x, int64_t j, unsigned int core)
 {
 	const struct mc_plan *c = &x->c;
-	int64_t r = j / c->cb, b = j % c->cb;
+	int64_t per = (int64_t)c->rb * c->cb, bi = j / per;
+	int64_t r = j % per / c->cb, b = j % c->cb;
 	int64_t mt = r * c->gr + core / c->gc, nt = b * c->gc + core % c->gc;
 
-	return mt * x->g->nnt + nt;
+	return (bi * x->g->nmt + mt) * x->g->nnt + nt;
 }
 
 /* Chunks [kc0, kc1) of round @j into accumulator @par on every core. */
@@ -141,8 +163,10 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 	const struct mm_spec *s = g->s;
 	const struct mc_plan *c = &x->c;
 	const int64_t *as = s->a.strides, *bs = s->b.strides;
-	int64_t r = j / c->cb, blk = j % c->cb;
-	unsigned int i, core;
+	int64_t per = (int64_t)c->rb * c->cb, bi = j / per;
+	int64_t r = j % per / c->cb, blk = j % c->cb;
+	int64_t aoff = s->a.off + batch_off(s, as, bi), boff = s->b.off + batch_off(s, bs, bi);
+	unsigned int i, core, nb = s->nbatch;
 	uint32_t kc;
 
 	for (kc = kc0; kc < kc1; kc++) {
@@ -155,8 +179,8 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 			uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
 
 			pb_load_mcast(p, row_mask(c, i), s->a.slot,
-				      (uint64_t)(s->a.off + m0 * as[0] + k0) * g->es, tmm,
-				      tkk * g->es, (uint32_t)(as[0] * g->es), g->abuf[b],
+				      (uint64_t)(aoff + m0 * as[nb] + k0) * g->es, tmm,
+				      tkk * g->es, (uint32_t)(as[nb] * g->es), g->abuf[b],
 				      g->tk * g->es);
 		}
 		for (i = 0; i < c->gc; i++) {
@@ -165,13 +189,13 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 
 			if (g->trans)
 				pb_load_mcast(p, col_mask(c, i), s->b.slot,
-					      (uint64_t)(s->b.off + n0 * bs[1] + k0) * g->es, tnn,
-					      tkk * g->es, (uint32_t)(bs[1] * g->es), g->bbuf[b],
+					      (uint64_t)(boff + n0 * bs[nb + 1] + k0) * g->es, tnn,
+					      tkk * g->es, (uint32_t)(bs[nb + 1] * g->es), g->bbuf[b],
 					      g->tk * g->es);
 			else
 				pb_load_mcast(p, col_mask(c, i), s->b.slot,
-					      (uint64_t)(s->b.off + k0 * bs[0] + n0) * g->es, tkk,
-					      tnn * g->es, (uint32_t)(bs[0] * g->es), g->bbuf[b],
+					      (uint64_t)(boff + k0 * bs[nb] + n0) * g->es, tkk,
+					      tnn * g->es, (uint32_t)(bs[nb] * g->es), g->bbuf[b],
 					      g->tn * g->es);
 		}
 		for (core = 0; core < 32; core++) {
@@ -198,7 +222,7 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 	struct pb *p;
 	int ret = 0;
 
-	if (ncores != 32 || s->nbatch || g->nb != 1 || s->m < 64 || s->n < 64 || s->k < 64)
+	if (ncores != 32 || s->m < 64 || s->n < 64 || s->k < 64)
 		return -EAGAIN;
 	saved = *g;
 	memset(&x, 0, sizeof(x));
@@ -214,7 +238,11 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 	g->nnt = x.c.gc * x.c.cb;
 	g->nkc = cdiv32(s->k, g->tk);
 	mm_layout(g, g->tm, g->tn, g->tk);
-	rounds = (int64_t)x.c.rb * x.c.cb;
+	rounds = g->nb * x.c.rb * x.c.cb;	/* batches one after another */
+	if ((double)g->nb * x.c.est >= mc_old_estimate(g)) {
+		*g = saved;
+		return -EAGAIN;
+	}
 	/* members of the multicasts count one per core until pb_finish merges them */
 	per_round = (uint64_t)g->nkc * 3 * 32 + 32ull * (2 * (e->nin + e->nuops) + 4);
 	if (2 * per_round > PB_MAX_INSNS) {
