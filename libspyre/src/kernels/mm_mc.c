@@ -49,15 +49,17 @@ static double max3(double a, double b, double c)
 
 /* Modelled cycles of plan @c (pe: MACs per cycle, es/oes: element sizes). */
 static double mc_estimate(const struct mm_spec *s, const struct mc_plan *c, unsigned int rate,
-			  unsigned int es, unsigned int oes)
+			  unsigned int es, unsigned int oes, bool trans)
 {
-	uint32_t nkc = cdiv32(s->k, c->tk);
-	double pe, dram, ring, store, round;
+	uint32_t nkc = cdiv32(s->k, c->tk), arow;
+	double pe, dram, ring, store, round, brows;
 
 	pe = MC_INSN_CYCLES + (double)align_up(c->tm, 8) * align_up(c->tn, 8) * c->tk / rate;
-	dram = ((double)c->gr * c->tm + (double)c->gc * c->tn) * c->tk * es /
-	       MC_DRAM_BYTES_PER_CYCLE;
-	ring = 40.0 + ((double)c->tm + c->tn) * c->tk * es / MC_RING_BYTES_PER_CYCLE;
+	/* loads move whole 128-byte sticks: a row of 64 int8 values costs 128 bytes */
+	arow = align_up(c->tk * es, 128);
+	brows = trans ? (double)c->tn * arow : (double)c->tk * align_up(c->tn * es, 128);
+	dram = ((double)c->gr * c->tm * arow + (double)c->gc * brows) / MC_DRAM_BYTES_PER_CYCLE;
+	ring = 40.0 + ((double)c->tm * arow + brows) / MC_RING_BYTES_PER_CYCLE;
 	store = 32.0 * c->tm * c->tn * oes / MC_DRAM_BYTES_PER_CYCLE;
 	round = max3(nkc * pe, nkc * dram + store, nkc * ring);
 	/* the first chunk's loads and the last round's store are not overlapped */
@@ -113,7 +115,7 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 					if (c.tm > 0xffff || c.tn > 0xffff ||
 					    mm_layout(g, c.tm, c.tn, c.tk) > PB_SP_BYTES)
 						continue;
-					c.est = mc_estimate(s, &c, rate, g->es, oes);
+					c.est = mc_estimate(s, &c, rate, g->es, oes, g->trans);
 					if (!best->est || c.est < best->est)
 						*best = c;
 				}
