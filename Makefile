@@ -4,6 +4,7 @@
 #
 #   make          build everything (installs missing apt packages first)
 #   make check    every test suite: host suites first, then the VM suites
+#   make check-multi-vm  torchrun across two VMs (not in make check)
 #   make demo     boot the VM with a card and run the demo end to end
 #
 # The kernel module's own build file is Kbuild (kbuild prefers it over this
@@ -16,7 +17,8 @@ KDIR      = /usr/src/linux-headers-$(KVER)
 QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 
 .PHONY: all deps qemu module initramfs kernel-tools libspyre selftests plugin check \
-	check-host check-vm check-debug debug-kernel demo bench checkpatch clean distclean
+	check-host check-vm check-multi-vm check-debug debug-kernel demo bench checkpatch clean distclean \
+	zoo-latest
 
 all: deps qemu module initramfs libspyre selftests plugin
 
@@ -46,6 +48,10 @@ libspyre: deps
 # The project venv (build/venv: torch 2.13.0 CPU) with the PyTorch plugin.
 plugin: libspyre
 	@$(TOP)/scripts/build-plugin
+
+# The model zoo against the newest transformers on PyPI (not in make check).
+zoo-latest: plugin
+	@$(TOP)/scripts/zoo-latest
 
 selftests: kernel-tools
 	$(MAKE) -s -C $(TOP)/selftests/drivers/accel/spyre OUTPUT=$(BUILD)/selftests \
@@ -81,6 +87,11 @@ check-host: kernel-tools plugin
 
 check-vm: all
 	@$(TOP)/scripts/check --vm
+
+# torch.distributed across two VMs joined by a private virtual network
+# (scripts/spyre-vms): not part of make check (two VMs share the cores).
+check-multi-vm: all
+	@$(TOP)/scripts/check multi-vm
 
 demo: all
 	@$(TOP)/scripts/demo

@@ -11,6 +11,13 @@
  *   nop            one NOP command: the card fetches it and runs the FENCE
  *   h2d 1MiB       copy 1 MiB host BO -> device BO
  *   d2h 1MiB       copy 1 MiB device BO -> host BO
+ *   uq nop         (driver 1.4, when the card offers user-mode queues) a
+ *                  NOP and a FENCE written into a user-mode queue's ring,
+ *                  the doorbell written from user space, then
+ *                  DRM_IOCTL_SPYRE_UQ_WAIT: the only system call is the
+ *                  wait ("submit" is the ring write and doorbell)
+ *   uq nop poll    the same, waiting by reading the write-back in a loop:
+ *                  no system call at all
  *
  * Each submit+wait is split into its submit ioctl and the wait that
  * follows (which covers scheduler, doorbell, card, interrupt and wake-up).
@@ -43,18 +50,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench_record.h"
 #include "drm/spyre_accel.h"
+#include "spyre_desc.h"
 
 #define MIB (1024u * 1024u)
 
-enum kind { K_NULL, K_MMIO, K_EMPTY, K_NOP, K_H2D, K_D2H, K_COUNT };
+enum kind { K_NULL, K_MMIO, K_EMPTY, K_NOP, K_H2D, K_D2H, K_UQ, K_UQ_POLL, K_COUNT };
 
 static const char *const kind_name[K_COUNT] = {
 	"null ioctl", "2 reg reads", "empty job", "nop", "h2d 1MiB", "d2h 1MiB",
+	"uq nop", "uq nop poll",
 };
 
 struct samples {
@@ -175,6 +185,121 @@ static void submit_wait(uint32_t queue, const struct drm_spyre_cmd *cmd, uint32_
 	*wait_us = t2 - t1;
 }
 
+/* A user-mode queue: ring, write-back and doorbell, all in this process. */
+#define UQ_LOG2		6
+#define UQ_RING_VA	0x200000ull
+#define UQ_WB_VA	0x400000ull	/* write-back at +0, completion records at +4096 */
+
+struct uq {
+	uint32_t id;
+	union spyre_hw_desc *ring;
+	volatile uint64_t *wb;
+	volatile uint32_t *doorbell;
+	uint32_t tail;
+	uint64_t seqno;
+};
+
+static void vm_map(uint32_t handle, uint64_t addr, uint64_t size)
+{
+	struct drm_spyre_vm_bind b = {
+		.op = DRM_SPYRE_VM_BIND_OP_MAP, .handle = handle, .addr = addr, .range = size,
+	};
+
+	if (xioctl(DRM_IOCTL_SPYRE_VM_BIND, &b))
+		die("VM_BIND");
+}
+
+static void *bo_mmap(uint32_t handle, size_t size)
+{
+	struct drm_spyre_bo_info info = { .handle = handle };
+	void *p;
+
+	if (xioctl(DRM_IOCTL_SPYRE_BO_INFO, &info))
+		die("BO_INFO");
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, info.mmap_offset);
+	if (p == MAP_FAILED)
+		die("mmap");
+	return p;
+}
+
+/* false when the driver or card offers no user-mode queues */
+static bool uq_setup(struct uq *q)
+{
+	struct drm_spyre_get_param p = { .param = DRM_SPYRE_PARAM_USER_QUEUES };
+	struct drm_spyre_uq_create c = {
+		.ring_addr = UQ_RING_VA, .wb_addr = UQ_WB_VA, .ring_log2 = UQ_LOG2,
+	};
+	uint32_t ring_bo, wb_bo;
+	void *db;
+
+	if (xioctl(DRM_IOCTL_SPYRE_GET_PARAM, &p) || !p.value)
+		return false;
+	ring_bo = bo_create(4096, DRM_SPYRE_PLACEMENT_HOST);
+	wb_bo = bo_create(8192, DRM_SPYRE_PLACEMENT_HOST);
+	q->ring = bo_mmap(ring_bo, 4096);
+	q->wb = bo_mmap(wb_bo, 8192);
+	vm_map(ring_bo, UQ_RING_VA, 4096);
+	vm_map(wb_bo, UQ_WB_VA, 8192);
+	if (xioctl(DRM_IOCTL_SPYRE_UQ_CREATE, &c))
+		die("UQ_CREATE");
+	db = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, c.doorbell_offset);
+	if (db == MAP_FAILED)
+		die("mmap doorbell");
+	q->id = c.queue_id;
+	q->doorbell = db;
+	return true;
+}
+
+/* A NOP job written into the ring and the doorbell rung: no system call. */
+static uint64_t uq_nop(struct uq *q)
+{
+	union spyre_hw_desc *d;
+
+	spyre_desc_nop(&q->ring[q->tail++ % (1u << UQ_LOG2)]);
+	d = &q->ring[q->tail++ % (1u << UQ_LOG2)];
+	q->seqno++;
+	spyre_desc_fence(d, SPYRE_DESC_F_IRQ);
+	spyre_desc_fence_seal(d, q->seqno, UQ_WB_VA + 4096 + (q->seqno % 64) * 64);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*q->doorbell = q->tail;
+	return q->seqno;
+}
+
+static void uq_sleep_wait(struct uq *q, uint64_t seqno)
+{
+	struct drm_spyre_uq_wait w = {
+		.queue_id = q->id, .value = seqno, .timeout_ns = now_ns() + 10 * 1000000000LL,
+	};
+
+	if (xioctl(DRM_IOCTL_SPYRE_UQ_WAIT, &w))
+		die("UQ_WAIT");
+}
+
+static void uq_poll_wait(struct uq *q, uint64_t seqno)
+{
+	int64_t deadline = now_ns() + 10 * 1000000000LL;
+
+	while (*q->wb < seqno)
+		if (now_ns() > deadline) {
+			errno = ETIMEDOUT;
+			die("polling the write-back");
+		}
+}
+
+static void uq_round(struct uq *q, bool poll, double *submit_us, double *wait_us)
+{
+	double t0 = now_us(), t1;
+	uint64_t s = uq_nop(q);
+
+	t1 = now_us();
+	if (poll)
+		uq_poll_wait(q, s);
+	else
+		uq_sleep_wait(q, s);
+	*submit_us = t1 - t0;
+	*wait_us = now_us() - t1;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -211,8 +336,9 @@ int main(int argc, char **argv)
 	struct drm_spyre_cmd h2d = { .type = DRM_SPYRE_CMD_COPY };
 	struct drm_spyre_cmd d2h = { .type = DRM_SPYRE_CMD_COPY };
 	struct samples s[K_COUNT];
-	bool nop_on_dma = false;
+	bool nop_on_dma = false, have_uq;
 	double null_med;
+	struct uq uq = { 0 };
 
 	while ((opt = getopt(argc, argv, "n:w:qd:")) != -1) {
 		switch (opt) {
@@ -243,6 +369,7 @@ int main(int argc, char **argv)
 	host = bo_create(MIB, DRM_SPYRE_PLACEMENT_HOST);
 	devbo = bo_create(MIB, DRM_SPYRE_PLACEMENT_DEVICE);
 	sync = syncobj_create();
+	have_uq = uq_setup(&uq);
 	h2d.copy = (struct drm_spyre_cmd_copy){ .src_handle = host, .dst_handle = devbo, .size = MIB };
 	d2h.copy = (struct drm_spyre_cmd_copy){ .src_handle = devbo, .dst_handle = host, .size = MIB };
 
@@ -267,6 +394,10 @@ int main(int argc, char **argv)
 		submit_wait(nop_q, &nop, sync, &sub[K_NOP], &wt[K_NOP]);
 		submit_wait(dma_q, &h2d, sync, &sub[K_H2D], &wt[K_H2D]);
 		submit_wait(dma_q, &d2h, sync, &sub[K_D2H], &wt[K_D2H]);
+		if (have_uq) {
+			uq_round(&uq, false, &sub[K_UQ], &wt[K_UQ]);
+			uq_round(&uq, true, &sub[K_UQ_POLL], &wt[K_UQ_POLL]);
+		}
 		if (i < 0)
 			continue;
 		for (k = 0; k < K_COUNT; k++) {
@@ -281,7 +412,7 @@ int main(int argc, char **argv)
 	printf("%-11s %10s %10s %8s %12s %12s\n", "", "median us", "p90 us", "x null",
 	       "submit med", "wait med");
 	null_med = quantile(s[K_NULL].total, rounds, 0.5);
-	for (k = 0; k < K_COUNT; k++) {
+	for (k = 0; k < (have_uq ? K_COUNT : K_UQ); k++) {
 		double med = quantile(s[k].total, rounds, 0.5);
 		double p90 = quantile(s[k].total, rounds, 0.9);
 
@@ -303,6 +434,21 @@ int main(int argc, char **argv)
 		     quantile(s[K_H2D].total, rounds, 0.5) / null_med, "x",
 		     "host time: SUBMIT of a 1 MiB H2D copy + wait / DRM_IOCTL_VERSION",
 		     "medians of interleaved rounds", "drm");
+	if (have_uq) {
+		bench_record("uq_nop_wait_vs_null_ioctl",
+			     quantile(s[K_UQ].total, rounds, 0.5) / null_med, "x",
+			     "host time: a NOP job written into a user-mode queue + doorbell + "
+			     "DRM_IOCTL_SPYRE_UQ_WAIT / DRM_IOCTL_VERSION",
+			     "medians of interleaved rounds", "drm");
+		bench_record("uq_nop_poll_vs_null_ioctl",
+			     quantile(s[K_UQ_POLL].total, rounds, 0.5) / null_med, "x",
+			     "host time: the same, waiting by polling the write-back / "
+			     "DRM_IOCTL_VERSION", "medians of interleaved rounds", "drm");
+		bench_record("uq_launch_cost_vs_null_ioctl",
+			     quantile(s[K_UQ].submit, rounds, 0.5) / null_med, "x",
+			     "host time: writing a job into a user-mode queue + doorbell / "
+			     "DRM_IOCTL_VERSION", "medians of interleaved rounds", "drm");
+	}
 	close(fd);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include "spyre_queue.h"
 #include "spyre_recovery.h"
 #include "spyre_ring.h"
+#include "spyre_uq.h"
 
 #define SPYRE_RESET_TIMEOUT_US	1000000
 
@@ -62,14 +63,20 @@ static irqreturn_t spyre_err_irq(int irq, void *arg)
 		 * the latch so the next fault is latched in full.
 		 */
 		u32 info = spyre_read(sdev, SPYRE_REG_MMU_FAULT_INFO);
+		u64 addr = (u64)spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_HI) << 32 |
+			   spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_LO);
 
 		drm_dbg(&sdev->drm, "MMU fault: context %u reason %u access %u at %#x%08x\n",
 			SPYRE_MMU_FAULT_CTX(info), SPYRE_MMU_FAULT_REASON(info),
 			SPYRE_MMU_FAULT_ACCESS(info),
-			spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_HI),
-			spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_LO));
+			upper_32_bits(addr), lower_32_bits(addr));
+		if (info & SPYRE_MMU_FAULT_VALID)
+			WRITE_ONCE(sdev->ctx_fault_addr[SPYRE_MMU_FAULT_CTX(info)], addr);
 		spyre_write(sdev, SPYRE_REG_MMU_FAULT_INFO, SPYRE_MMU_FAULT_VALID);
 	}
+	/* A user queue's waiter learns of its fault or ring error here. */
+	if (err & (SPYRE_ERR_STATUS_MMU | SPYRE_ERR_STATUS_RING))
+		spyre_uq_wake_all(sdev);
 	if ((err & SPYRE_ERR_STATUS_MEM_UE) || (status & SPYRE_STATUS_FATAL)) {
 		spyre_schedule_card_reset(sdev);
 		return IRQ_HANDLED;
@@ -158,7 +165,9 @@ static int spyre_read_config(struct spyre_device *sdev)
 	sdev->mem_size = round_down(sdev->mem_size, PAGE_SIZE);
 	sdev->aperture = (u64)spyre_read(sdev, SPYRE_REG_MEM_APERTURE_HI) << 32 |
 			 spyre_read(sdev, SPYRE_REG_MEM_APERTURE_LO);
-	sdev->num_rings = min_t(u32, spyre_read(sdev, SPYRE_REG_NUM_RINGS), SPYRE_MAX_RINGS);
+	/* The rings past the kernel's serve user-mode queues (spyre_uq.c). */
+	sdev->hw_rings = min_t(u32, spyre_read(sdev, SPYRE_REG_NUM_RINGS), SPYRE_MAX_HW_RINGS);
+	sdev->num_rings = min3(sdev->hw_rings, (u32)SPYRE_MAX_RINGS, spyre_kernel_rings);
 	if (!sdev->num_rings || !sdev->mem_size) {
 		drm_err(&sdev->drm, "card reports %u rings and %llu bytes of memory\n",
 			sdev->num_rings, sdev->mem_size);
@@ -254,6 +263,9 @@ int spyre_device_init(struct spyre_device *sdev)
 	ret = drmm_mutex_init(&sdev->drm, &sdev->mmu_lock);
 	if (ret)
 		return ret;
+	ret = drmm_mutex_init(&sdev->drm, &sdev->uq_mutex);
+	if (ret)
+		return ret;
 	/* Empty again once every file closed: it needs no teardown. */
 	ida_init(&sdev->ctx_ida);
 	INIT_LIST_HEAD(&sdev->vms);
@@ -300,7 +312,7 @@ int spyre_device_init(struct spyre_device *sdev)
 		return ret;
 
 	err_vec = spyre_read(sdev, SPYRE_REG_IRQ_ERR_VECTOR);
-	nvec = max(sdev->num_rings, err_vec) + 1;
+	nvec = max(sdev->hw_rings, err_vec) + 1;
 	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
 	if (ret < 0) {
 		drm_err(&sdev->drm, "cannot get %u MSI-X vectors: %d\n", nvec, ret);
@@ -316,8 +328,13 @@ int spyre_device_init(struct spyre_device *sdev)
 	ret = spyre_kernel_queue_init(sdev);
 	if (ret)
 		goto err_irq;
+	ret = spyre_uq_init(sdev);
+	if (ret)
+		goto err_kqueue;
 	return 0;
 
+err_kqueue:
+	spyre_kernel_queue_fini(sdev);
 err_irq:
 	free_irq(sdev->err_irq, sdev);
 err_rings:
@@ -330,6 +347,7 @@ void spyre_device_fini(struct spyre_device *sdev)
 {
 	unsigned int i;
 
+	spyre_uq_fini(sdev);
 	free_irq(sdev->err_irq, sdev);
 	cancel_work_sync(&sdev->reset_work);
 	spyre_kernel_queue_fini(sdev);

@@ -20,6 +20,7 @@
 struct spyre_ring;
 struct spyre_ring_set;
 struct spyre_queue;
+struct spyre_uq_slot;
 
 /**
  * struct spyre_device - one bound card
@@ -64,6 +65,13 @@ struct spyre_queue;
  * @vms: those address spaces (under @mmu_lock), to restore their roots
  *	after a card reset
  * @link: entry in the driver's list of bound devices
+ * @hw_rings: rings of the card the driver uses: the kernel's first
+ *	(@num_rings), then those of user-mode queues
+ * @uq_mutex: protects the slots' queues, their errors and doorbell faults
+ * @num_uq_slots: rings for user-mode queues (0: none offered)
+ * @uq_slots: those rings
+ * @ctx_fault_addr: per MMU context, the VA of its last fault the card
+ *	latched (for user queues' waiters)
  */
 struct spyre_device {
 	struct drm_device drm;
@@ -106,6 +114,11 @@ struct spyre_device {
 	struct ida ctx_ida;
 	struct list_head vms;
 	struct list_head link;
+	u32 hw_rings;
+	struct mutex uq_mutex; /* user queue slots, their errors, doorbell faults */
+	u32 num_uq_slots;
+	struct spyre_uq_slot *uq_slots;
+	u64 ctx_fault_addr[SPYRE_MMU_NUM_CTX];
 };
 
 static inline struct spyre_device *to_spyre_device(struct drm_device *drm)

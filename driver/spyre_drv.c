@@ -22,6 +22,7 @@
 #include "spyre_recovery.h"
 #include "spyre_ring.h"
 #include "spyre_submit.h"
+#include "spyre_uq.h"
 #include "spyre_vm.h"
 
 /* Bound devices, so a new job timeout reaches every scheduler. */
@@ -63,6 +64,11 @@ MODULE_PARM_DESC(job_timeout_ms,
 unsigned int spyre_ring_order = 12;
 module_param_named(ring_order, spyre_ring_order, uint, 0444);
 MODULE_PARM_DESC(ring_order, "Descriptors per ring as a power of two (6..16, default 12)");
+
+unsigned int spyre_kernel_rings = 4;
+module_param_named(kernel_rings, spyre_kernel_rings, uint, 0444);
+MODULE_PARM_DESC(kernel_rings,
+		 "Rings for kernel queues (1..16, default 4); the card's other rings serve user-mode queues");
 
 unsigned int spyre_file_mem_quota_mb;
 module_param_named(file_mem_quota_mb, spyre_file_mem_quota_mb, uint, 0644);
@@ -172,6 +178,9 @@ static int spyre_get_param_ioctl(struct drm_device *drm, void *data, struct drm_
 	case DRM_SPYRE_PARAM_RESET_COUNT:
 		args->value = atomic_read(&sdev->reset_count);
 		break;
+	case DRM_SPYRE_PARAM_USER_QUEUES:
+		args->value = sdev->num_uq_slots;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -190,6 +199,7 @@ static int spyre_open(struct drm_device *drm, struct drm_file *file)
 	sfile->drm_client_id = file->client_id;
 	xa_init_flags(&sfile->queues, XA_FLAGS_ALLOC1);
 	mutex_init(&sfile->vm_lock);
+	xa_init_flags(&sfile->uqs, XA_FLAGS_ALLOC1);
 	file->driver_priv = sfile;
 	return 0;
 }
@@ -212,6 +222,8 @@ static void spyre_postclose(struct drm_device *drm, struct drm_file *file)
 	struct spyre_file *sfile = file->driver_priv;
 
 	spyre_queues_destroy_all(sfile);
+	spyre_uq_destroy_all(sfile);
+	xa_destroy(&sfile->uqs);
 	spyre_vm_destroy(sfile);
 	xa_destroy(&sfile->queues);
 	spyre_file_put(sfile);
@@ -258,11 +270,23 @@ static const struct drm_ioctl_desc spyre_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(SPYRE_QUEUE_ERROR, spyre_queue_error_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SPYRE_BO_USERPTR, spyre_bo_userptr_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(SPYRE_VM_BIND, spyre_vm_bind_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_UQ_CREATE, spyre_uq_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_UQ_DESTROY, spyre_uq_destroy_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(SPYRE_UQ_WAIT, spyre_uq_wait_ioctl, 0),
 };
 
 static const struct file_operations spyre_fops = {
 	.owner = THIS_MODULE,
-	DRM_ACCEL_FOPS,
+	/* DRM_ACCEL_FOPS, with an mmap that also maps user queues' doorbells */
+	.open = accel_open,
+	.release = drm_release,
+	.unlocked_ioctl = drm_ioctl,
+	.compat_ioctl = drm_compat_ioctl,
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = spyre_mmap,
+	.fop_flags = FOP_UNSIGNED_OFFSET,
 	.show_fdinfo = drm_show_fdinfo,
 };
 
@@ -282,8 +306,11 @@ static const struct drm_driver spyre_drm_driver = {
 	.desc = SPYRE_DRIVER_DESC,
 	.date = "20261204",
 	.major = 1,
-	/* 1: DRM_IOCTL_SPYRE_QUEUE_ERROR, 2: DRM_IOCTL_SPYRE_BO_USERPTR, 3: _VM_BIND */
-	.minor = 3,
+	/*
+	 * 1: DRM_IOCTL_SPYRE_QUEUE_ERROR, 2: DRM_IOCTL_SPYRE_BO_USERPTR, 3: _VM_BIND,
+	 * 4: user-mode queues (_UQ_*), COPY and LAUNCH in DRM_SPYRE_SUBMIT_VA jobs
+	 */
+	.minor = 4,
 };
 
 /* --- sysfs: memory totals on the PCI device ------------------------------ */
@@ -435,6 +462,7 @@ static struct pci_driver spyre_pci_driver = {
 static int __init spyre_init(void)
 {
 	if (spyre_ring_order < 6 || spyre_ring_order > SPYRE_RING_MAX_LOG2 ||
+	    !spyre_kernel_rings || spyre_kernel_rings > SPYRE_MAX_RINGS ||
 	    !spyre_max_host_bo_mb)
 		return -EINVAL;
 	return pci_register_driver(&spyre_pci_driver);

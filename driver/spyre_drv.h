@@ -25,6 +25,8 @@ struct spyre_vm;
 #define SPYRE_MAX_SUBMIT_CMDS	512
 #define SPYRE_MAX_SYNCS		64
 #define SPYRE_MAX_RINGS		16
+/* Rings the driver looks at, the kernel's and the user queues' */
+#define SPYRE_MAX_HW_RINGS	64
 /* Descriptors one command can need: a launch with SPYRE_MAX_ARGS slots. */
 #define SPYRE_MAX_DESCS_PER_CMD	(1 + DIV_ROUND_UP(SPYRE_MAX_ARGS, SPYRE_ARGS_PER_DESC))
 /*
@@ -41,6 +43,7 @@ extern unsigned int spyre_job_timeout_ms;
 extern unsigned int spyre_ring_order;
 extern unsigned int spyre_max_host_bo_mb;
 extern unsigned int spyre_file_mem_quota_mb;
+extern unsigned int spyre_kernel_rings;
 
 /**
  * struct spyre_file - per open file state
@@ -55,6 +58,7 @@ extern unsigned int spyre_file_mem_quota_mb;
  *	(module parameter file_mem_quota_mb)
  * @vm_lock: protects @vm and serialises its binds
  * @vm: the file's card address space, created by its first VM_BIND (or NULL)
+ * @uqs: user-mode queue ID -> struct spyre_uq
  */
 struct spyre_file {
 	struct kref ref;
@@ -66,6 +70,7 @@ struct spyre_file {
 	atomic64_t dev_mem_used;
 	struct mutex vm_lock; /* see above */
 	struct spyre_vm *vm;
+	struct xarray uqs;
 };
 
 void spyre_file_put(struct spyre_file *sfile);

@@ -36,6 +36,7 @@
 #include "spyre_recovery.h"
 #include "spyre_ring.h"
 #include "spyre_sem.h"
+#include "spyre_uq.h"
 #include "spyre_vm.h"
 
 static u32 spyre_all_rings(struct spyre_device *sdev)
@@ -166,6 +167,7 @@ void spyre_recover_locked(struct spyre_device *sdev, const struct spyre_recovery
 		atomic_set(&sdev->card_reset_pending, 0);
 		spyre_card_reset_hw(sdev);
 		spyre_vm_restore_roots(sdev);
+		spyre_uq_card_reset(sdev);
 	} else if (rec->scope == SPYRE_RESET_RING) {
 		/* Stop fetching before the jobs are looked at. */
 		for_each_set_bit(i, &mask, sdev->num_rings)
@@ -377,6 +379,7 @@ static void spyre_pci_restart_locked(struct spyre_device *sdev)
 	rec.other_error = spyre_card_reset_hw(sdev) ? -EIO : 0;
 	if (!rec.other_error)
 		spyre_vm_restore_roots(sdev);
+	spyre_uq_card_reset(sdev);
 	atomic_set(&sdev->card_reset_pending, 0);
 	spyre_reset_done_locked(sdev, &rec);
 	if (rec.other_error)

@@ -249,7 +249,7 @@ static int spyre_cmd_timestamp(struct spyre_submit *s, const struct drm_spyre_cm
 static int spyre_parse_cmd(struct spyre_submit *s, const struct drm_spyre_cmd *cmd)
 {
 	if (s->va)
-		return spyre_vm_parse_cmd(s->job, cmd);
+		return spyre_vm_parse_cmd(s->job, cmd, s->max_descs);
 	if (cmd->flags)
 		return -EINVAL;
 

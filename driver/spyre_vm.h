@@ -39,6 +39,6 @@ void spyre_vm_destroy(struct spyre_file *sfile);
 void spyre_vm_restore_roots(struct spyre_device *sdev);
 int spyre_vm_bind_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 struct drm_gem_object *spyre_vm_job_obj(struct spyre_file *sfile, u32 *ctx);
-int spyre_vm_parse_cmd(struct spyre_job *job, const struct drm_spyre_cmd *cmd);
+int spyre_vm_parse_cmd(struct spyre_job *job, const struct drm_spyre_cmd *cmd, u32 max_descs);
 
 #endif /* SPYRE_VM_H */

@@ -103,7 +103,7 @@ enum spyre_isa_dtype {
  */
 #define SPYRE_LOAD_GATHER		0x01
 /*
- * Interface 1.11, MCAST: one LPDDR5 read delivered over the ring into the
+ * Interface 1.12, MCAST: one LPDDR5 read delivered over the ring into the
  * scratchpad of every core of core_mask (same sp_off); the instruction runs
  * once for all of them, when each has it next on its LSU and holds its
  * wait tokens. core_div, core_stride and core_stride2 must be 0.

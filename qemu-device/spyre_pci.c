@@ -629,7 +629,7 @@ static SPYRE_PROPS_CONST Property spyre_props[] = {
     DEFINE_PROP_SIZE("mem", SpyreState, mem_size, 1 * GiB),
     DEFINE_PROP_SIZE("aperture", SpyreState, aperture, 0),
     DEFINE_PROP_UINT32("cores", SpyreState, cores, 32),
-    DEFINE_PROP_UINT32("rings", SpyreState, rings, 4),
+    DEFINE_PROP_UINT32("rings", SpyreState, rings, 8),
     DEFINE_PROP_UINT32("sems", SpyreState, sems, 64),
     DEFINE_PROP_UINT32("clock-mhz", SpyreState, clock_mhz, 1000),
     DEFINE_PROP_BOOL("pacing", SpyreState, pacing, false),

@@ -331,7 +331,7 @@ TEST(ops_matmul)
 }
 
 /*
- * Shapes the shared-tile schedule (card interface 1.11, operand tiles
+ * Shapes the shared-tile schedule (card interface 1.12, operand tiles
  * multicast to a grid of cores) takes: tiles that do not divide the
  * shape, K over many chunks and not a multiple of the chunk, B both ways,
  * every float type.
@@ -424,9 +424,9 @@ TEST(ops_matmul_shared_tiles_time)
 	OK(spyre_event_elapsed_ns(e0, e1, &ns));
 	/*
 	 * 2 x 512^3 FLOPs at 65.5 TFLOP/s is 4.1 us, + 2 us launch; one load
-	 * per core per tile (before 1.11) took 36 us on the sim card.
+	 * per core per tile (before 1.12) took 36 us on the sim card.
 	 */
-	if (pr.hw_version >= SPYRE_HW_VERSION(1, 11))
+	if (pr.hw_version >= SPYRE_HW_VERSION(1, 12))
 		CHECK(ns < 12000, "512^3 fp16 matmul took %llu ns", (unsigned long long)ns);
 	spyre_event_destroy(e0);
 	spyre_event_destroy(e1);

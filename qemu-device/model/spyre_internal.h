@@ -171,7 +171,15 @@ struct spyre_model {
 
 	struct card_exec *exec; /* program execution engine (scratchpads) */
 	struct card_mmu *mmu;	/* the card MMU (spyre_mmu.c) */
+	/*
+	 * Whose data the scratchpads hold (1.11): the context of a user-mode
+	 * queue whose LAUNCH ran last, or CARD_SP_OWNER_KERNEL for rings the
+	 * driver writes (the driver scrubs between its clients with F_SCRUB).
+	 */
+	uint32_t sp_owner;
 };
+
+#define CARD_SP_OWNER_KERNEL	0xffffffffu
 
 /* True when the @n bytes at @p (a reserved field) are all zero. */
 static inline bool card_all_zero(const void *p, size_t n)

@@ -89,6 +89,23 @@ static uint32_t load_program(struct spyre_model *m, const struct card_cmd *c, st
 	return SPYRE_CMD_OK;
 }
 
+/*
+ * 1.11: the card scrubs the scratchpads itself when the compute engine
+ * passes to or from a user-mode queue of another owner: the driver, which
+ * sets F_SCRUB between the clients of its own rings, never sees the
+ * LAUNCHes a process writes into its queue. Called when the program
+ * starts (a LAUNCH that fails before does not touch the scratchpads).
+ */
+static bool user_queue_scrub(struct spyre_model *m, unsigned int ring)
+{
+	const struct card_ring *r = &m->rings[ring];
+	uint32_t owner = r->ring_va ? r->ctx : CARD_SP_OWNER_KERNEL;
+	bool scrub = owner != m->sp_owner;
+
+	m->sp_owner = owner;
+	return scrub;
+}
+
 uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct card_cmd *c,
 			  uint64_t *duration_ns)
 {
@@ -130,7 +147,7 @@ uint32_t card_launch_run(struct spyre_model *m, unsigned int ring, const struct 
 						  m->cfg.timing.dram_bytes_per_us);
 
 		base = card_max64(base, card_dram_reserve(&m->dram, fetch_at, fetch));
-		if (d->flags & SPYRE_DESC_F_SCRUB)
+		if (user_queue_scrub(m, ring) || (d->flags & SPYRE_DESC_F_SCRUB))
 			base += card_scrub_scratchpads(m->exec, &m->cfg.timing);
 		m->exec->abort = &m->abort_req;
 		m->exec->progress = &m->rings[ring].progress;

@@ -144,6 +144,7 @@ void spyre_model_reset(struct spyre_model *m)
 	}
 	card_sem_reset(m);
 	card_mmu_reset(m->mmu);
+	m->sp_owner = CARD_SP_OWNER_KERNEL;
 }
 
 uint64_t spyre_model_now(struct spyre_model *m)

@@ -162,7 +162,7 @@ static uint32_t head(struct sched *s, unsigned int c, unsigned int u)
 	return s->pc[c][u] < s->len[c][u] ? s->list[c][u][s->pc[c][u]] : UINT32_MAX;
 }
 
-/* A LOAD MCAST (1.11): one instruction run once for all the cores of its mask. */
+/* A LOAD MCAST (1.12): one instruction run once for all the cores of its mask. */
 static bool is_mcast(const struct spyre_insn *in)
 {
 	return in->op == SPYRE_I_LOAD && in->flags == SPYRE_LOAD_MCAST;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * LOAD MCAST (interface 1.11): one LPDDR5 read lands in the scratchpad of
+ * LOAD MCAST (interface 1.12): one LPDDR5 read lands in the scratchpad of
  * every core of the mask; it starts when all of them are ready, costs the
  * channel its bytes once, takes 4 + sticks + mcast_cycles on each core, and
  * malformed ones fail the launch.
@@ -134,6 +134,6 @@ TEST(mcast_card_reports_interface_1_11)
 {
 	struct tcard *t = tc_new(NULL);
 
-	CHECK(tc_rd(t, SPYRE_REG_VERSION) >= SPYRE_HW_VERSION(1, 11));
+	CHECK(tc_rd(t, SPYRE_REG_VERSION) >= SPYRE_HW_VERSION(1, 12));
 	tc_free(t);
 }

@@ -26,6 +26,20 @@ expect_status 2 "option value missing" $vm run --cards
 expect_output "needs a value" "  ...and says a value is needed"
 expect_status 2 "malformed --card-opt" $vm run --card-opt nonsense -- true
 expect_status 2 "shell takes no command" $vm shell -- true
+expect_status 2 "--net port out of range" $vm run --net 80 --ip 10.83.0.1/24 -- true
+expect_output "bad --net '80'" "  ...and shows the bad value"
+expect_status 2 "--ip not ADDR/LEN" $vm run --net 5000 --ip 10.83.0.1 -- true
+expect_output "bad --ip '10.83.0.1'" "  ...and shows the bad value"
+expect_status 2 "--net without --ip" $vm run --net 5000 -- true
+expect_output "--net needs --ip" "  ...and says what is missing"
+expect_status 2 "--ip without --net" $vm run --ip 10.83.0.1/24 -- true
+expect_output "--ip needs --net" "  ...and says what is missing"
+expect_status 2 "spyre-vms without --nodes" scripts/spyre-vms run -- true
+expect_output "missing --nodes" "  ...and says so"
+expect_status 2 "spyre-vms --nodes out of range" scripts/spyre-vms run --nodes 1 -- true
+expect_output "bad --nodes '1'" "  ...and shows the bad value"
+expect_status 2 "spyre-vms chooses the network itself" scripts/spyre-vms run --nodes 2 --ip 1.2.3.4/8 -- true
+expect_output "chosen by spyre-vms" "  ...and says so"
 expect_status 0 "--help exits 0" $vm --help
 expect_output "usage: spyre-vm run" "  ...and prints usage"
 finish

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "fallback.h"
+#include "generator.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/DistributionsHelper.h>
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
@@ -76,10 +78,10 @@ c10::DeviceIndex first_spyre_device(const torch::jit::Stack &stack, size_t nargs
 	return -1;
 }
 
-// Random ops on the CPU: the CPU kernel gets a CPU generator carrying the
-// spyre generator's state (the default one of the device when the op was
-// given none), and the advanced state goes back afterwards, so
-// torch.spyre.manual_seed makes spyre's random ops reproducible.
+// Random ops on the CPU: the CPU kernel gets a CPU generator seeded from
+// the spyre generator's (seed, offset) (the default one of the device when
+// the op was given none), whose offset moves on by one as for a card op, so
+// torch.spyre.manual_seed makes them reproducible too.
 struct GeneratorSwap {
 	at::Generator spyre;
 	at::Generator cpu;
@@ -110,7 +112,8 @@ std::vector<GeneratorSwap> swap_generators(const c10::FunctionSchema &schema,
 		at::Generator cpu = at::make_generator<at::CPUGeneratorImpl>();
 		{
 			std::lock_guard<std::mutex> lock(g.mutex());
-			cpu.set_state(g.get_state());
+			auto so = at::check_generator<SpyreGenerator>(g)->next_philox();
+			cpu.set_current_seed(so.first ^ (so.second * 0x9E3779B97F4A7C15ull));
 		}
 		v = c10::IValue(cpu);
 		swaps.push_back({g, cpu});
@@ -149,10 +152,6 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 			   "TORCH_SPYRE_FALLBACK=error makes them errors.");
 	auto swaps = swap_generators(schema, *stack);
 	at::native::cpu_fallback(op, stack);
-	for (auto &s : swaps) {
-		std::lock_guard<std::mutex> lock(s.spyre.mutex());
-		s.spyre.set_state(s.cpu.get_state());
-	}
 }
 
 std::map<std::string, uint64_t> fallback_counts()

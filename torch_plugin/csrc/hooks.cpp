@@ -5,10 +5,10 @@
 #include "allocator.h"
 #include "copy.h"
 #include "device.h"
+#include "generator.h"
 #include "host_allocator.h"
 #include "stream.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -17,17 +17,6 @@
 
 namespace torch_spyre {
 namespace {
-
-// A spyre generator keeps the CPU generator's state (random ops run on the
-// host until the op library has them); it reports the spyre device.
-class SpyreGenerator : public at::CPUGeneratorImpl {
-public:
-	explicit SpyreGenerator(c10::DeviceIndex index)
-	{
-		device_ = c10::Device(c10::DeviceType::PrivateUse1, index);
-		key_set_ = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
-	}
-};
 
 class SpyreHooks final : public at::PrivateUse1HooksInterface {
 public:

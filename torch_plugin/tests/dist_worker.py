@@ -2,8 +2,11 @@
 """One rank of a test_distributed.py case (a process of its own).
 
     python dist_worker.py CASE RANK WORLD STORE_FILE
+    python dist_worker.py CASE RANK WORLD env     (MASTER_ADDR/MASTER_PORT)
 
-Each rank uses the sim card spyre:RANK. A case either prints
+Each rank uses the sim card spyre:RANK (the killed case: spyre:LOCAL_RANK,
+so that it also runs with one card in each of two VMs, scripts/tests/
+multi-vm.sh, joined by a TCP store at MASTER_ADDR instead of a file). A case either prints
 "CASE-OK rank R ..." and exits 0, or ends with a traceback and exit 1; the
 test reads both ranks' output.
 """
@@ -24,7 +27,17 @@ OPS = {"sum": dist.ReduceOp.SUM, "avg": dist.ReduceOp.AVG, "max": dist.ReduceOp.
 
 
 def init(backend, rank, world, store_file, timeout=60):
-    store = dist.FileStore(store_file, world)
+    if store_file == "env":  # rank 0 serves a TCP store at MASTER_ADDR:MASTER_PORT
+        store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world,
+                              rank == 0, timeout=datetime.timedelta(seconds=300))
+    else:
+        store = dist.FileStore(store_file, world)
+    # Every rank at the store before the group's (short) timeout starts:
+    # under TCG in the VM one interpreter's start can lag the other's by
+    # more than the killed case's 10 s, and gloo's connection setup would
+    # time out on the early rank.
+    store.set(f"arrived/{rank}", "1")
+    store.wait([f"arrived/{r}" for r in range(world)], datetime.timedelta(seconds=300))
     kw = {} if backend is None else {"backend": backend}
     dist.init_process_group(store=store, rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=timeout), **kw)
@@ -392,8 +405,9 @@ def case_killed(rank, world, store_file):
     """Rank 1 dies after one collective; rank 0's next collective raises
     within the group's timeout (10 s) instead of hanging."""
     init("spyre", rank, world, store_file, timeout=10)
-    dev = torch.device("spyre", rank)
-    torch.spyre.set_device(rank)
+    local = int(os.environ.get("LOCAL_RANK", rank))
+    dev = torch.device("spyre", local)
+    torch.spyre.set_device(local)
     t = torch.ones(16, device=dev)
     dist.all_reduce(t)
     assert torch.equal(t.cpu(), torch.full((16,), 2.0))

@@ -113,6 +113,8 @@ def run(op):
         for sample in list(op.sample_inputs("cpu", dtype, requires_grad=False))[:SAMPLES]:
             if not torch.is_tensor(sample.input) and not isinstance(sample.input, (list, tuple)):
                 continue
+            if sample.kwargs.get("dropout_p", 0):   # random: test_random.py
+                continue
             try:
                 want = reference(op, sample, dtype)
             except Exception:   # the CPU refuses it: nothing to compare

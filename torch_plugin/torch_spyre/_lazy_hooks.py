@@ -27,8 +27,9 @@ import torch
 DTENSOR_RNG_MESSAGE = (
     "spyre: DTensor random ops (rand/randn/normal_/uniform_/dropout on a DTensor) are not "
     "supported on spyre: DTensor gives each shard its own slice of one random stream by "
-    "moving a Philox generator's (seed, offset) state, and the spyre generator is a host "
-    "mt19937 one with no offset (the card has no random number unit yet). Initialise "
+    "moving a Philox generator's offset in units of CUDA's (4 per element), and the spyre "
+    "generator's offset counts ops (Documentation/random.rst), so shards would draw "
+    "overlapping numbers. Initialise "
     "the tensor on the CPU or on one card and distribute_tensor() it "
     "(Documentation/distributed.rst)")
 

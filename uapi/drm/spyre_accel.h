@@ -46,6 +46,9 @@ extern "C" {
 #define DRM_SPYRE_QUEUE_ERROR		0x07
 #define DRM_SPYRE_BO_USERPTR		0x08
 #define DRM_SPYRE_VM_BIND		0x09
+#define DRM_SPYRE_UQ_CREATE		0x0a
+#define DRM_SPYRE_UQ_DESTROY		0x0b
+#define DRM_SPYRE_UQ_WAIT		0x0c
 
 #define DRM_IOCTL_SPYRE_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_GET_PARAM, struct drm_spyre_get_param)
@@ -67,6 +70,12 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_BO_USERPTR, struct drm_spyre_bo_userptr)
 #define DRM_IOCTL_SPYRE_VM_BIND \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_VM_BIND, struct drm_spyre_vm_bind)
+#define DRM_IOCTL_SPYRE_UQ_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_UQ_CREATE, struct drm_spyre_uq_create)
+#define DRM_IOCTL_SPYRE_UQ_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_SPYRE_UQ_DESTROY, struct drm_spyre_uq_destroy)
+#define DRM_IOCTL_SPYRE_UQ_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_SPYRE_UQ_WAIT, struct drm_spyre_uq_wait)
 
 /**
  * enum drm_spyre_param - what DRM_IOCTL_SPYRE_GET_PARAM can report
@@ -98,6 +107,8 @@ extern "C" {
  * @DRM_SPYRE_PARAM_DEVICE_TIME_NS: current device time in ns, the clock of
  *	DRM_SPYRE_CMD_TIMESTAMP
  * @DRM_SPYRE_PARAM_RESET_COUNT: ring and card resets since the driver bound
+ * @DRM_SPYRE_PARAM_USER_QUEUES: user-mode queues the card can hold at once
+ *	(DRM_IOCTL_SPYRE_UQ_CREATE, driver 1.4); 0 when it offers none
  */
 enum drm_spyre_param {
 	DRM_SPYRE_PARAM_HW_VERSION = 0,
@@ -121,6 +132,7 @@ enum drm_spyre_param {
 	DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE = 18,
 	DRM_SPYRE_PARAM_DEVICE_TIME_NS = 19,
 	DRM_SPYRE_PARAM_RESET_COUNT = 20,
+	DRM_SPYRE_PARAM_USER_QUEUES = 21,
 };
 
 /**
@@ -457,7 +469,8 @@ struct drm_spyre_cmd_timestamp {
 /**
  * struct drm_spyre_cmd - one command of a submission (64 bytes)
  * @type: enum drm_spyre_cmd_type; unknown types fail with -EINVAL
- * @flags: must be zero
+ * @flags: must be zero, except DRM_SPYRE_COPY_* of a copy in a
+ *	DRM_SPYRE_SUBMIT_VA job
  * @copy: operands of DRM_SPYRE_CMD_COPY
  * @fill: operands of DRM_SPYRE_CMD_FILL
  * @launch: operands of DRM_SPYRE_CMD_LAUNCH
@@ -499,16 +512,32 @@ struct drm_spyre_sync {
  * -EINVAL if the file has none yet): every command names card virtual
  * addresses instead of BOs. Its handle fields must be zero and its offset
  * fields are card VAs (below DRM_SPYRE_VA_END with their size, else
- * -EINVAL). Supported so far: DRM_SPYRE_CMD_NOP, _FILL (the VA of device
- * pages) and _TIMESTAMP (of a device or host page); _COPY and _LAUNCH fail
- * with -EOPNOTSUPP. An access to an address the space does not map fails
- * the job with -EFAULT; the queue's error record then has
+ * -EINVAL):
+ *
+ * - _FILL: the VA of device pages; _TIMESTAMP: of a device or host page.
+ * - _COPY: @src_offset and @dst_offset are VAs; the command's flags say
+ *   which side is host memory (DRM_SPYRE_COPY_SRC_HOST: host to device,
+ *   DRM_SPYRE_COPY_DST_HOST: device to host, neither: device to device;
+ *   both: -EINVAL). A side that is not the kind the flags say faults.
+ * - _LAUNCH: @prog_offset, @ws_offset and each argument's @offset are VAs
+ *   (@ws_offset 0 with @ws_size 0 for none); the program must be mapped
+ *   with DRM_SPYRE_VM_BIND_EXEC, its arguments and workspace are device
+ *   pages; every &struct drm_spyre_bo_range has @handle and @pad zero.
+ *
+ * An access to an address the space does not map (or maps without the
+ * access: a write to a read-only page, a program fetch from a page without
+ * EXEC) fails the job with -EFAULT; the queue's error record then has
  * DRM_SPYRE_FAULT_ADDR_VIRTUAL and the address. A fault stops the address
  * space: the file's later jobs of this kind fail with -EFAULT too until
  * its next successful DRM_IOCTL_SPYRE_VM_BIND (which fixes the mapping and
  * restarts it). Jobs of other files keep running.
  */
 #define DRM_SPYRE_SUBMIT_VA		0x1
+
+/* drm_spyre_cmd.flags of a DRM_SPYRE_CMD_COPY in a DRM_SPYRE_SUBMIT_VA job */
+#define DRM_SPYRE_COPY_SRC_HOST		0x1 /* the source VA is host memory */
+#define DRM_SPYRE_COPY_DST_HOST		0x2 /* the destination VA is host memory */
+#define DRM_SPYRE_COPY_HOST_MASK	(DRM_SPYRE_COPY_SRC_HOST | DRM_SPYRE_COPY_DST_HOST)
 
 /**
  * struct drm_spyre_submit - argument of DRM_IOCTL_SPYRE_SUBMIT
@@ -621,6 +650,109 @@ struct drm_spyre_vm_bind {
 	__u32 out_syncobj;
 	__u64 in_point;
 	__u64 out_point;
+};
+
+/**
+ * DOC: user-mode queues
+ *
+ * A user-mode queue (driver 1.4, card interface 1.11) is a hardware ring
+ * of the card that the process feeds itself: the ring and its write-back
+ * record live in the file's card address space, the process writes
+ * 64-byte card descriptors (hw/spyre_hw.h) into the ring and writes the
+ * new tail into the queue's doorbell page, which it maps with mmap() at
+ * @doorbell_offset. No system call is on that path. The card fetches the
+ * ring and runs every command in the file's MMU context, so what the
+ * queue can reach is what DRM_IOCTL_SPYRE_VM_BIND mapped; SET_CTX and the
+ * card's semaphores are refused on such a ring (its queues order
+ * themselves with WAIT_MEM on counters in their own memory).
+ *
+ * After each FENCE the card writes the FENCE's seqno into the first 8
+ * bytes of the write-back record (completed_seqno), and with the FENCE
+ * flag F_IRQ raises the queue's interrupt, which wakes
+ * DRM_IOCTL_SPYRE_UQ_WAIT. Documentation/accel/spyre/vm.rst has the rules.
+ */
+
+/**
+ * struct drm_spyre_uq_create - argument of DRM_IOCTL_SPYRE_UQ_CREATE
+ * @ring_addr: in, card VA of the ring: (1 << @ring_log2) descriptors of
+ *	64 bytes, 4096-byte aligned, lying below DRM_SPYRE_VA_END
+ * @wb_addr: in, card VA of the 64-byte write-back record, 64-byte aligned,
+ *	inside a host BO mapped writable in the file's space (the driver
+ *	reads completed_seqno from that BO for DRM_IOCTL_SPYRE_UQ_WAIT)
+ * @ring_log2: in, 4..16
+ * @flags: in, must be zero
+ * @queue_id: out, non-zero ID, private to the open file
+ * @pad: must be zero
+ * @doorbell_offset: out, mmap() offset of the queue's doorbell page (one
+ *	page, shared, no execute). A 32-bit write at offset 0 sets the
+ *	ring's tail (free-running, at most 1 << @ring_log2 past the card's
+ *	head); a read returns the card's head.
+ *
+ * The file must have an address space (a DRM_IOCTL_SPYRE_VM_BIND first,
+ * else -EINVAL). Fails with -EOPNOTSUPP on a card without user-mode
+ * queues, -ENOSPC when all DRM_SPYRE_PARAM_USER_QUEUES are in use,
+ * -EINVAL for a bad address, size or flag, -ENOENT when @wb_addr is not
+ * inside a mapping and -EINVAL when that mapping is not of a host BO
+ * created by DRM_IOCTL_SPYRE_BO_CREATE or DRM_IOCTL_SPYRE_BO_USERPTR.
+ * The ring starts empty (head and tail 0).
+ */
+struct drm_spyre_uq_create {
+	__u64 ring_addr;
+	__u64 wb_addr;
+	__u32 ring_log2;
+	__u32 flags;
+	__u32 queue_id;
+	__u32 pad;
+	__u64 doorbell_offset;
+};
+
+/**
+ * struct drm_spyre_uq_destroy - argument of DRM_IOCTL_SPYRE_UQ_DESTROY
+ * @queue_id: in, ID from DRM_IOCTL_SPYRE_UQ_CREATE (-ENOENT if unknown)
+ * @pad: must be zero
+ *
+ * Stops the ring at once: work still on it is dropped (a running command
+ * is abandoned), the doorbell mapping is revoked (a later access raises
+ * SIGBUS) and waiters return -ECANCELED. Closing the file destroys its
+ * queues the same way.
+ */
+struct drm_spyre_uq_destroy {
+	__u32 queue_id;
+	__u32 pad;
+};
+
+/**
+ * struct drm_spyre_uq_wait - argument of DRM_IOCTL_SPYRE_UQ_WAIT
+ * @queue_id: in, ID from DRM_IOCTL_SPYRE_UQ_CREATE (-ENOENT if unknown)
+ * @flags: in, must be zero
+ * @value: in, wait until the queue's completed_seqno >= @value
+ * @timeout_ns: in, absolute CLOCK_MONOTONIC time to give up at; a time in
+ *	the past only checks
+ * @completed: out, the completed_seqno last seen
+ * @fault_addr: out, with -EFAULT: the card VA of the fault that stopped
+ *	the address space (the card latches the first of a burst; 0 if it
+ *	was not seen)
+ *
+ * Sleeps until the write-back record reaches @value; the queue's
+ * interrupt (a FENCE with F_IRQ) or any card error wakes it, so a FENCE
+ * that a sleeper waits for must have F_IRQ. Returns 0 once the value is
+ * reached (a job that failed is retired too: its FENCE's completion record
+ * says how), -ETIME when the timeout passed, -EFAULT when the value is not
+ * reached and a translation fault stopped the file's address space (the
+ * faulting job's completion record has the address; the next
+ * DRM_IOCTL_SPYRE_VM_BIND restarts the queue where it stopped), -EIO when
+ * the ring stopped on a ring error (a bad doorbell value, a ring or
+ * write-back that does not translate at enable: destroy the queue),
+ * -ECANCELED when the queue was destroyed or lost to a card reset,
+ * -ENODEV after the card was removed, -EINTR/-ERESTARTSYS on a signal.
+ */
+struct drm_spyre_uq_wait {
+	__u32 queue_id;
+	__u32 flags;
+	__u64 value;
+	__s64 timeout_ns;
+	__u64 completed;
+	__u64 fault_addr;
 };
 
 #if defined(__cplusplus)

@@ -309,6 +309,22 @@ int spyre_op_embedding(spyre_ops *ops, spyre_stream *s, const struct spyre_tenso
 int spyre_op_gather(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x, int dim,
 		    const struct spyre_tensor *idx, const struct spyre_tensor *out);
 
+/*
+ * Random bits: Philox4x32-10 (the counter-based generator of CUDA's curand
+ * and PyTorch's CUDA generator) computed on the card (interface 1.9).
+ * spyre_philox_key() fills the int64 key table of a call (the ten round
+ * keys of @seed, the first @counter and the @offset) on the host; the
+ * caller copies it to the device. spyre_op_philox() writes out[j, w] =
+ * word w (0..3, each in [0, 2^32)) of Philox(counter = (counter + j,
+ * offset), key = seed) into an int64 [m, 4] @out: m from 1 to 2^24, or a
+ * multiple of 4096 up to 2^36. The same key gives the same bits.
+ */
+#define SPYRE_PHILOX_KEY_LEN 22
+void spyre_philox_key(uint64_t seed, uint64_t offset, uint64_t counter,
+		      int64_t key[SPYRE_PHILOX_KEY_LEN]);
+int spyre_op_philox(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *key,
+		    const struct spyre_tensor *out);
+
 /* ---- Graphs ------------------------------------------------------------------
  *
  * Values are small integers handed out by the graph (>= 0). Graph calls
@@ -355,6 +371,8 @@ int spyre_graph_binary_scalar(spyre_graph *g, enum spyre_binary_op op, spyre_val
 int spyre_graph_clamp(spyre_graph *g, spyre_value x, double lo, double hi, spyre_value *out);
 int spyre_graph_pow_scalar(spyre_graph *g, spyre_value x, double p, spyre_value *out);
 int spyre_graph_cast(spyre_graph *g, spyre_value x, enum spyre_dtype dt, spyre_value *out);
+/* The [m, 4] words of spyre_op_philox from key value @key. */
+int spyre_graph_philox(spyre_graph *g, spyre_value key, int64_t m, spyre_value *out);
 /* A new [n] value start + i * step of dtype @dt, as spyre_op_arange. */
 int spyre_graph_arange(spyre_graph *g, double start, double step, int64_t n,
 		       enum spyre_dtype dt, spyre_value *out);

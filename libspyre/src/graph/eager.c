@@ -305,6 +305,27 @@ int spyre_op_arange(spyre_ops *ops, spyre_stream *s, double start, double step,
 	return eager(ops, s, "spyre_op_arange", NULL, NULL, 0, out, f_arange, &a);
 }
 
+static int f_philox(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		    spyre_value *out)
+{
+	return spyre_graph_philox(g, in[0], a->outt->shape[0], out);
+}
+
+int spyre_op_philox(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *key,
+		    const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { key };
+	const char *names[] = { "key" };
+	struct eager_args a = { .outt = out };
+
+	if (!key || !out || out->ndim != 2 || out->shape[1] != 4 || out->dtype != SPYRE_INT64)
+		return spy_err(-EINVAL, "spyre_op_philox: key or out is NULL, or out is not int64 "
+			       "[m, 4]");
+	if (!out->shape[0])
+		return 0;	/* no counters: nothing to run */
+	return eager(ops, s, "spyre_op_philox", ins, names, 1, out, f_philox, &a);
+}
+
 static int f_matmul(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
 		    spyre_value *out)
 {

@@ -204,7 +204,7 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 			break;
 	}
 	if (s->mcast && ncores == 32) {
-		/* operand tiles shared by a grid of cores (card interface 1.11) */
+		/* operand tiles shared by a grid of cores (card interface 1.12) */
 		ret = mm_mc(g, ncores, out);
 		if (ret != -EAGAIN)
 			goto done;

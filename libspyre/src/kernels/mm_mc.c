@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Matmul with operand tiles shared by a grid of cores (card interface
- * 1.11, LOAD MCAST). The 32 cores form a gr x gc grid; a round computes a
+ * 1.12, LOAD MCAST). The 32 cores form a gr x gc grid; a round computes a
  * block of gr x gc output tiles [tm x tn], one per core. For each K chunk
  * the A tile of grid row i is read from LPDDR5 once and multicast to that
  * row's gc cores, the B tile of grid column j once to its gr cores: every

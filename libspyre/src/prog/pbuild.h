@@ -40,7 +40,7 @@ void pb_load(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, ui
 void pb_store(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, uint32_t rows,
 	      uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride);
 /*
- * LOAD MCAST (card interface 1.11): the same rows into the scratchpad of
+ * LOAD MCAST (card interface 1.12): the same rows into the scratchpad of
  * every core of @mask at @sp_off, one LPDDR5 read for all of them. Every
  * core of the group must get the same tokens (symmetric programs), else
  * pb_finish() fails with -EINVAL.

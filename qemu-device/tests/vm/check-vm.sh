@@ -28,7 +28,7 @@ run() {
 	f=$((f + $3))
 }
 
-run --cards 2 --no-module --card-opt mem=256M -- /usr/bin/python3 "$py" 2 4 268435456 --fuzz
-run --cards 2 -- /usr/bin/python3 "$py" 2 4 1073741824
+run --cards 2 --no-module --card-opt mem=256M -- /usr/bin/python3 "$py" 2 8 268435456 --fuzz
+run --cards 2 -- /usr/bin/python3 "$py" 2 8 1073741824
 echo "$p passed, $f failed"
 [ "$f" -eq 0 ]

@@ -372,8 +372,9 @@ static void random_cmd(struct fz_thread *t, struct drm_spyre_cmd *c,
 #define FZ_VA		0x1000000ull
 #define FZ_VA_PAGES	64
 
-static void va_cmd(struct fz_thread *t, struct drm_spyre_cmd *c)
+static void va_cmd(struct fz_thread *t, struct drm_spyre_cmd *c, struct drm_spyre_bo_range *args)
 {
+	int i;
 	uint64_t off = FZ_VA + below(t, FZ_VA_PAGES * 512) * 8ull;
 
 	switch (c->type) {
@@ -384,6 +385,26 @@ static void va_cmd(struct fz_thread *t, struct drm_spyre_cmd *c)
 	case DRM_SPYRE_CMD_TIMESTAMP:
 		c->timestamp.handle = 0;
 		c->timestamp.offset = off;
+		break;
+	case DRM_SPYRE_CMD_COPY:
+		/* either direction flag, sometimes both or a wrong kind */
+		c->flags = chance(t, 90) ? below(t, 3) : (uint32_t)edgy(t);
+		c->copy.src_handle = 0;
+		c->copy.dst_handle = 0;
+		c->copy.src_offset = off;
+		c->copy.dst_offset = FZ_VA + below(t, FZ_VA_PAGES * 512) * 8ull;
+		break;
+	case DRM_SPYRE_CMD_LAUNCH:
+		/* random program bytes at a random page: mostly faults, never more */
+		c->launch.prog_handle = 0;
+		c->launch.ws_handle = 0;
+		c->launch.prog_offset = off & ~4095ull;
+		c->launch.ws_offset = 0;
+		c->launch.ws_size = 0;
+		for (i = 0; i < 4; i++) {
+			args[i].handle = 0;
+			args[i].offset = FZ_VA + below(t, FZ_VA_PAGES * 512) * 8ull;
+		}
 		break;
 	}
 }
@@ -461,7 +482,7 @@ static void op_submit(struct fz_thread *t)
 			/* the same commands on card VAs of the file's space */
 			s.flags = DRM_SPYRE_SUBMIT_VA;
 			for (i = 0; i < n; i++)
-				va_cmd(t, &cmds[i]);
+				va_cmd(t, &cmds[i], args[i]);
 		}
 	}
 	fz_ioctl(careful ? home_fd(t) : any_fd(t), DRM_IOCTL_SPYRE_SUBMIT, &s);

@@ -87,7 +87,7 @@ TEST_F(params, unknown_param)
 {
 	uint64_t v = 0xdead;
 
-	EXPECT_EQ(-EINVAL, sp_get_param(self->d.fd, DRM_SPYRE_PARAM_RESET_COUNT + 1, &v));
+	EXPECT_EQ(-EINVAL, sp_get_param(self->d.fd, DRM_SPYRE_PARAM_USER_QUEUES + 1, &v));
 	EXPECT_EQ(-EINVAL, sp_get_param(self->d.fd, 0x80000000u, &v));
 	EXPECT_EQ(-EINVAL, sp_get_param(self->d.fd, ~0u, &v));
 	EXPECT_EQ(0xdead, v);

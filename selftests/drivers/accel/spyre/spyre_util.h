@@ -16,7 +16,7 @@
 #include <drm/spyre_accel.h>
 
 #define SP_MAX_CARDS		8
-#define SP_NUM_PARAMS		(DRM_SPYRE_PARAM_RESET_COUNT + 1)
+#define SP_NUM_PARAMS		(DRM_SPYRE_PARAM_USER_QUEUES + 1)
 #define SP_PAGE			4096ull
 #define SP_MiB			(1024ull * 1024)
 /* How long a test waits for a job that must finish: far above any job. */
