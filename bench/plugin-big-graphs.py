@@ -5,7 +5,11 @@ time of a 32-token prefill and of one decode step with the KV cache
 (DynamicCache), SUBMITs per call, host time per decode token, and the
 decode step's modelled time against the LPDDR5 roofline (every weight
 byte read once at 200 GB/s). Each figure is printed and emitted as an
-@bench record for bench/report.
+@bench record for bench/report. A 512-token prefill is measured too, and
+every step gets its roofline, max(bytes / 200 GB/s, FLOPs / 65.5 TFLOP/s)
++ 2 us of launch: bytes are the weights, the KV cache read and written and
+the logits written; FLOPs count 2 per multiply-accumulate of every linear
+layer, the LM head and attention's two products (not causally halved).
 
     SPYRE_BACKEND=sim build/venv/bin/python bench/plugin-big-graphs.py
 
@@ -24,7 +28,23 @@ import torch
 warnings.simplefilter("ignore")  # deprecation chatter of transformers
 
 PROMPT = 32
+PREFILL_BIG = 512
 LPDDR5_GBS = 200.0  # Documentation/spyre-card.rst, device memory bandwidth
+PEAK_FP16 = 65.536e12  # 32 cores x 1 GHz x 1024 MAC x 2
+LAUNCH_S = 2e-6
+
+
+def step_roofline(cfg, weight_bytes, tokens, ctx):
+    """(roofline seconds, FLOPs) of a step of @tokens new tokens after @ctx cached."""
+    d, L, V = cfg.n_embd, cfg.n_layer, cfg.vocab_size
+    total = ctx + tokens
+    lin = 2 * tokens * (d * 3 * d + d * d + 2 * d * 4 * d) * L
+    attn = 2 * 2 * tokens * total * d * L
+    head = 2 * tokens * d * V
+    flops = lin + attn + head
+    kv = 2 * L * total * d * 2  # keys and values, fp16
+    nbytes = weight_bytes + kv + tokens * V * 2
+    return max(nbytes / (LPDDR5_GBS * 1e9), flops / PEAK_FP16) + LAUNCH_S, flops
 
 
 def record(name, value, unit, ratio_of="", how=""):
@@ -53,7 +73,7 @@ def submits(fn):
     return torch.spyre.counters()["submits"] - s0, out
 
 
-def measure(name, m, transformers, ids, nxt, reps):
+def measure(name, m, transformers, ids, nxt, ids_big, reps):
     """Prefill and decode figures of model @m (eager or compiled). Every
     decode step follows a fresh prefill (not measured), so each one sees the
     same cache length and the cache as the prefill left it."""
@@ -63,12 +83,17 @@ def measure(name, m, transformers, ids, nxt, reps):
     def decode(cache):
         return m(nxt, past_key_values=cache, use_cache=True)
 
+    def prefill_big():
+        return m(ids_big, past_key_values=transformers.DynamicCache(), use_cache=True)
+
     with torch.no_grad():
         decode(prefill().past_key_values)  # warm: allocator cache filled, graphs compiled
         n_pre, _ = submits(prefill)
         cache = prefill().past_key_values
         n_dec, _ = submits(lambda: decode(cache))
         pre_ms, _ = device_ms(prefill)
+        prefill_big()  # warm (a compiled graph for this length)
+        big_ms, _ = device_ms(prefill_big)
         cache = prefill().past_key_values
         dec_ms, _ = device_ms(lambda: decode(cache))
         hosts = []
@@ -82,8 +107,9 @@ def measure(name, m, transformers, ids, nxt, reps):
     print(f"GPT-2 small {name}: prefill ({PROMPT} tokens) {pre_ms:.3f} ms modelled, "
           f"{n_pre} SUBMITs; decode step {dec_ms:.3f} ms modelled, {n_dec} SUBMITs; "
           f"host {host_ms:.1f} ms per decode token (median of {reps})")
+    print(f"GPT-2 small {name}: prefill ({PREFILL_BIG} tokens) {big_ms:.3f} ms modelled")
     return {"pre_ms": pre_ms, "dec_ms": dec_ms, "n_pre": n_pre, "n_dec": n_dec,
-            "host_ms": host_ms}
+            "host_ms": host_ms, "big_ms": big_ms}
 
 
 def main():
@@ -102,10 +128,29 @@ def main():
     g = torch.Generator().manual_seed(1)
     ids = torch.randint(0, 50257, (1, PROMPT), generator=g).to("spyre")
     nxt = torch.randint(0, 50257, (1, 1), generator=g).to("spyre")
-    res = {"eager": measure("eager", model, transformers, ids, nxt, reps=3)}
+    ids_big = torch.randint(0, 50257, (1, PREFILL_BIG), generator=g).to("spyre")
+    res = {"eager": measure("eager", model, transformers, ids, nxt, ids_big, reps=3)}
     compiled = torch.compile(model, backend="spyre")
-    res["compiled"] = measure("compiled", compiled, transformers, ids, nxt, reps=10)
+    res["compiled"] = measure("compiled", compiled, transformers, ids, nxt, ids_big, reps=10)
     e, c = res["eager"], res["compiled"]
+    cfg = model.config
+    steps = (("decode step", "dec_ms", 1, PROMPT), (f"prefill {PROMPT} tokens", "pre_ms", PROMPT, 0),
+             (f"prefill {PREFILL_BIG} tokens", "big_ms", PREFILL_BIG, 0))
+    print("GPT-2 small roofline per model step: max(bytes / 200 GB/s, FLOPs / 65.5 TFLOP/s) "
+          "+ 2 us")
+    for kind, r in res.items():
+        for label, key, tokens, ctx in steps:
+            roof, flops = step_roofline(cfg, weight_bytes, tokens, ctx)
+            ms = r[key]
+            frac = flops / PEAK_FP16 / (ms * 1e-3)
+            print(f"  {kind:8s} {label:20s} {ms:9.3f} ms modelled, roofline {roof * 1e3:8.3f} ms, "
+                  f"{ms / (roof * 1e3):5.2f}x, {flops / 1e9:8.1f} GFLOP, {100 * frac:5.1f}% of peak")
+            record(f"GPT-2 small {label} vs roofline, {kind}", ms / (roof * 1e3), "x",
+                   f"modelled ({ms:.3f} ms) / max(bytes / 200 GB/s, FLOPs / peak) + 2 us "
+                   f"({roof * 1e3:.3f} ms)", "timing events around one warm call")
+            record(f"GPT-2 small {label} fraction of fp16 peak, {kind}", frac, "x",
+                   f"FLOPs / 65.5 TFLOP/s ({flops / PEAK_FP16 * 1e3:.3f} ms) / modelled "
+                   f"({ms:.3f} ms)", "timing events around one warm call")
     for kind, r in res.items():
         record(f"GPT-2 small prefill {PROMPT} tokens modelled device time, {kind}",
                r["pre_ms"], "ms", how="timing events around one warm call (deterministic)")

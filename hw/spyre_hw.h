@@ -63,10 +63,12 @@
  *      SPYRE_REG_MMU_* registers, SPYRE_OP_SET_CTX, SPYRE_OP_WAIT_MEM,
  *      SPYRE_CMD_ERR_PAGE_FAULT, BAR4 doorbell pages;
  * 1.11: the card scrubs the scratchpads before a LAUNCH when the compute
- *      engine passes to or from a user-mode queue of another context.
+ *      engine passes to or from a user-mode queue of another context;
+ * 1.12: LOAD flag SPYRE_LOAD_MCAST (one LPDDR5 read into several cores'
+ *      scratchpads).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		11
+#define SPYRE_HW_VERSION_MINOR		12
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \

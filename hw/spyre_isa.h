@@ -102,6 +102,13 @@ enum spyre_isa_dtype {
  * core_stride must be 0); an index outside the slot fails the job.
  */
 #define SPYRE_LOAD_GATHER		0x01
+/*
+ * Interface 1.12, MCAST: one LPDDR5 read delivered over the ring into the
+ * scratchpad of every core of core_mask (same sp_off); the instruction runs
+ * once for all of them, when each has it next on its LSU and holds its
+ * wait tokens. core_div, core_stride and core_stride2 must be 0.
+ */
+#define SPYRE_LOAD_MCAST		0x02
 
 /* SPYRE_I_VEC flags. */
 #define SPYRE_VEC_SRC1_COL		0x01 /* src1 holds one value per row */

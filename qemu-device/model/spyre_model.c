@@ -33,6 +33,7 @@ void spyre_model_config_defaults(struct spyre_model_config *cfg)
 	cfg->timing.unit_issue_cycles = 4;
 	cfg->timing.barrier_cycles = 64;
 	cfg->timing.mmu_walk_read_ns = 100;
+	cfg->timing.mcast_cycles = 16;
 }
 
 static const char *check_config(const struct spyre_model_config *c)

@@ -46,6 +46,7 @@ struct spyre_timing {
 	uint32_t unit_issue_cycles;	/* fixed cost of any program instruction */
 	uint32_t barrier_cycles;	/* a BARRIER: a signal round the core ring */
 	uint32_t mmu_walk_read_ns;	/* card MMU (1.10): one table level read: 100 */
+	uint32_t mcast_cycles;		/* LOAD MCAST (1.12): ring delivery latency: 16 */
 };
 
 struct spyre_model_config {

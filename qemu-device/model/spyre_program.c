@@ -86,7 +86,12 @@ uint32_t card_insn_check(const struct spyre_insn *in, unsigned int cores, uint32
 		     in->u.mem.core_stride2 % 4 ||
 		     in->u.mem.core_stride2 + 4ull * in->u.mem.rows > SPYRE_MODEL_SCRATCHPAD_BYTES))
 			return SPYRE_CMD_ERR_PROGRAM;
-		if ((in->flags && !(in->flags == SPYRE_LOAD_GATHER && in->op == SPYRE_I_LOAD)) ||
+		if (in->flags == SPYRE_LOAD_MCAST && in->op == SPYRE_I_LOAD &&
+		    (in->u.mem.core_div || in->u.mem.core_stride || in->u.mem.core_stride2 ||
+		     !in->core_mask))
+			return SPYRE_CMD_ERR_PROGRAM;
+		if ((in->flags && !((in->flags == SPYRE_LOAD_GATHER ||
+				     in->flags == SPYRE_LOAD_MCAST) && in->op == SPYRE_I_LOAD)) ||
 		    in->dtype || in->dtype_out || in->u.mem.rsvd ||
 		    (in->u.mem.slot >= nslots && in->u.mem.slot != SPYRE_ISA_SLOT_WS) ||
 		    !in->u.mem.rows || !in->u.mem.row_bytes ||
@@ -157,17 +162,24 @@ static uint32_t head(struct sched *s, unsigned int c, unsigned int u)
 	return s->pc[c][u] < s->len[c][u] ? s->list[c][u][s->pc[c][u]] : UINT32_MAX;
 }
 
-static uint32_t barrier_need(const struct spyre_insn *in)
+/* A LOAD MCAST (1.12): one instruction run once for all the cores of its mask. */
+static bool is_mcast(const struct spyre_insn *in)
 {
-	return (uint32_t)__builtin_popcount(in->core_mask) * SPYRE_UNIT_COUNT;
+	return in->op == SPYRE_I_LOAD && in->flags == SPYRE_LOAD_MCAST;
 }
 
-/* (core, unit)'s head moved: count its arrival if it is a BARRIER. */
+static uint32_t barrier_need(const struct spyre_insn *in)
+{
+	return (uint32_t)__builtin_popcount(in->core_mask) *
+	       (is_mcast(in) ? 1 : SPYRE_UNIT_COUNT);
+}
+
+/* (core, unit)'s head moved: count its arrival if it is a BARRIER or an MCAST. */
 static void arrive(struct sched *s, unsigned int c, unsigned int u)
 {
 	uint32_t i = head(s, c, u);
 
-	if (i != UINT32_MAX && s->insn[i].op == SPYRE_I_BARRIER &&
+	if (i != UINT32_MAX && (s->insn[i].op == SPYRE_I_BARRIER || is_mcast(&s->insn[i])) &&
 	    ++s->arrived[i] == barrier_need(&s->insn[i]))
 		s->dirty |= s->insn[i].core_mask;	/* it can start now */
 }
@@ -235,6 +247,33 @@ static bool barrier_start(struct card_exec *e, struct sched *s, uint32_t i, uint
 	return true;
 }
 
+/*
+ * Start of MCAST @i, evaluated for its lowest core only (the other cores
+ * hold it as a candidate that cannot start): once every core of its mask
+ * has it next on its LSU, the latest of their LSUs' free times and of the
+ * tokens it waits for on each of them; false before.
+ */
+static bool mcast_start(struct card_exec *e, struct sched *s, uint32_t i, unsigned int c,
+			uint64_t *start)
+{
+	const struct spyre_insn *in = &s->insn[i];
+	uint32_t mask = in->core_mask;
+	uint64_t t = 0, tc;
+	unsigned int d;
+
+	if ((unsigned int)__builtin_ctz(mask) != c || s->arrived[i] != barrier_need(in))
+		return false;
+	for (d = 0; d < e->cores; d++) {
+		if (!(mask & (1u << d)))
+			continue;
+		if (!can_start(e, in, d, SPYRE_UNIT_LSU, &tc))
+			return false;
+		t = card_max64(t, tc);
+	}
+	*start = t;
+	return true;
+}
+
 /* Run BARRIER @i from @start: every unit of its cores moves past it at its end. */
 static uint64_t run_barrier(struct card_exec *e, const struct spyre_timing *t, struct sched *s,
 			    uint32_t i, uint64_t start)
@@ -265,7 +304,7 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 	uint64_t end_all = 0;
 
 	for (;;) {
-		uint32_t best = UINT32_MAX, i, st;
+		uint32_t best = UINT32_MAX, i, st, cores, m, hd;
 		unsigned int bc = 0, bu = 0, c, u, k;
 		uint64_t best_t = UINT64_MAX, start, dur, dram_ns, end, at;
 		bool left = false;
@@ -285,6 +324,8 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 				cd->ok = cd->i != UINT32_MAX &&
 					 (s->insn[cd->i].op == SPYRE_I_BARRIER ?
 						  barrier_start(e, s, cd->i, &cd->start) :
+					  is_mcast(&s->insn[cd->i]) ?
+						  mcast_start(e, s, cd->i, c, &cd->start) :
 						  can_start(e, &s->insn[cd->i], c, u, &cd->start));
 			}
 		}
@@ -317,30 +358,38 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 			end_all = card_max64(end_all, run_barrier(e, t, s, best, best_t));
 			continue;
 		}
-		for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
-			struct card_token *tk = &e->tokens[bc][k];
+		/* an MCAST runs on every core of its mask; anything else on @bc */
+		cores = is_mcast(in) ? in->core_mask : 1u << bc;
+		for (m = cores; m; m &= m - 1) {
+			c = (unsigned int)__builtin_ctz(m);
+			for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
+				struct card_token *tk = &e->tokens[c][k];
 
-			if (in->wait & (1u << k)) {
-				if (e->hazard_check)
-					card_hazard_wait(e, bc, bu, e->tok_vc[bc][k][tk->head]);
-				tk->head = (tk->head + 1) % SPYRE_ISA_TOKEN_MAX;
-				tk->count--;
+				if (in->wait & (1u << k)) {
+					if (e->hazard_check)
+						card_hazard_wait(e, c, bu,
+								 e->tok_vc[c][k][tk->head]);
+					tk->head = (tk->head + 1) % SPYRE_ISA_TOKEN_MAX;
+					tk->count--;
+				}
 			}
-		}
-		e->vc[bc][bu][bu]++;	/* this instruction's number on its unit */
-		e->cur_unit = bu;
-		e->fault_space = SPYRE_FAULT_SPACE_NONE;
-		e->fault_addr = 0;
-		st = execute(e, b, in, bc);
-		if (st != SPYRE_CMD_OK) {
-			e->fault_insn = best;
-			e->fault_core = bc;
-			return st;
+			e->vc[c][bu][bu]++;	/* this instruction's number on its unit */
+			e->cur_unit = bu;
+			e->fault_space = SPYRE_FAULT_SPACE_NONE;
+			e->fault_addr = 0;
+			st = execute(e, b, in, c);
+			if (st != SPYRE_CMD_OK) {
+				e->fault_insn = best;
+				e->fault_core = c;
+				return st;
+			}
 		}
 		at = best_t;
 		if (b->va && b->va->walk_reads && e->dram)	/* MMU table walks come first */
 			at = card_va_walk_end(b->va, e->dram, e->time_base + best_t) - e->time_base;
 		dur = card_insn_ns(t, in, e->lsu_addr, &dram_ns);
+		if (is_mcast(in))	/* the ring carries the one read to every core */
+			dur += card_time_cycles(t, t->mcast_cycles);
 		end = at + dur;
 		if (dram_ns && e->dram) {
 			/* LPDDR5 is shared by all cores and the DMA engines */
@@ -350,26 +399,34 @@ static uint32_t run(struct card_exec *e, const struct spyre_timing *t,
 			e->dram_free = card_max64(e->dram_free, at) + dram_ns;
 			end = card_max64(end, e->dram_free);
 		}
-		e->unit_free[bc][bu] = end;
 		end_all = card_max64(end_all, end);
-		for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
-			struct card_token *tk = &e->tokens[bc][k];
+		for (m = cores; m; m &= m - 1) {
+			c = (unsigned int)__builtin_ctz(m);
+			e->unit_free[c][bu] = end;
+			for (k = 0; k < SPYRE_ISA_TOKENS; k++) {
+				struct card_token *tk = &e->tokens[c][k];
 
-			if (!(in->signal & (1u << k)))
-				continue;
-			if (tk->count == SPYRE_ISA_TOKEN_MAX) {
-				e->fault_insn = best;	/* token overflow */
-				e->fault_core = bc;
-				return SPYRE_CMD_ERR_PROGRAM;
+				if (!(in->signal & (1u << k)))
+					continue;
+				if (tk->count == SPYRE_ISA_TOKEN_MAX) {
+					e->fault_insn = best;	/* token overflow */
+					e->fault_core = c;
+					return SPYRE_CMD_ERR_PROGRAM;
+				}
+				tk->ns[(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX] = end;
+				memcpy(e->tok_vc[c][k][(tk->head + tk->count) %
+						       SPYRE_ISA_TOKEN_MAX],
+				       e->vc[c][bu], sizeof(e->vc[c][bu]));
+				tk->count++;
 			}
-			tk->ns[(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX] = end;
-			memcpy(e->tok_vc[bc][k][(tk->head + tk->count) % SPYRE_ISA_TOKEN_MAX],
-			       e->vc[bc][bu], sizeof(e->vc[bc][bu]));
-			tk->count++;
+			s->pc[c][bu]++;
+			arrive(s, c, bu);
+			s->dirty |= 1u << c;
+			/* an MCAST waiting at this LSU depends on these tokens too */
+			hd = head(s, c, SPYRE_UNIT_LSU);
+			if (hd != UINT32_MAX && is_mcast(&s->insn[hd]))
+				s->dirty |= s->insn[hd].core_mask;
 		}
-		s->pc[bc][bu]++;
-		arrive(s, bc, bu);
-		s->dirty |= 1u << bc;
 	}
 }
 

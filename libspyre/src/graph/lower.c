@@ -399,6 +399,7 @@ static int spec_node(spyre_graph *g, struct gnode *n, struct lnode *ln)
 		m->n = n->shape[nd - 1];
 		m->k = A->shape[A->ndim - 1];
 		m->dtype = (uint8_t)g_isa_dtype(A->dt);
+		m->mcast = g->ops->hw_version >= SPYRE_HW_VERSION(1, 12);
 		/* the product: fp32, or int32 for int8 operands */
 		e->in[0].dtype = A->dt == SPYRE_INT8 ? SPYRE_DT_INT32 : SPYRE_DT_FP32;
 		/* A as [batch.., M, K], B as [batch.., K, N] */

@@ -70,7 +70,8 @@ struct ew_spec {
 
 struct mm_spec {
 	uint32_t magic;			/* 'MM01' */
-	uint8_t nbatch, trans_b, dtype, rsvd;
+	uint8_t nbatch, trans_b, dtype;
+	uint8_t mcast;			/* the card has LOAD MCAST (interface 1.12) */
 	int64_t batch[K_MAX_DIMS];	/* batch dims of C */
 	int64_t m, n, k;
 	/* A [b.., M, K]: strides batch.., M (K stride 1) */

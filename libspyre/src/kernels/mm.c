@@ -12,20 +12,9 @@
 #include <string.h>
 
 #include "ew_plan.h"
-#include "tile.h"
+#include "mm_gen.h"
 
-struct mm_gen {
-	const struct mm_spec *s;
-	struct texpr t;
-	uint8_t cls[K_MAX_IN];
-	bool trans;
-	uint32_t es, tm, tn, tk, nmt, nnt, nkc;
-	uint32_t abuf[2], bbuf[2], acc[2];
-	int64_t nb;	/* batch count */
-	unsigned int q[32];	/* chunk counter per core (A/B buffer parity) */
-};
-
-static int64_t batch_off(const struct mm_spec *s, const int64_t *strides, int64_t bi)
+int64_t batch_off(const struct mm_spec *s, const int64_t *strides, int64_t bi)
 {
 	int64_t off = 0;
 	int d;
@@ -37,7 +26,7 @@ static int64_t batch_off(const struct mm_spec *s, const int64_t *strides, int64_
 	return off;
 }
 
-static uint32_t mm_layout(struct mm_gen *g, uint32_t tm, uint32_t tn, uint32_t tk)
+uint32_t mm_layout(struct mm_gen *g, uint32_t tm, uint32_t tn, uint32_t tk)
 {
 	uint32_t o = 0, p, ab = tm * tk * g->es, bb = tk * tn * g->es;
 
@@ -99,7 +88,7 @@ static void mm_products(struct mm_gen *g, struct pb *p, unsigned int c, int64_t 
 }
 
 /* Epilogue inputs (phase 0) or epilogue + store (phase 1) of tile @ti. */
-static void mm_epi(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti, unsigned int par,
+void mm_epi(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti, unsigned int par,
 		   int phase)
 {
 	const struct mm_spec *s = g->s;
@@ -213,6 +202,13 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 			g->tm = align_up(g->tm / 2, 16);
 		else
 			break;
+	}
+	if (s->mcast && ncores == 32) {
+		/* operand tiles shared by a grid of cores (card interface 1.12) */
+		ret = mm_mc(g, ncores, out);
+		if (ret != -EAGAIN)
+			goto done;
+		ret = 0;
 	}
 	mm_layout(g, g->tm, g->tn, g->tk);
 	g->nkc = s->k ? (uint32_t)((s->k + g->tk - 1) / g->tk) : 1;

@@ -17,6 +17,8 @@ struct pinsn {
 	struct spyre_insn in;
 	uint8_t core, unit;
 	struct range rd[3], wr;
+	uint32_t grp;		/* LOAD MCAST: 1 + index of the group's first member */
+	uint32_t gmask;		/* its cores */
 };
 
 struct pb {
@@ -141,6 +143,26 @@ void pb_load(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, ui
 	     uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride)
 {
 	mem(p, core, SPYRE_I_LOAD, slot, mem_off, rows, row_bytes, mem_stride, sp_off, sp_stride);
+}
+
+void pb_load_mcast(struct pb *p, uint32_t mask, uint8_t slot, uint64_t mem_off, uint32_t rows,
+		   uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride)
+{
+	uint32_t first = p->n, m;
+
+	if (!mask) {
+		p->err = -EINVAL;
+		return;
+	}
+	/* one member per core, so each core's tokens are derived as for a LOAD */
+	for (m = mask; m && !p->err; m &= m - 1) {
+		mem(p, (unsigned int)__builtin_ctz(m), SPYRE_I_LOAD, slot, mem_off, rows, row_bytes,
+		    mem_stride, sp_off, sp_stride);
+		if (!p->err) {
+			p->v[p->n - 1].grp = first + 1;
+			p->v[p->n - 1].gmask = mask;
+		}
+	}
 }
 
 void pb_gather(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, uint32_t rows,
@@ -320,7 +342,7 @@ static void tokens_core(struct pb *p, const uint32_t *idx, uint32_t n)
 int pb_finish(struct pb *p, unsigned int nslots, void **image, size_t *size)
 {
 	struct spyre_prog_header h;
-	uint32_t *idx = NULL, *cnt = NULL, c, i, n = p->n;
+	uint32_t *idx = NULL, *cnt = NULL, c, i, n = p->n, kept;
 	uint8_t *img;
 	size_t sz;
 	int ret = p->err;
@@ -348,22 +370,44 @@ int pb_finish(struct pb *p, unsigned int nslots, void **image, size_t *size)
 
 			tokens_core(p, idx + start, cnt[c] - start);
 		}
-		sz = SPYRE_PROG_HEADER_SIZE + (size_t)n * SPYRE_PROG_INSN_SIZE;
-		img = malloc(sz);
-		if (!img) {
+		/* an MCAST group becomes its first member, for all its cores */
+		for (i = 0, kept = 0; i < n; i++) {
+			struct pinsn *q = &p->v[i];
+
+			if (q->grp && q->grp - 1 != i) {
+				const struct pinsn *l = &p->v[q->grp - 1];
+
+				/* one instruction: the same tokens on every core */
+				if (l->in.wait != q->in.wait || l->in.signal != q->in.signal)
+					ret = -EINVAL;
+				continue;
+			}
+			if (q->grp) {
+				q->in.core_mask = q->gmask;
+				q->in.flags = SPYRE_LOAD_MCAST;
+			}
+			kept++;
+		}
+		sz = SPYRE_PROG_HEADER_SIZE + (size_t)kept * SPYRE_PROG_INSN_SIZE;
+		img = ret ? NULL : malloc(sz);
+		if (ret) {
+		} else if (!img) {
 			ret = -ENOMEM;
 		} else {
 			memset(&h, 0, sizeof(h));
 			h.magic = SPYRE_PROG_MAGIC;
 			h.version = SPYRE_PROG_VERSION;
 			h.header_size = SPYRE_PROG_HEADER_SIZE;
-			h.num_insns = n;
+			h.num_insns = kept;
 			h.num_slots = (uint16_t)nslots;
 			memcpy(img, &h, sizeof(h));
-			for (i = 0; i < n; i++)
+			for (i = 0, kept = 0; i < n; i++) {
+				if (p->v[i].grp && p->v[i].grp - 1 != i)
+					continue;
 				memcpy(img + SPYRE_PROG_HEADER_SIZE +
-					       (size_t)i * SPYRE_PROG_INSN_SIZE,
+					       (size_t)kept++ * SPYRE_PROG_INSN_SIZE,
 				       &p->v[i].in, SPYRE_PROG_INSN_SIZE);
+			}
 			*image = img;
 			*size = sz;
 		}

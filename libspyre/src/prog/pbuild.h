@@ -39,6 +39,14 @@ void pb_load(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, ui
 	     uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride);
 void pb_store(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, uint32_t rows,
 	      uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride);
+/*
+ * LOAD MCAST (card interface 1.12): the same rows into the scratchpad of
+ * every core of @mask at @sp_off, one LPDDR5 read for all of them. Every
+ * core of the group must get the same tokens (symmetric programs), else
+ * pb_finish() fails with -EINVAL.
+ */
+void pb_load_mcast(struct pb *p, uint32_t mask, uint8_t slot, uint64_t mem_off, uint32_t rows,
+		   uint32_t row_bytes, uint32_t mem_stride, uint32_t sp_off, uint32_t sp_stride);
 /* LOAD GATHER: row r from mem_off + idx[r] * mem_stride, idx (int32) at @idx_sp. */
 void pb_gather(struct pb *p, unsigned int core, uint8_t slot, uint64_t mem_off, uint32_t rows,
 	       uint32_t row_bytes, uint32_t mem_stride, uint32_t idx_sp, uint32_t sp_off,

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Matmul with operand tiles shared by a grid of cores (card interface
+ * 1.12, LOAD MCAST). The 32 cores form a gr x gc grid; a round computes a
+ * block of gr x gc output tiles [tm x tn], one per core. For each K chunk
+ * the A tile of grid row i is read from LPDDR5 once and multicast to that
+ * row's gc cores, the B tile of grid column j once to its gr cores: every
+ * operand byte is read gc (A) or gr (B) times fewer than with a load per
+ * core, which is what lets the PE arrays, not the 200 GB/s channel, set
+ * the time of a large GEMM.
+ *
+ * K chunks are double-buffered (the multicasts of chunk i+1 overlap the
+ * products of chunk i) and the two accumulators let the epilogue and store
+ * of one round overlap the products of the next. Grid shape and tile sizes
+ * come from an analytic model of the card's timing (PE rate, LPDDR5 and
+ * ring-port bytes per chunk); the generated programs are cached with the
+ * kernel's spec like every other kernel.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ew_plan.h"
+#include "mm_gen.h"
+
+/* Card defaults (Documentation/spyre-card.rst, "Timing parameters"). */
+#define MC_DRAM_BYTES_PER_CYCLE 200.0
+#define MC_RING_BYTES_PER_CYCLE 128.0
+#define MC_INSN_CYCLES 24.0	/* issue + PE fill */
+
+struct mc_plan {
+	unsigned int gr, gc;	/* grid rows x columns (gr * gc = 32) */
+	uint32_t tm, tn, tk;
+	uint32_t rb, cb;	/* block rows and block columns: rounds = rb * cb */
+	double est;		/* modelled cycles */
+};
+
+static uint32_t cdiv32(int64_t a, int64_t b)
+{
+	return (uint32_t)((a + b - 1) / b);
+}
+
+static double max3(double a, double b, double c)
+{
+	double m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+/* Modelled cycles of plan @c (pe: MACs per cycle, es/oes: element sizes). */
+static double mc_estimate(const struct mm_spec *s, const struct mc_plan *c, unsigned int rate,
+			  unsigned int es, unsigned int oes, bool trans)
+{
+	uint32_t nkc = cdiv32(s->k, c->tk), arow;
+	double pe, dram, ring, store, round, brows;
+
+	pe = MC_INSN_CYCLES + (double)align_up(c->tm, 8) * align_up(c->tn, 8) * c->tk / rate;
+	/* loads move whole 128-byte sticks: a row of 64 int8 values costs 128 bytes */
+	arow = align_up(c->tk * es, 128);
+	brows = trans ? (double)c->tn * arow : (double)c->tk * align_up(c->tn * es, 128);
+	dram = ((double)c->gr * c->tm * arow + (double)c->gc * brows) / MC_DRAM_BYTES_PER_CYCLE;
+	ring = 40.0 + ((double)c->tm * arow + brows) / MC_RING_BYTES_PER_CYCLE;
+	store = 32.0 * c->tm * c->tn * oes / MC_DRAM_BYTES_PER_CYCLE;
+	round = max3(nkc * pe, nkc * dram + store, nkc * ring);
+	/* the first chunk's loads and the last round's store are not overlapped */
+	return (double)c->rb * c->cb * round + dram + store;
+}
+
+/*
+ * Modelled cycles of the one-core-per-tile schedule (mm.c): every core
+ * loads its own A and B tiles, so LPDDR5 carries them once per tile; it
+ * spreads small batched products over all cores better than rounds of a
+ * grid do.
+ */
+static double mc_old_estimate(const struct mm_gen *g)
+{
+	const struct mm_spec *s = g->s;
+	unsigned int rate = s->dtype == SPYRE_DT_INT8 ? 4096 : s->dtype == SPYRE_DT_FP32 ? 256 :
+							     1024;
+	double tm = s->m < 128 ? (double)s->m : 128, tn = s->n < 256 ? (double)s->n : 256;
+	double tiles = (double)g->nb * cdiv32(s->m, (int64_t)tm) * cdiv32(s->n, (int64_t)tn);
+	double bytes = tiles * (tm + tn) * s->k * g->es +
+		       (double)g->nb * s->m * s->n * pb_dtype_size(s->epi.out.dtype);
+	double pe = (double)g->nb * align_up((uint32_t)s->m, 8) * align_up((uint32_t)s->n, 8) *
+		    s->k / rate / 32;
+
+	return bytes / MC_DRAM_BYTES_PER_CYCLE > pe ? bytes / MC_DRAM_BYTES_PER_CYCLE : pe;
+}
+
+static int mc_plan(struct mm_gen *g, struct mc_plan *best)
+{
+	static const unsigned int grids[][2] = { { 4, 8 }, { 8, 4 }, { 2, 16 }, { 16, 2 } };
+	static const uint32_t tks[] = { 256, 128, 64 };
+	const struct mm_spec *s = g->s;
+	unsigned int rate = s->dtype == SPYRE_DT_INT8 ? 4096 : s->dtype == SPYRE_DT_FP32 ? 256 :
+							     1024;
+	unsigned int oes = pb_dtype_size(s->epi.out.dtype), gi, ki;
+	uint32_t rb, cb;
+
+	best->est = 0;
+	for (gi = 0; gi < sizeof(grids) / sizeof(grids[0]); gi++) {
+		for (rb = 1; rb <= 64; rb++) {
+			struct mc_plan c = { grids[gi][0], grids[gi][1], 0, 0, 0, rb, 0, 0 };
+
+			c.tm = cdiv32(s->m, (int64_t)c.gr * rb);
+			if (c.tm < 64 || (int64_t)(c.gr * rb - 1) * c.tm >= s->m)
+				break;	/* too thin, or a core without rows */
+			for (cb = 1; cb <= 128; cb++) {
+				c.cb = cb;
+				c.tn = cdiv32(s->n, (int64_t)c.gc * cb);
+				if (c.tn < 64 || (int64_t)(c.gc * cb - 1) * c.tn >= s->n)
+					break;
+				for (ki = 0; ki < sizeof(tks) / sizeof(tks[0]); ki++) {
+					c.tk = (uint32_t)(s->k < tks[ki] ? s->k : tks[ki]);
+					if (c.tm > 0xffff || c.tn > 0xffff ||
+					    mm_layout(g, c.tm, c.tn, c.tk) > PB_SP_BYTES)
+						continue;
+					c.est = mc_estimate(s, &c, rate, g->es, oes, g->trans);
+					if (!best->est || c.est < best->est)
+						*best = c;
+				}
+			}
+		}
+	}
+	return best->est ? 0 : -EAGAIN;
+}
+
+struct mc_gen {
+	struct mm_gen *g;
+	struct mc_plan c;
+	uint32_t kc_all;	/* chunks emitted so far: the A/B buffer parity */
+};
+
+static uint32_t row_mask(const struct mc_plan *c, unsigned int i)
+{
+	return (c->gc >= 32 ? 0xffffffffu : (1u << c->gc) - 1) << (i * c->gc);
+}
+
+static uint32_t col_mask(const struct mc_plan *c, unsigned int j)
+{
+	uint32_t m = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->gr; i++)
+		m |= 1u << (i * c->gc + j);
+	return m;
+}
+
+/* Output tile of core @core in round @j (its index as mm_epi counts tiles). */
+static int64_t mc_tile(const struct mc_gen *x, int64_t j, unsigned int core)
+{
+	const struct mc_plan *c = &x->c;
+	int64_t per = (int64_t)c->rb * c->cb, bi = j / per;
+	int64_t r = j % per / c->cb, b = j % c->cb;
+	int64_t mt = r * c->gr + core / c->gc, nt = b * c->gc + core % c->gc;
+
+	return (bi * x->g->nmt + mt) * x->g->nnt + nt;
+}
+
+/* Chunks [kc0, kc1) of round @j into accumulator @par on every core. */
+static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int par, uint32_t kc0,
+		      uint32_t kc1)
+{
+	struct mm_gen *g = x->g;
+	const struct mm_spec *s = g->s;
+	const struct mc_plan *c = &x->c;
+	const int64_t *as = s->a.strides, *bs = s->b.strides;
+	int64_t per = (int64_t)c->rb * c->cb, bi = j / per;
+	int64_t r = j % per / c->cb, blk = j % c->cb;
+	int64_t aoff = s->a.off + batch_off(s, as, bi), boff = s->b.off + batch_off(s, bs, bi);
+	unsigned int i, core, nb = s->nbatch;
+	uint32_t kc;
+
+	for (kc = kc0; kc < kc1; kc++) {
+		int64_t k0 = (int64_t)kc * g->tk;
+		uint32_t tkk = (uint32_t)(s->k - k0 < g->tk ? s->k - k0 : g->tk);
+		unsigned int b = x->kc_all++ & 1;
+
+		for (i = 0; i < c->gr; i++) {
+			int64_t m0 = (r * c->gr + i) * g->tm;
+			uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
+
+			pb_load_mcast(p, row_mask(c, i), s->a.slot,
+				      (uint64_t)(aoff + m0 * as[nb] + k0) * g->es, tmm,
+				      tkk * g->es, (uint32_t)(as[nb] * g->es), g->abuf[b],
+				      g->tk * g->es);
+		}
+		for (i = 0; i < c->gc; i++) {
+			int64_t n0 = (blk * c->gc + i) * g->tn;
+			uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
+
+			if (g->trans)
+				pb_load_mcast(p, col_mask(c, i), s->b.slot,
+					      (uint64_t)(boff + n0 * bs[nb + 1] + k0) * g->es, tnn,
+					      tkk * g->es, (uint32_t)(bs[nb + 1] * g->es), g->bbuf[b],
+					      g->tk * g->es);
+			else
+				pb_load_mcast(p, col_mask(c, i), s->b.slot,
+					      (uint64_t)(boff + k0 * bs[nb] + n0) * g->es, tkk,
+					      tnn * g->es, (uint32_t)(bs[nb] * g->es), g->bbuf[b],
+					      g->tn * g->es);
+		}
+		for (core = 0; core < 32; core++) {
+			int64_t m0 = (r * c->gr + core / c->gc) * g->tm;
+			int64_t n0 = (blk * c->gc + core % c->gc) * g->tn;
+			uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
+			uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
+
+			pb_matmul(p, core, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, g->abuf[b],
+				  g->tk, g->bbuf[b], g->trans ? g->tk : g->tn, g->acc[par], g->tn);
+		}
+	}
+}
+
+int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
+{
+	const struct mm_spec *s = g->s;
+	const struct ew_spec *e = &s->epi;
+	unsigned int core, nslots = out->nslots;
+	int64_t rounds, j, start = 0;
+	uint64_t per_round;
+	struct mm_gen saved;
+	struct mc_gen x;
+	struct pb *p;
+	int ret = 0;
+
+	if (ncores != 32 || s->m < 64 || s->n < 64 || s->k < 64)
+		return -EAGAIN;
+	saved = *g;
+	memset(&x, 0, sizeof(x));
+	x.g = g;
+	if (mc_plan(g, &x.c)) {
+		*g = saved;
+		return -EAGAIN;
+	}
+	g->tm = x.c.tm;
+	g->tn = x.c.tn;
+	g->tk = x.c.tk;
+	g->nmt = x.c.gr * x.c.rb;
+	g->nnt = x.c.gc * x.c.cb;
+	g->nkc = cdiv32(s->k, g->tk);
+	mm_layout(g, g->tm, g->tn, g->tk);
+	rounds = g->nb * x.c.rb * x.c.cb;	/* batches one after another */
+	if ((double)g->nb * x.c.est >= mc_old_estimate(g)) {
+		*g = saved;
+		return -EAGAIN;
+	}
+	/* members of the multicasts count one per core until pb_finish merges them */
+	per_round = (uint64_t)g->nkc * 3 * 32 + 32ull * (2 * (e->nin + e->nuops) + 4);
+	if (2 * per_round > PB_MAX_INSNS) {
+		*g = saved;
+		return -EAGAIN;
+	}
+	p = pb_new(ncores);
+	if (!p)
+		return -ENOMEM;
+	for (j = 0; j < rounds && !ret; j++) {
+		unsigned int par = (unsigned int)(j & 1);
+
+		if (j == start)
+			for (core = 0; core < 32; core++)
+				texpr_prologue(&g->t, e, p, core);
+		mc_chunks(&x, p, j, par, 0, 1);
+		for (core = 0; core < 32; core++)
+			mm_epi(g, p, core, mc_tile(&x, j, core), par, 0);
+		if (j > start)
+			for (core = 0; core < 32; core++)
+				mm_epi(g, p, core, mc_tile(&x, j - 1, core), par ^ 1, 1);
+		mc_chunks(&x, p, j, par, 1, g->nkc);
+		if (j + 1 == rounds || pb_count(p) + 2 * per_round > PB_MAX_INSNS) {
+			for (core = 0; core < 32; core++)
+				mm_epi(g, p, core, mc_tile(&x, j, core), par, 1);
+			ret = kprogs_add(out, p);
+			start = j + 1;
+		}
+	}
+	pb_free(p);
+	if (ret == -EINVAL) {
+		/* the grid's cores did not get the same tokens: use the other schedule */
+		kprogs_free(out);
+		out->nslots = nslots;
+		*g = saved;
+		ret = -EAGAIN;
+	}
+	return ret;
+}
