@@ -223,6 +223,7 @@ TEST_F_TIMEOUT(peer, bo_wait_sees_the_other_cards_job, 90)
 	struct drm_spyre_sync out = { 0 };
 	struct drm_spyre_cmd c = sp_cmd_copy(self->a_dev, 0, self->peer, 0, SP_PAGE);
 	int ring = sp_queue_ring(&self->a, self->qa);
+	uint32_t q2;
 
 	ASSERT_LE(0, ring);
 	EXPECT_EQ(0, sp_bo_wait(self->b.fd, self->b_dev, 0));
@@ -232,8 +233,10 @@ TEST_F_TIMEOUT(peer, bo_wait_sees_the_other_cards_job, 90)
 	EXPECT_EQ(-ETIME, sp_bo_wait(self->b.fd, self->b_dev, 0));
 	EXPECT_EQ(0, sp_bo_wait(self->b.fd, self->b_dev, SP_WAIT_NS));
 	EXPECT_EQ(-ETIMEDOUT, sp_fence_status(self->a.fd, out.handle, 0));
-	/* A's queue carries on */
-	EXPECT_EQ(0, sp_run(self->a.fd, self->qa, &c, 1));
+	/* the hung queue is banned (-ECANCELED); a new one of A copies again */
+	ASSERT_EQ(0, sp_queue_create(self->a.fd, DRM_SPYRE_ENGINE_DMA,
+				     DRM_SPYRE_PRIORITY_NORMAL, &q2));
+	EXPECT_EQ(0, sp_run(self->a.fd, q2, &c, 1));
 }
 
 TEST_HARNESS_MAIN
