@@ -35,6 +35,8 @@ struct user_struct;
  * @user_npages: entries of @user_pages that are pinned
  * @peer_buf: peer BOs: the dma-buf of the other card's device BO (reference)
  * @peer_dma: peer BOs: the bus address of that BO for this card's DMA
+ * @peer_sdev: peer BOs: the exporting card (its drm_device is held by the
+ *	dma-buf)
  */
 struct spyre_bo {
 	struct drm_gem_shmem_object shmem;
@@ -53,6 +55,7 @@ struct spyre_bo {
 	unsigned long user_npages;
 	struct dma_buf *peer_buf;
 	dma_addr_t peer_dma;
+	struct spyre_device *peer_sdev;
 };
 
 static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)

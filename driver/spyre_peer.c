@@ -163,6 +163,7 @@ struct drm_gem_object *spyre_peer_import(struct drm_device *drm, struct dma_buf 
 	bo->shmem.base.resv = dma_buf->resv;
 	get_dma_buf(dma_buf);
 	bo->peer_buf = dma_buf;
+	bo->peer_sdev = exp;
 	bo->owner_pid = task_tgid_nr(current);
 	mutex_lock(&imp->bo_lock);
 	list_add_tail(&bo->link, &imp->bo_list);

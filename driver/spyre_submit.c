@@ -120,6 +120,9 @@ static int spyre_cmd_copy_peer(struct spyre_submit *s, const struct drm_spyre_cm
 
 	if (local->placement != DRM_SPYRE_PLACEMENT_DEVICE)
 		return -EINVAL;
+	/* An unplugged card's BAR may belong to another device by now. */
+	if (drm_dev_is_unplugged(&peer->peer_sdev->drm))
+		return -ENODEV;
 	if (!c->size)
 		return 0;
 	spyre_desc_dma_peer(spyre_next_desc(s->job), to_peer ? SPYRE_DMA_D2P : SPYRE_DMA_P2D,
