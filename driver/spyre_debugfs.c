@@ -46,13 +46,14 @@ static int spyre_bos_show(struct seq_file *m, void *unused)
 	list_for_each_entry(bo, &sdev->bo_list, link) {
 		struct drm_gem_object *obj = &bo->shmem.base;
 		bool host = bo->placement == DRM_SPYRE_PLACEMENT_HOST;
-
-		const char *place = !host ? "device" : obj->import_attach ? "import" : "host";
+		bool peer = bo->placement == DRM_SPYRE_PLACEMENT_PEER;
+		const char *place = peer ? "peer" : !host ? "device" :
+				    obj->import_attach ? "import" : "host";
 		bool idle = dma_resv_test_signaled(obj->resv, DMA_RESV_USAGE_BOOKKEEP);
+		u64 addr = host ? 0 : peer ? (u64)bo->peer_dma : bo->dev_addr;
 
 		seq_printf(m, "%-8d %-12zu %#-18llx %-8s %-6u %s\n", bo->owner_pid, obj->size,
-			   host ? 0 : bo->dev_addr, place, kref_read(&obj->refcount),
-			   idle ? "no" : "yes");
+			   addr, place, kref_read(&obj->refcount), idle ? "no" : "yes");
 	}
 	mutex_unlock(&sdev->bo_lock);
 	return 0;

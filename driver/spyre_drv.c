@@ -247,6 +247,8 @@ static void spyre_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		struct drm_memory_stats *s;
 
 		bo = to_spyre_bo(obj);
+		if (bo->placement == DRM_SPYRE_PLACEMENT_PEER)
+			continue;	/* another card's memory */
 		s = &stats[bo->placement == DRM_SPYRE_PLACEMENT_HOST];
 		s->private += obj->handle_count > 1 ? 0 : obj->size;
 		s->shared += obj->handle_count > 1 ? obj->size : 0;
@@ -308,9 +310,10 @@ static const struct drm_driver spyre_drm_driver = {
 	.major = 1,
 	/*
 	 * 1: DRM_IOCTL_SPYRE_QUEUE_ERROR, 2: DRM_IOCTL_SPYRE_BO_USERPTR, 3: _VM_BIND,
-	 * 4: user-mode queues (_UQ_*), COPY and LAUNCH in DRM_SPYRE_SUBMIT_VA jobs
+	 * 4: user-mode queues (_UQ_*), COPY and LAUNCH in DRM_SPYRE_SUBMIT_VA jobs,
+	 * 5: device BOs exported to other cards (DRM_SPYRE_PLACEMENT_PEER)
 	 */
-	.minor = 4,
+	.minor = 5,
 };
 
 /* --- sysfs: memory totals on the PCI device ------------------------------ */

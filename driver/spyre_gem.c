@@ -29,6 +29,7 @@
 #include "spyre_drv.h"
 #include "spyre_gem.h"
 #include "spyre_job.h"
+#include "spyre_peer.h"
 
 static void spyre_bo_track(struct spyre_device *sdev, struct spyre_bo *bo)
 {
@@ -155,16 +156,11 @@ static enum drm_gem_object_status spyre_bo_status(struct drm_gem_object *obj)
 	return DRM_GEM_OBJECT_RESIDENT;
 }
 
-static struct dma_buf *spyre_dev_bo_export(struct drm_gem_object *obj, int flags)
-{
-	/* Card memory has no CPU pages to share. */
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
+/* Card memory has no CPU pages to share: only other cards may import it. */
 static const struct drm_gem_object_funcs spyre_dev_bo_funcs = {
 	.free = spyre_dev_bo_free,
 	.status = spyre_bo_status,
-	.export = spyre_dev_bo_export,
+	.export = spyre_peer_export,
 };
 
 /*
@@ -379,6 +375,8 @@ err:
  */
 struct drm_gem_object *spyre_gem_prime_import(struct drm_device *drm, struct dma_buf *dma_buf)
 {
+	if (spyre_peer_is_ours(dma_buf))
+		return spyre_peer_import(drm, dma_buf);
 	if (dma_buf->size > spyre_max_host_bo_size())
 		return ERR_PTR(-E2BIG);
 	return drm_gem_prime_import(drm, dma_buf);

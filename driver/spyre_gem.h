@@ -33,6 +33,10 @@ struct user_struct;
  * @sfile: device BOs: the file whose quota the BO counts in (reference)
  * @user_pages: user-pointer BOs: the caller's pages, pinned (else NULL)
  * @user_npages: entries of @user_pages that are pinned
+ * @peer_buf: peer BOs: the dma-buf of the other card's device BO (reference)
+ * @peer_dma: peer BOs: the bus address of that BO for this card's DMA
+ * @peer_sdev: peer BOs: the exporting card (its drm_device is held by the
+ *	dma-buf)
  */
 struct spyre_bo {
 	struct drm_gem_shmem_object shmem;
@@ -49,6 +53,9 @@ struct spyre_bo {
 	struct spyre_file *sfile;
 	struct page **user_pages;
 	unsigned long user_npages;
+	struct dma_buf *peer_buf;
+	dma_addr_t peer_dma;
+	struct spyre_device *peer_sdev;
 };
 
 static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)

@@ -108,6 +108,29 @@ static bool spyre_tail_is_zero(const struct drm_spyre_cmd *cmd, size_t used)
 	return !memchr_inv((const u8 *)cmd->rsvd + used, 0, sizeof(cmd->rsvd) - used);
 }
 
+/*
+ * A copy with a peer BO (another card's device memory) on one side is peer
+ * DMA: the other side must be a device BO of this card.
+ */
+static int spyre_cmd_copy_peer(struct spyre_submit *s, const struct drm_spyre_cmd_copy *c,
+			       struct spyre_bo *src, struct spyre_bo *dst)
+{
+	bool to_peer = dst->placement == DRM_SPYRE_PLACEMENT_PEER;
+	struct spyre_bo *local = to_peer ? src : dst, *peer = to_peer ? dst : src;
+
+	if (local->placement != DRM_SPYRE_PLACEMENT_DEVICE)
+		return -EINVAL;
+	/* An unplugged card's BAR may belong to another device by now. */
+	if (drm_dev_is_unplugged(&peer->peer_sdev->drm))
+		return -ENODEV;
+	if (!c->size)
+		return 0;
+	spyre_desc_dma_peer(spyre_next_desc(s->job), to_peer ? SPYRE_DMA_D2P : SPYRE_DMA_P2D,
+			    c->size, local->dev_addr + (to_peer ? c->src_offset : c->dst_offset),
+			    peer->peer_dma + (to_peer ? c->dst_offset : c->src_offset));
+	return 0;
+}
+
 static int spyre_cmd_copy(struct spyre_submit *s, const struct drm_spyre_cmd_copy *c)
 {
 	struct spyre_bo *src, *dst;
@@ -120,6 +143,9 @@ static int spyre_cmd_copy(struct spyre_submit *s, const struct drm_spyre_cmd_cop
 	dst = spyre_submit_range(s, c->dst_handle, c->dst_offset, c->size, &err);
 	if (!dst)
 		return err;
+	if (src->placement == DRM_SPYRE_PLACEMENT_PEER ||
+	    dst->placement == DRM_SPYRE_PLACEMENT_PEER)
+		return spyre_cmd_copy_peer(s, c, src, dst);
 	if (src->placement == DRM_SPYRE_PLACEMENT_HOST &&
 	    dst->placement == DRM_SPYRE_PLACEMENT_HOST)
 		return -EINVAL;
@@ -237,6 +263,8 @@ static int spyre_cmd_timestamp(struct spyre_submit *s, const struct drm_spyre_cm
 	bo = spyre_submit_range(s, c->handle, c->offset, sizeof(u64), &err);
 	if (!bo)
 		return err;
+	if (bo->placement == DRM_SPYRE_PLACEMENT_PEER)
+		return -EINVAL;
 
 	t = spyre_next_desc(s->job);
 	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE)

@@ -76,6 +76,18 @@ static inline void spyre_desc_dma_host(union spyre_hw_desc *d, enum spyre_hw_dma
 	d->dma.host_off = spyre_cpu_to_le64(host_off);
 }
 
+/*
+ * Peer DMA (interface 1.13): D2P (@dir SPYRE_DMA_D2P) moves @len bytes from
+ * device address @dev_addr to the contiguous bus range at @bus_addr (a peer
+ * card's BAR2), P2D (SPYRE_DMA_P2D) the other way.
+ */
+static inline void spyre_desc_dma_peer(union spyre_hw_desc *d, enum spyre_hw_dma_dir dir,
+				       __u64 len, __u64 dev_addr, __u64 bus_addr)
+{
+	spyre_desc_dma_init(d, dir, len, dev_addr);
+	d->dma.sg_addr = spyre_cpu_to_le64(bus_addr);
+}
+
 /* D2D: @len bytes from device address @src to @dst. */
 static inline void spyre_desc_dma_d2d(union spyre_hw_desc *d, __u64 len, __u64 dst, __u64 src)
 {

@@ -65,10 +65,15 @@
  * 1.11: the card scrubs the scratchpads before a LAUNCH when the compute
  *      engine passes to or from a user-mode queue of another context;
  * 1.12: LOAD flag SPYRE_LOAD_MCAST (one LPDDR5 read into several cores'
- *      scratchpads).
+ *      scratchpads);
+ * 1.13: peer DMA: DMA directions SPYRE_DMA_D2P and SPYRE_DMA_P2D move bytes
+ *      between device memory and a contiguous PCI bus range (another
+ *      card's BAR2), without a scatter list.
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		12
+#define SPYRE_HW_VERSION_MINOR		13
+/* The first interface with SPYRE_DMA_D2P and SPYRE_DMA_P2D. */
+#define SPYRE_HW_PEER_DMA_MINOR		13
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
 #define SPYRE_HW_VERSION(major, minor)	((__u32)(major) << 16 | (__u32)(minor))
 #define SPYRE_HW_VERSION_CURRENT \
@@ -272,6 +277,8 @@ enum spyre_hw_dma_dir {
 	SPYRE_DMA_D2H = 1,	/* device memory -> host (scatter list) */
 	SPYRE_DMA_D2D = 2,	/* device memory -> device memory */
 	SPYRE_DMA_FILL = 3,	/* fill device memory with a 32-bit pattern */
+	SPYRE_DMA_D2P = 4,	/* (1.13) device memory -> PCI bus range (a peer) */
+	SPYRE_DMA_P2D = 5,	/* (1.13) PCI bus range (a peer) -> device memory */
 };
 
 /**
@@ -295,9 +302,11 @@ struct spyre_hw_sg {
  * @dir: enum spyre_hw_dma_dir
  * @fill: pattern for SPYRE_DMA_FILL (little endian, repeated)
  * @len: bytes to move; FILL needs a multiple of 4
- * @dev_addr: device memory address: destination (H2D, D2D, FILL) or source (D2H)
+ * @dev_addr: device memory address: destination (H2D, D2D, FILL, P2D) or
+ *	source (D2H, D2P)
  * @dev_src: D2D source device address
- * @sg_addr: DMA address of the host scatter list (H2D, D2H)
+ * @sg_addr: DMA address of the host scatter list (H2D, D2H); D2P/P2D: the
+ *	bus address of the contiguous peer range (another card's BAR2)
  * @sg_count: entries in the scatter list
  * @rsvd: zero
  * @host_off: byte offset into the buffer the scatter list describes

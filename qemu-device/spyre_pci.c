@@ -84,9 +84,11 @@ struct SpyreState {
 /* --- model callbacks ------------------------------------------------------ */
 
 /*
- * Guest memory access for the model. Only plain guest RAM is accepted:
- * anything else (MMIO, ROM for writes, holes, bus mastering disabled) is
- * a DMA error reported in a completion record, never a QEMU abort.
+ * Bus memory access for the model. Only plain RAM is accepted: guest RAM,
+ * and another card's BAR2 (device memory, RAM in this model) for peer DMA;
+ * anything else (MMIO, ROM for writes, holes, the card's own memory, bus
+ * mastering disabled) is a DMA error reported in a completion record,
+ * never a QEMU abort.
  */
 static int spyre_host_rw(SpyreState *s, uint64_t addr, void *buf, uint64_t len,
                          bool is_write)
@@ -106,7 +108,11 @@ static int spyre_host_rw(SpyreState *s, uint64_t addr, void *buf, uint64_t len,
         WITH_RCU_READ_LOCK_GUARD() {
             mr = address_space_translate(as, addr, &xlat, &l, is_write,
                                          MEMTXATTRS_UNSPECIFIED);
-            if (!memory_region_is_ram(mr) || !l ||
+            /*
+             * The card's own memory is not a bus target of its DMA: a peer
+             * card's BAR2 is (peer DMA, 1.13), as on PCIe peer to peer.
+             */
+            if (!memory_region_is_ram(mr) || !l || mr == &s->mem ||
                 (is_write && memory_region_is_rom(mr))) {
                 trace_spyre_dma_refused(addr, len, is_write);
                 return -1;

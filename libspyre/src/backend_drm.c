@@ -456,6 +456,46 @@ static int drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigne
 	return 0;
 }
 
+/*
+ * PRIME: export the owner's device BO as a dma-buf, import it here. The
+ * driver makes it a peer BO (driver 1.5); an older driver refuses the
+ * export with -EOPNOTSUPP. Two open files of one card get a device handle
+ * of the same BO instead, which a COPY takes as well (D2D). libspyre has
+ * no PRIME call of its own, so the handle is new in @dev's file and the
+ * caller may close it.
+ */
+static int drm_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t owner_handle,
+			      uint32_t *handle)
+{
+	struct drm_prime_handle ex = { .handle = owner_handle, .flags = DRM_CLOEXEC, .fd = -1 };
+	struct drm_prime_handle im = { 0 };
+	struct drm_spyre_bo_info info = { 0 };
+	int ret;
+
+	if (owner->ops != &spy_drm_ops)
+		return -EXDEV;
+	if (owner == dev)
+		return -EINVAL;
+	ret = xioctl(owner, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex);
+	if (ret)
+		return ret;
+	im.fd = ex.fd;
+	ret = xioctl(dev, DRM_IOCTL_PRIME_FD_TO_HANDLE, &im);
+	close(ex.fd);
+	if (ret)
+		return ret;
+	info.handle = im.handle;
+	ret = drm_bo_info(dev, &info);
+	if (!ret && info.placement != DRM_SPYRE_PLACEMENT_PEER &&
+	    info.placement != DRM_SPYRE_PLACEMENT_DEVICE)
+		ret = -EOPNOTSUPP;
+	if (ret)
+		drm_bo_close(dev, im.handle);
+	else
+		*handle = im.handle;
+	return ret;
+}
+
 const struct spy_backend_ops spy_drm_ops = {
 	.name = "drm",
 	.close = drm_close,
@@ -477,4 +517,5 @@ const struct spy_backend_ops spy_drm_ops = {
 	.fence_error = drm_fence_error,
 	.queue_error = drm_queue_error,
 	.inject_fault = drm_inject_fault,
+	.bo_peer_import = drm_bo_peer_import,
 };

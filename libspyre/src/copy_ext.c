@@ -4,8 +4,8 @@
  * (through staging blocks), strided 2-D/3-D copies (one COPY command per
  * row, as few submissions as the command limit allows), fills of 1-, 2-
  * and 4-byte patterns at any alignment (a 4-byte FILL for the aligned
- * middle, staged copies for the ragged ends), and copies between cards
- * (through the host).
+ * middle, staged copies for the ragged ends). Copies between cards are
+ * in peer.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -266,41 +266,5 @@ int spyre_memset_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pa
 		else
 			spy_staging_release_after(s->dev, &stage, s, point);
 	}
-	return ret;
-}
-
-int spyre_memcpy_peer(spyre_stream *dst_stream, const struct spyre_buf *dst,
-		      spyre_stream *src_stream, const struct spyre_buf *src, uint64_t size)
-{
-	static const char *call = "spyre_memcpy_peer";
-	enum { CHUNK = 4 << 20 };
-	uint64_t done;
-	void *tmp;
-	int ret;
-
-	ret = check_stream(dst_stream, dst, call);
-	if (!ret)
-		ret = check_stream(src_stream, src, call);
-	if (ret)
-		return ret;
-	if (size > dst->size || size > src->size)
-		return spy_err(-EINVAL, "%s: %llu bytes do not fit the buffers", call,
-			       (unsigned long long)size);
-	if (!size)
-		return 0;
-	tmp = malloc(size < CHUNK ? size : CHUNK);
-	if (!tmp)
-		return spy_err(-ENOMEM, "%s: out of memory", call);
-	/* Through the host in chunks: each read waits for the source stream's work. */
-	for (done = 0; done < size && !ret; done += CHUNK) {
-		uint64_t n = size - done < CHUNK ? size - done : CHUNK;
-		struct spyre_buf s = { src->bo, src->offset + done, n };
-		struct spyre_buf d = { dst->bo, dst->offset + done, n };
-
-		ret = spyre_memcpy_to_host(src_stream, tmp, &s, n);
-		if (!ret)
-			ret = spyre_memcpy_from_host_async(dst_stream, &d, tmp, n);
-	}
-	free(tmp);
 	return ret;
 }

@@ -92,6 +92,14 @@ struct spy_backend_ops {
 			   struct spy_queue_error *out);
 	/* Sim only: faults. */
 	int (*inject_fault)(spyre_device *dev, enum spyre_engine engine, unsigned int kind);
+	/*
+	 * A handle on @dev for device BO @owner_handle of @owner (another card
+	 * of the same backend): a peer BO, one side of a COPY with a device BO
+	 * of @dev (peer DMA). -EOPNOTSUPP, -EXDEV or -ERANGE when the cards
+	 * cannot reach each other that way (peer.c falls back to the host).
+	 */
+	int (*bo_peer_import)(spyre_device *dev, spyre_device *owner, uint32_t owner_handle,
+			      uint32_t *handle);
 };
 
 extern const struct spy_backend_ops spy_drm_ops;

@@ -226,3 +226,82 @@ TEST(copy_peer)
 	free(host);
 	free(out);
 }
+
+static uint64_t submits_of(spyre_device *d)
+{
+	struct spyre_device_stats st;
+
+	return spyre_device_get_stats(d, &st) ? ~0ull : st.submits;
+}
+
+/*
+ * Device to device between two cards goes card to card (peer DMA): the
+ * source card runs nothing for it; SPYRE_PEER_DMA=0 takes the host path,
+ * which the source card serves with a D2H. Odd offsets and sizes; the
+ * bytes around the range stay as they were.
+ */
+TEST(copy_peer_dma_and_host_fallback)
+{
+	enum { SZ = 3 << 20 };
+	uint8_t *host = malloc(SZ), *out = malloc(SZ);
+	spyre_device *d2;
+	spyre_stream *s1, *s2;
+	spyre_bo *a, *b;
+	struct spyre_buf ba, bb;
+	uint64_t before;
+	int cards = 1, can;
+
+	ASSERT(host && out, "malloc");
+	spyre_device_count(SPYRE_BACKEND_DEFAULT, &cards);
+	OK(spyre_device_open(cards > 1 ? 1 : 0, &d2));
+	can = spyre_device_can_peer(d2, dev);
+	CHECK(can == 1, "spyre_device_can_peer: %d", can);
+	CHECK(spyre_device_can_peer(dev, dev) == 0, "a card is not its own peer");
+	FAILS_WITH(spyre_device_can_peer(NULL, dev), -EINVAL, "NULL device");
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &s1));
+	OK(spyre_stream_create(d2, SPYRE_ENGINE_DMA, &s2));
+	OK(spyre_bo_create(dev, SZ, SPYRE_MEM_DEVICE, &a));
+	OK(spyre_bo_create(d2, SZ, SPYRE_MEM_DEVICE, &b));
+	ba = spyre_bo_buf(a);
+	bb = spyre_bo_buf(b);
+	fill_pat(host, SZ, 4, 0);
+	OK(spyre_memcpy_from_host_async(s1, &ba, host, SZ));
+	memset(out, 0xee, SZ);
+	OK(spyre_memcpy_from_host_async(s2, &bb, out, SZ));
+
+	/* a's bytes 7.. land at b's byte 3: the copy waits for s1's upload */
+	before = submits_of(dev);
+	ba = (struct spyre_buf){ a, 7, SZ - 7 };
+	bb = (struct spyre_buf){ b, 3, SZ - 7 };
+	OK(spyre_memcpy_peer(s2, &bb, s1, &ba, SZ - 11));
+	CHECK(submits_of(dev) == before, "peer DMA: the source card ran %llu submissions",
+	      (unsigned long long)(submits_of(dev) - before));
+	bb = spyre_bo_buf(b);
+	OK(spyre_memcpy_to_host(s2, out, &bb, SZ));
+	CHECK(out[0] == 0xee && out[2] == 0xee && out[SZ - 8] == 0xee && out[SZ - 1] == 0xee,
+	      "bytes around the range changed: %02x %02x %02x", out[2], out[SZ - 8], out[SZ - 1]);
+	CHECK(diff_pat(out + 3, SZ - 11, 4, 7) < 0, "peer DMA: byte %lld differs",
+	      (long long)diff_pat(out + 3, SZ - 11, 4, 7));
+
+	/* the host path, forced: the source card serves a download */
+	setenv("SPYRE_PEER_DMA", "0", 1);
+	CHECK(spyre_device_can_peer(d2, dev) == 0, "SPYRE_PEER_DMA=0 still peers");
+	fill_pat(host, SZ, 5, 0);
+	ba = spyre_bo_buf(a);
+	OK(spyre_memcpy_from_host_async(s1, &ba, host, SZ));
+	before = submits_of(dev);
+	OK(spyre_memcpy_peer(s2, &bb, s1, &ba, SZ));
+	CHECK(submits_of(dev) > before, "host path: no download on the source card");
+	unsetenv("SPYRE_PEER_DMA");
+	OK(spyre_memcpy_to_host(s2, out, &bb, SZ));
+	CHECK(diff_pat(out, SZ, 5, 0) < 0, "host path: byte %lld differs",
+	      (long long)diff_pat(out, SZ, 5, 0));
+
+	OK(spyre_stream_destroy(s1));
+	OK(spyre_stream_destroy(s2));
+	spyre_bo_destroy(a);
+	spyre_bo_destroy(b);
+	OK(spyre_device_close(d2));
+	free(host);
+	free(out);
+}

@@ -1,13 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * Spyre card model: the DMA command (H2D, D2H, D2D, FILL) and host
- * scatter-list walking. Payloads move with the embedder's lock dropped.
+ * Spyre card model: the DMA command (H2D, D2H, D2D, FILL, and the peer
+ * directions D2P/P2D of interface 1.13) and host scatter-list walking.
+ * Payloads move with the embedder's lock dropped.
  */
 #include "spyre_internal.h"
 #include "spyre_mmu.h"
 
 #define SG_BATCH		64
 #define CHUNK			(1u << 20)
+
+/*
+ * Peer DMA (1.13): one contiguous bus range, so no scatter list, no host
+ * offset and no second device address; the bus range must not wrap.
+ */
+static uint32_t peer_check(struct spyre_model *m, const struct spyre_hw_dma *d)
+{
+	uint64_t len = spyre_le64_to_cpu(d->len);
+	uint64_t bus = spyre_le64_to_cpu(d->sg_addr);
+
+	if (d->fill || d->dev_src || d->sg_count || d->host_off)
+		return SPYRE_CMD_ERR_INVALID;
+	if (!card_range_ok(spyre_le64_to_cpu(d->dev_addr), len, m->cfg.mem_size))
+		return SPYRE_CMD_ERR_BOUNDS;
+	if (len && (!bus || bus + len < bus))
+		return SPYRE_CMD_ERR_DMA;
+	return SPYRE_CMD_OK;
+}
 
 uint32_t card_dma_check(struct spyre_model *m, const struct card_cmd *c)
 {
@@ -21,8 +40,10 @@ uint32_t card_dma_check(struct spyre_model *m, const struct card_cmd *c)
 
 	if (c->ctx)
 		return card_va_dma_check(m, d);
-	if (d->flags || dir > SPYRE_DMA_FILL || d->rsvd || d->rsvd2)
+	if (d->flags || dir > SPYRE_DMA_P2D || d->rsvd || d->rsvd2)
 		return SPYRE_CMD_ERR_INVALID;
+	if (dir == SPYRE_DMA_D2P || dir == SPYRE_DMA_P2D)
+		return peer_check(m, d);
 	if (dir != SPYRE_DMA_D2D && src)
 		return SPYRE_CMD_ERR_INVALID;
 	if (dir == SPYRE_DMA_FILL && (len % 4))
@@ -121,6 +142,29 @@ static uint32_t local_copy(struct spyre_model *m, uint64_t dst, uint64_t src, ui
 	return SPYRE_CMD_OK;
 }
 
+/*
+ * Peer DMA: the bus range is written (D2P) or read (P2D) through the
+ * embedder's bus access in chunks, like a host segment; the embedder
+ * routes the address (in QEMU: the PCI address space, where a peer card's
+ * BAR2 is its memory).
+ */
+static uint32_t peer_xfer(struct spyre_model *m, uint64_t bus, uint8_t *dev, uint64_t len,
+			  bool to_peer)
+{
+	uint64_t done, n;
+
+	for (done = 0; done < len; done += n) {
+		n = len - done < CHUNK ? len - done : CHUNK;
+		card_progress_step(m);
+		if (card_abort_pending(m))
+			return CARD_CMD_ABORTED;
+		if (to_peer ? m->ops.host_write(m->opaque, bus + done, dev + done, n) :
+			      m->ops.host_read(m->opaque, bus + done, dev + done, n))
+			return SPYRE_CMD_ERR_DMA;
+	}
+	return SPYRE_CMD_OK;
+}
+
 /* Fill with a repeated 32-bit pattern: seed one chunk, then copy it. */
 static uint32_t local_fill(struct spyre_model *m, uint64_t dst, uint32_t pattern, uint64_t len)
 {
@@ -160,6 +204,10 @@ static uint32_t run_phys(struct spyre_model *m, const struct spyre_hw_dma *d)
 				     m->devmem + dst, len, dir == SPYRE_DMA_D2H);
 	case SPYRE_DMA_D2D:
 		return local_copy(m, dst, spyre_le64_to_cpu(d->dev_src), len);
+	case SPYRE_DMA_D2P:
+	case SPYRE_DMA_P2D:
+		return peer_xfer(m, spyre_le64_to_cpu(d->sg_addr), m->devmem + dst, len,
+				 dir == SPYRE_DMA_D2P);
 	default:
 		return local_fill(m, dst, spyre_le32_to_cpu(d->fill), len);
 	}

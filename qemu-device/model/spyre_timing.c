@@ -25,8 +25,10 @@ enum card_engine card_dma_engine(unsigned int dir)
 {
 	switch (dir) {
 	case SPYRE_DMA_H2D:
+	case SPYRE_DMA_P2D:	/* inbound over the card's PCIe link */
 		return CARD_ENG_H2D;
 	case SPYRE_DMA_D2H:
+	case SPYRE_DMA_D2P:	/* outbound over the card's PCIe link */
 		return CARD_ENG_D2H;
 	default:
 		return CARD_ENG_D2D;
@@ -34,8 +36,9 @@ enum card_engine card_dma_engine(unsigned int dir)
 }
 
 /*
- * H2D/D2H cross PCIe; D2D reads and writes LPDDR5 (twice the bytes); FILL
- * only writes it. Every command pays the DMA setup latency.
+ * H2D/D2H and the peer directions D2P/P2D cross the card's PCIe link; D2D
+ * reads and writes LPDDR5 (twice the bytes); FILL only writes it. Every
+ * command pays the DMA setup latency.
  */
 uint64_t card_time_dma(const struct spyre_timing *t, unsigned int dir, uint64_t len)
 {
@@ -44,6 +47,8 @@ uint64_t card_time_dma(const struct spyre_timing *t, unsigned int dir, uint64_t 
 	switch (dir) {
 	case SPYRE_DMA_H2D:
 	case SPYRE_DMA_D2H:
+	case SPYRE_DMA_D2P:
+	case SPYRE_DMA_P2D:
 		x = card_time_bytes(len, t->pcie_bytes_per_us);
 		break;
 	case SPYRE_DMA_D2D:

@@ -48,6 +48,9 @@ extern int test_cur_failed;
 #define H_SG		0x300000ull				/* scatter lists */
 #define H_DATA		0x400000ull				/* data buffers */
 
+/* Bus address of the peer card's memory (struct tcard.peer), like a BAR2. */
+#define PEER_BASE	0x4000000000ull
+
 #define TC_EVENTS	(SPYRE_MODEL_EV_CARD_ERROR + 1)
 
 struct tcard {
@@ -60,6 +63,8 @@ struct tcard {
 	uint32_t tail[SPYRE_MODEL_MAX_RINGS];
 	uint32_t log2[SPYRE_MODEL_MAX_RINGS];
 	uint64_t host_reads, host_writes;
+	/* a peer card whose memory the bus shows at PEER_BASE (peer DMA tests) */
+	struct tcard *peer;
 	/* spyre_model_ops.event calls, per enum spyre_model_event, and the last one */
 	unsigned int events[TC_EVENTS];
 	struct {

@@ -26,7 +26,7 @@ src=$top/selftests/drivers/accel/spyre
 
 # Run order: lifecycle last (it unbinds a card and reloads the module).
 all_tests=(spyre_params spyre_bo spyre_queue spyre_submit spyre_fence spyre_isolation
-	spyre_recovery spyre_deps spyre_vm spyre_vm_submit spyre_vm_launch spyre_uq spyre_fuzz spyre_stress spyre_module spyre_lifecycle)
+	spyre_recovery spyre_deps spyre_vm spyre_vm_submit spyre_vm_launch spyre_uq spyre_peer spyre_fuzz spyre_stress spyre_module spyre_lifecycle)
 
 # --- inside the VM -----------------------------------------------------------
 if [ "${1:-}" = --guest ]; then

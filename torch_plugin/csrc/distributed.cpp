@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The c10d backend for spyre tensors (torch.distributed "spyre").
 //
-// The card has no network and no peer DMA yet, so a collective stages its
+// The card has no network, and the ranks are separate processes (the
+// cards' peer DMA, libspyre's spyre_memcpy_peer, would need dma-buf fds
+// passed between them; not done yet), so a collective stages its
 // spyre tensors through pinned host memory and runs on gloo, the CPU
 // engine PyTorch already has: inputs come down to pinned host buffers
 // (non_blocking D2H on the caller's current stream, after the work that
@@ -13,8 +15,7 @@
 // stream (non_blocking from pinned memory: ordered before anything the
 // caller queues on that stream later, as NCCL's wait orders the current
 // CUDA stream). Two cards of one machine go the same way, through
-// host memory; a peer DMA path between cards is the next step
-// (Documentation/distributed.rst).
+// host memory (Documentation/distributed.rst).
 //
 // Why C++ and not a Python ProcessGroup: torch 2.13's pybind trampoline
 // exists for ProcessGroup only, not for Backend, so a Python backend has to

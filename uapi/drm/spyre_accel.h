@@ -158,11 +158,39 @@ struct drm_spyre_get_param {
  *	exportable and importable with PRIME. An imported dma-buf is a host
  *	BO too: one larger than DRM_SPYRE_PARAM_MAX_HOST_BO_SIZE fails the
  *	import with -E2BIG.
+ * @DRM_SPYRE_PLACEMENT_PEER: (driver 1.5) another card's device BO,
+ *	imported through PRIME: only DRM_IOCTL_SPYRE_BO_INFO reports it (a
+ *	create with it fails with -EINVAL). See DOC: peer DMA.
  */
 enum drm_spyre_placement {
 	DRM_SPYRE_PLACEMENT_DEVICE = 0,
 	DRM_SPYRE_PLACEMENT_HOST = 1,
+	DRM_SPYRE_PLACEMENT_PEER = 2,
 };
+
+/**
+ * DOC: peer DMA
+ *
+ * A device BO can be exported with PRIME (DRM_IOCTL_PRIME_HANDLE_TO_FD,
+ * driver 1.5; before, -EOPNOTSUPP) for other Spyre cards only: any other
+ * importer fails to attach with -EOPNOTSUPP. Imported into the card that
+ * owns it, the fd gives back that BO. Imported into another card of the
+ * machine, it becomes a BO of placement DRM_SPYRE_PLACEMENT_PEER on the
+ * importing card: a DRM_SPYRE_CMD_COPY between it and a device BO of the
+ * importing card moves the bytes card to card (the importing card's DMA
+ * engine writes or reads the exporter's BAR2: PCIe peer-to-peer, card
+ * interface 1.13), without host memory. A peer BO is nothing else: FILL,
+ * TIMESTAMP, LAUNCH operands, VM_BIND, host or peer as the other side of
+ * a copy fail with -EINVAL. The import fails with -EOPNOTSUPP when the
+ * importing card has no peer DMA (card interface below 1.13), -EXDEV
+ * when the two cards sit under different PCI host bridges, -ERANGE when
+ * the BO lies beyond the exporter's BAR2 aperture. A copy through a peer
+ * BO of a card that was unplugged fails with -ENODEV. The peer BO keeps the
+ * exporter's BO alive and shares its reservation object: DRM_IOCTL_SPYRE_
+ * BO_WAIT on either card's handle waits for both cards' jobs on it. No
+ * other ordering is implied: a process orders the two cards' work itself
+ * (wait for the exporter's writes before copying them, and the other way).
+ */
 
 /**
  * struct drm_spyre_bo_create - argument of DRM_IOCTL_SPYRE_BO_CREATE

@@ -294,11 +294,21 @@ int spyre_memset_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pa
 		       unsigned int pattern_size, uint64_t size);
 /*
  * Copy between two cards (or two open devices): after @src_stream's earlier
- * work, through host memory; the writes run in @dst_stream's order. Returns
- * once everything was read from the source.
+ * work; the writes run in @dst_stream's order. Returns once everything was
+ * read from the source. Device memory to device memory goes card to card
+ * (peer DMA: the destination card reads the source card's memory) when
+ * spyre_device_can_peer() says so, else through host memory; the
+ * environment variable SPYRE_PEER_DMA=0 forces the host path.
  */
 int spyre_memcpy_peer(spyre_stream *dst_stream, const struct spyre_buf *dst,
 		      spyre_stream *src_stream, const struct spyre_buf *src, uint64_t size);
+/*
+ * 1 when @dev's DMA engine reaches @peer's device memory (peer DMA: two
+ * cards of one backend, card interface 1.13 and driver 1.5, one PCI host
+ * bridge), 0 when copies between them go through the host, -errno on
+ * other failures.
+ */
+int spyre_device_can_peer(spyre_device *dev, spyre_device *peer);
 
 /*
  * Launch @prog with @nargs argument buffers (device memory) and an optional

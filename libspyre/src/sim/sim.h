@@ -36,7 +36,7 @@ struct sim_bo {
 	bool open;			/* the handle is still valid */
 	uint64_t size;
 	uint32_t placement;
-	uint64_t dev_addr;		/* device placement */
+	uint64_t dev_addr;		/* device placement; peer: the bus address */
 	uint8_t *host;			/* host placement: the pages */
 	bool user;			/* @host is the caller's (BO_USERPTR) */
 	struct spyre_hw_sg *sg;		/* host placement: scatter list */

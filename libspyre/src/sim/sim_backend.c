@@ -19,10 +19,17 @@ static struct sim *S(spyre_device *dev)
 	return dev->priv;
 }
 
+/* As on the bus: the card's own memory is no target of its DMA. */
+static bool own_memory(const struct sim *sim, uint64_t addr, uint64_t len)
+{
+	uintptr_t mem = (uintptr_t)sim->devmem;
+
+	return addr < mem + sim->cfg.mem_size && addr + len > mem;
+}
+
 static int m_host_read(void *opaque, uint64_t addr, void *buf, uint64_t len)
 {
-	(void)opaque;
-	if (!addr)
+	if (!addr || own_memory(opaque, addr, len))
 		return -1;
 	memcpy(buf, (const void *)(uintptr_t)addr, len);
 	return 0;
@@ -30,8 +37,7 @@ static int m_host_read(void *opaque, uint64_t addr, void *buf, uint64_t len)
 
 static int m_host_write(void *opaque, uint64_t addr, const void *buf, uint64_t len)
 {
-	(void)opaque;
-	if (!addr)
+	if (!addr || own_memory(opaque, addr, len))
 		return -1;
 	memcpy((void *)(uintptr_t)addr, buf, len);
 	return 0;
@@ -758,6 +764,50 @@ int spy_sim_open(spyre_device *dev, int index)
 	return 0;
 }
 
+/*
+ * A peer BO: in the sim, "bus addresses" are process addresses, so the
+ * owner card's memory is at its devmem pointer. Unlike the driver's, the
+ * peer BO does not hold the owner's BO: its user (peer.c) waits for the
+ * copy before it returns, while the caller still holds both.
+ */
+static int sim_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t owner_handle,
+			      uint32_t *handle)
+{
+	struct sim *sim = S(dev), *o;
+	struct sim_bo *obo, *bo;
+	uint64_t size, bus = 0;
+	int ret = 0;
+
+	if (owner->ops != &spy_sim_ops)
+		return -EXDEV;
+	if (owner == dev)
+		return -EOPNOTSUPP;	/* the driver's self-import gives the BO itself */
+	o = S(owner);
+	pthread_mutex_lock(&o->lock);
+	obo = sim_bo_lookup(o, owner_handle);
+	if (o->lost)
+		ret = -ENODEV;
+	else if (!obo)
+		ret = -ENOENT;
+	else if (obo->placement != DRM_SPYRE_PLACEMENT_DEVICE)
+		ret = -EINVAL;
+	if (!ret) {
+		size = obo->size;
+		bus = (uintptr_t)(o->devmem + obo->dev_addr);
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (ret)
+		return ret;
+	bo = sim_bo_new(size, DRM_SPYRE_PLACEMENT_PEER, NULL);
+	if (!bo)
+		return -ENOMEM;
+	bo->dev_addr = bus;
+	ret = sim_bo_insert(sim, bo, handle);
+	if (ret)
+		sim_bo_discard(bo);
+	return ret;
+}
+
 const struct spy_backend_ops spy_sim_ops = {
 	.name = "sim",
 	.close = sim_close,
@@ -779,4 +829,5 @@ const struct spy_backend_ops spy_sim_ops = {
 	.fence_error = sim_fence_error,
 	.queue_error = sim_queue_error,
 	.inject_fault = sim_inject_fault,
+	.bo_peer_import = sim_bo_peer_import,
 };

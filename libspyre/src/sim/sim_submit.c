@@ -51,6 +51,21 @@ static int sim_submit_bo(struct sim *sim, uint32_t handle, struct sim_bo **bo)
 	return *bo ? 0 : -ENOENT;
 }
 
+/* As the driver: a peer BO is one side of a copy with a device BO. */
+static int sim_cmd_copy_peer(const struct drm_spyre_cmd_copy *c, union spyre_hw_desc *d,
+			     struct sim_bo *src, struct sim_bo *dst)
+{
+	bool to_peer = dst->placement == DRM_SPYRE_PLACEMENT_PEER;
+	struct sim_bo *local = to_peer ? src : dst, *peer = to_peer ? dst : src;
+
+	if (local->placement != DRM_SPYRE_PLACEMENT_DEVICE)
+		return -EINVAL;
+	spyre_desc_dma_peer(d, to_peer ? SPYRE_DMA_D2P : SPYRE_DMA_P2D, c->size,
+			    local->dev_addr + (to_peer ? c->src_offset : c->dst_offset),
+			    peer->dev_addr + (to_peer ? c->dst_offset : c->src_offset));
+	return 0;
+}
+
 static int sim_cmd_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c,
 			union spyre_hw_desc *d, struct sim_job *job)
 {
@@ -63,10 +78,14 @@ static int sim_cmd_copy(struct sim *sim, const struct drm_spyre_cmd_copy *c,
 	if (!range_ok(c->src_offset, c->size, src->size) ||
 	    !range_ok(c->dst_offset, c->size, dst->size))
 		return -EINVAL;
-	if (src->placement == DRM_SPYRE_PLACEMENT_HOST &&
-	    dst->placement == DRM_SPYRE_PLACEMENT_HOST)
+	if (src->placement == DRM_SPYRE_PLACEMENT_PEER ||
+	    dst->placement == DRM_SPYRE_PLACEMENT_PEER) {
+		if ((ret = sim_cmd_copy_peer(c, d, src, dst)))
+			return ret;
+	} else if (src->placement == DRM_SPYRE_PLACEMENT_HOST &&
+		   dst->placement == DRM_SPYRE_PLACEMENT_HOST) {
 		return -EINVAL;
-	if (src->placement == DRM_SPYRE_PLACEMENT_HOST)
+	} else if (src->placement == DRM_SPYRE_PLACEMENT_HOST)
 		spyre_desc_dma_host(d, SPYRE_DMA_H2D, c->size, dst->dev_addr + c->dst_offset,
 				    (uintptr_t)src->sg, src->sg_count, c->src_offset);
 	else if (dst->placement == DRM_SPYRE_PLACEMENT_HOST)
@@ -156,7 +175,8 @@ static int sim_cmd_timestamp(struct sim *sim, const struct drm_spyre_cmd_timesta
 
 	if (ret)
 		return ret;
-	if (c->pad || (c->offset & 7) || !range_ok(c->offset, 8, bo->size))
+	if (c->pad || (c->offset & 7) || !range_ok(c->offset, 8, bo->size) ||
+	    bo->placement == DRM_SPYRE_PLACEMENT_PEER)
 		return -EINVAL;
 	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE)
 		spyre_desc_timestamp_dev(d, bo->dev_addr + c->offset);

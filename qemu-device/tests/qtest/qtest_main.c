@@ -757,6 +757,60 @@ static void t_mmu_user_queue_doorbell_page(void)
 	qt_quit(q);
 }
 
+/*
+ * Peer DMA (1.13) in QEMU: card A writes into card B's BAR2 through the
+ * PCI address space (D2P) and reads it back (P2D); A's own BAR2 and B's
+ * BAR0 (MMIO) are no targets: a DMA error in the record, nothing written.
+ */
+static void t_peer_dma_through_the_pci_address_space(void)
+{
+	struct qt *q = qt_start("-device spyre,addr=4,mem=64M -device spyre,addr=5,mem=64M");
+	static uint8_t pat[8192], back[8192];
+	struct spyre_hw_completion r;
+	struct card a, b;
+	uint8_t d[64];
+	unsigned int i;
+
+	card_setup(&a, q, 4, BAR0_A, BAR2_A);
+	card_setup(&b, q, 5, BAR0_B, BAR2_B);
+	for (i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i * 13 + 5);
+	qt_memwrite(q, BAR2_A + 0x3000, pat, sizeof(pat));	/* A's memory, via its BAR2 */
+	ring_setup(&a, 0);
+	spyre_desc_dma_peer((void *)d, SPYRE_DMA_D2P, sizeof(pat), 0x3000, BAR2_B + 0x10001);
+	push(&a, 0, d);
+	spyre_desc_dma_peer((void *)d, SPYRE_DMA_P2D, sizeof(pat), 0x20000, BAR2_B + 0x10001);
+	push(&a, 0, d);
+	fence_desc(d, 1, 0);
+	push(&a, 0, d);
+	/* A's own memory as the bus target */
+	spyre_desc_dma_peer((void *)d, SPYRE_DMA_D2P, 64, 0x3000, BAR2_A + 0x40000);
+	push(&a, 0, d);
+	fence_desc(d, 2, 1);
+	push(&a, 0, d);
+	/* B's registers */
+	spyre_desc_dma_peer((void *)d, SPYRE_DMA_D2P, 4, 0x3000, BAR0_B + SPYRE_REG_SCRATCH);
+	push(&a, 0, d);
+	fence_desc(d, 3, 2);
+	push(&a, 0, d);
+	doorbell(&a, 0);
+	CHECK(wait_seq(&a, 0, 3, 5000));
+	r = record(&a, 0);
+	CHECK_EQ(r.status, SPYRE_CMD_OK);
+	/* 8 KiB at 50 GB/s = 164 ns + 1000 ns setup, twice */
+	CHECK_EQ(r.end_ns - r.start_ns, 2 * (1000 + 164));
+	qt_memread(q, BAR2_B + 0x10001, back, sizeof(back));	/* B's memory, via its BAR2 */
+	CHECK(!memcmp(back, pat, sizeof(pat)));
+	qt_memread(q, BAR2_A + 0x20000, back, sizeof(back));
+	CHECK(!memcmp(back, pat, sizeof(pat)));
+	CHECK_EQ(record(&a, 1).status, SPYRE_CMD_ERR_DMA);
+	CHECK_EQ(qt_read(q, 32, BAR2_A + 0x40000), 0);
+	CHECK_EQ(record(&a, 2).status, SPYRE_CMD_ERR_DMA);
+	CHECK_EQ(rd(&b, SPYRE_REG_SCRATCH), 0);
+	CHECK_EQ(rd(&b, SPYRE_REG_ERR_STATUS), 0);	/* B saw nothing */
+	qt_quit(q);
+}
+
 int main(void)
 {
 	if (!getenv("QEMU") || access(getenv("QEMU"), X_OK)) {
@@ -775,6 +829,7 @@ int main(void)
 	run("trace_points_and_guest_errors", t_trace_points_and_guest_errors);
 	run("mmu_translates_and_faults", t_mmu_translates_and_faults);
 	run("mmu_user_queue_doorbell_page", t_mmu_user_queue_doorbell_page);
+	run("peer_dma_through_the_pci_address_space", t_peer_dma_through_the_pci_address_space);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
