@@ -13,11 +13,13 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn as nn
 from vllm.logger import init_logger
 from vllm.model_executor.model_loader import get_model
 from vllm.v1.kv_cache_interface import FullAttentionSpec
+from vllm.v1.worker.block_table import BlockTable, SlotMappingMode
 from vllm.v1.worker.gpu_model_runner import GPUModelRunner
 
 logger = init_logger(__name__)
@@ -57,8 +59,32 @@ def _no_cuda_streams():
         torch.Event, torch.cuda.Stream, torch.cuda.Event = saved
 
 
+def _host_slot_mapping(self, num_reqs: int, query_start_loc: torch.Tensor,
+                       positions: torch.Tensor) -> None:
+    """BlockTable.compute_slot_mapping without vLLM's Triton kernel: the
+    slot of each token (block_table[req, pos // bs] * bs + pos % bs) is
+    computed on the host from the block table's numpy copy and uploaded."""
+    if self.slot_mapping_mode == SlotMappingMode.NONE:
+        return
+    if self.dcp_world_size != 1:
+        raise NotImplementedError("spyre: decode context parallelism")
+    n = positions.shape[0]
+    qsl = query_start_loc[: num_reqs + 1].cpu().numpy()
+    pos = positions.cpu().numpy().astype(np.int64)
+    req = np.repeat(np.arange(num_reqs), qsl[1:] - qsl[:-1])
+    slots = np.full(n, -1, dtype=np.int64)
+    t = len(req)
+    bt = self.block_table.np
+    slots[:t] = bt[req, pos[:t] // self.block_size] * self.block_size + pos[:t] % self.block_size
+    dst = self.slot_mapping.gpu
+    dst[:n].copy_(torch.from_numpy(slots).to(dst.dtype))
+
+
 class SpyreModelRunner(GPUModelRunner):
     def __init__(self, vllm_config, device: torch.device) -> None:
+        # vLLM computes slot mappings with a Triton kernel (GPU only): this
+        # worker process uses the host version instead
+        BlockTable.compute_slot_mapping = _host_slot_mapping
         with _no_cuda_streams():
             super().__init__(vllm_config, device)
         self.use_cuda_graph = False
