@@ -3,8 +3,10 @@
 
 KV cache of one layer: [num_blocks, num_kv_heads, block_size, 2 * head_size]
 on the card (vLLM's LBHNC layout), K in the first head_size columns, V in
-the rest. One step writes the new tokens' K/V rows into their slots
-(index_copy_ on a row view of the cache), then, for the whole batch at once,
+the rest. One step writes the new tokens' K/V rows into their slots (one
+strided card copy per run of consecutive slots in one block: one per
+request in a decode step, one per block a prefill fills; the card has no
+scatter, and index_copy_ would rewrite the whole cache), then, for the whole batch at once,
 gathers each request's K/V rows through its block table (index_select),
 pads the queries to [requests, heads, max_query_len, head_size] and runs one
 batched scaled-dot-product attention with an additive mask that hides
@@ -76,9 +78,10 @@ class SpyreAttentionMetadata:
     # host copies, for error messages and tests
     query_start_loc_cpu: torch.Tensor
     seq_lens_cpu: torch.Tensor
+    # (block, first row, first token, count): runs of new tokens that go
+    # to consecutive rows of one block
+    write_runs: list[tuple[int, int, int, int]]
     # card tensors, shared by all layers of the step
-    slot_block: torch.Tensor  # [T] block of each new token (int64)
-    slot_offset: torch.Tensor  # [T] row inside the block
     gather_block: torch.Tensor  # [R * Lmax] block of each context position
     gather_offset: torch.Tensor  # [R * Lmax]
     query_rows: torch.Tensor  # [R * Qmax] token gathered into each padded query row
@@ -137,6 +140,15 @@ class SpyreAttentionMetadataBuilder(AttentionMetadataBuilder[SpyreAttentionMetad
             [r * Qmax + np.arange(qlens[r], dtype=np.int64) for r in range(R)]
         ) if R else np.zeros(0, np.int64)
 
+        runs: list[tuple[int, int, int, int]] = []
+        for t, slot in enumerate(slots.tolist()):
+            b, o = divmod(slot, bs)
+            if runs and runs[-1][0] == b and runs[-1][1] + runs[-1][3] == o \
+                    and runs[-1][2] + runs[-1][3] == t:
+                runs[-1] = (b, runs[-1][1], runs[-1][2], runs[-1][3] + 1)
+            else:
+                runs.append((b, o, t, 1))
+
         def dev(a: np.ndarray, dtype=torch.int64) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(a)).to(dtype).to(self.device)
 
@@ -147,8 +159,7 @@ class SpyreAttentionMetadataBuilder(AttentionMetadataBuilder[SpyreAttentionMetad
             max_seq_len=Lmax,
             query_start_loc_cpu=torch.from_numpy(qsl),
             seq_lens_cpu=torch.from_numpy(seq_lens),
-            slot_block=dev(slots // bs),
-            slot_offset=dev(slots % bs),
+            write_runs=runs,
             gather_block=dev(gblock.reshape(-1)),
             gather_offset=dev(goff.reshape(-1)),
             query_rows=dev(qrows.reshape(-1)),
@@ -218,15 +229,15 @@ class SpyreAttentionImpl(AttentionImpl):
         R, Qmax, Lmax = md.num_reqs, md.max_query_len, md.max_seq_len
         nblk, _, bs, _ = kv_cache.shape
 
-        # 1. the new tokens' K and V into their slots: row (b, h, n) of the
-        #    cache viewed as [nblk * Hkv * bs, 2D] is (b * Hkv + h) * bs + n
-        heads = torch.arange(Hkv, device=kv_cache.device, dtype=torch.int64)
-        rows = (md.slot_block[:, None] * Hkv + heads[None, :]) * bs + md.slot_offset[:, None]
-        kv_new = torch.cat([key[:T], value[:T]], dim=-1).reshape(T * Hkv, 2 * D)
-        cache_rows = kv_cache.view(nblk * Hkv * bs, 2 * D)
-        cache_rows.index_copy_(0, rows.reshape(-1), kv_new)
+        # 1. the new tokens' K and V into their slots
+        kv_new = torch.cat([key[:T], value[:T]], dim=-1)  # [T, Hkv, 2D]
+        for b, o, t, n in md.write_runs:
+            kv_cache[b, :, o:o + n, :].copy_(kv_new[t:t + n].transpose(0, 1))
 
-        # 2. every request's context, [R, Hkv, Lmax, 2D]
+        # 2. every request's context, [R, Hkv, Lmax, 2D]: row (b, h, n) of
+        #    the cache viewed as [nblk * Hkv * bs, 2D] is (b * Hkv + h) * bs + n
+        heads = torch.arange(Hkv, device=kv_cache.device, dtype=torch.int64)
+        cache_rows = kv_cache.view(nblk * Hkv * bs, 2 * D)
         grows = (md.gather_block[:, None] * Hkv + heads[None, :]) * bs + md.gather_offset[:, None]
         ctx = cache_rows.index_select(0, grows.reshape(-1)).view(R, Lmax, Hkv, 2 * D)
         ctx = ctx.permute(0, 2, 1, 3)
