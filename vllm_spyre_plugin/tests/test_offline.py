@@ -68,3 +68,20 @@ def test_too_long_prompt_rejected(llm):
     # and the engine still serves
     out = llm.generate(["The card"], SamplingParams(temperature=0.0, max_tokens=3, ignore_eos=True))
     assert len(out[0].outputs[0].token_ids) == 3
+
+
+def test_sampling_top_k_1_is_greedy_and_seeded_sampling_repeats(llm):
+    from vllm import SamplingParams
+
+    p = [PROMPTS[0], PROMPTS[1]]
+    greedy = llm.generate(p, SamplingParams(temperature=0.0, max_tokens=8, ignore_eos=True))
+    topk1 = llm.generate(p, SamplingParams(temperature=0.8, top_k=1, max_tokens=8,
+                                           ignore_eos=True, seed=1))
+    assert [o.outputs[0].token_ids for o in topk1] == [o.outputs[0].token_ids for o in greedy]
+    sp = SamplingParams(temperature=1.0, top_p=0.9, top_k=20, max_tokens=8,
+                        ignore_eos=True, seed=7)
+    a = [list(o.outputs[0].token_ids) for o in llm.generate(p, sp)]
+    b = [list(o.outputs[0].token_ids) for o in llm.generate(p, sp)]
+    assert a == b
+    vocab = len(llm.get_tokenizer())
+    assert all(0 <= t < vocab for row in a for t in row)
