@@ -18,7 +18,7 @@ QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 
 .PHONY: all deps qemu module initramfs kernel-tools libspyre selftests plugin check \
 	check-host check-vm check-multi-vm check-debug debug-kernel demo bench checkpatch clean distclean \
-	zoo-latest
+	zoo-latest vllm check-vllm
 
 all: deps qemu module initramfs libspyre selftests plugin
 
@@ -52,6 +52,15 @@ plugin: libspyre
 # The model zoo against the newest transformers on PyPI (not in make check).
 zoo-latest: plugin
 	@$(TOP)/scripts/zoo-latest
+
+# vLLM 0.32.0 (pure-Python build) and the spyre platform plugin in their own
+# venv, build/vllm-venv (not in make all: ~13 min; Documentation/vllm.rst).
+vllm: libspyre
+	@$(TOP)/scripts/setup-vllm
+
+# vLLM on the sim card (not in make check; Documentation/vllm.rst)
+check-vllm: vllm
+	@cd $(TOP)/vllm_spyre_plugin && SPYRE_BACKEND=sim $(BUILD)/vllm-venv/bin/python -m pytest -q tests
 
 selftests: kernel-tools
 	$(MAKE) -s -C $(TOP)/selftests/drivers/accel/spyre OUTPUT=$(BUILD)/selftests \
