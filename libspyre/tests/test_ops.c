@@ -424,9 +424,12 @@ TEST(ops_matmul_shared_tiles_time)
 	OK(spyre_event_elapsed_ns(e0, e1, &ns));
 	/*
 	 * 2 x 512^3 FLOPs at 65.5 TFLOP/s is 4.1 us, + 2 us launch; one load
-	 * per core per tile (before 1.12) took 36 us on the sim card.
+	 * per core per tile (before 1.12) took 36 us on the sim card. Only the
+	 * sim card's clock is the embedder's: in QEMU a command starts no
+	 * earlier than its doorbell, which follows host time under TCG, so
+	 * there the interval also holds the second launch's submission.
 	 */
-	if (pr.hw_version >= SPYRE_HW_VERSION(1, 12))
+	if (!strcmp(test_backend, "sim") && pr.hw_version >= SPYRE_HW_VERSION(1, 12))
 		CHECK(ns < 12000, "512^3 fp16 matmul took %llu ns", (unsigned long long)ns);
 	spyre_event_destroy(e0);
 	spyre_event_destroy(e1);
