@@ -270,6 +270,31 @@ int spyre_op_sdpa(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *q,
 		  const struct spyre_tensor *k, const struct spyre_tensor *v,
 		  const struct spyre_tensor *mask, int causal, double scale,
 		  const struct spyre_tensor *out);
+/*
+ * Paged attention over vLLM's block-table KV cache, prefill and decode
+ * alike, in one launch. @kv_cache [blocks, kv_heads, block_size, 2 * D]
+ * (K in columns 0..D-1, V in D..2D-1, q's dtype); @block_table int32
+ * [R, max_blocks]: request r's context position p is in block
+ * block_table[r, p / block_size], row p % block_size; @seq_lens int32 [R]:
+ * each request's context length, its queries included (at most max_blocks
+ * * block_size). @q [R, H, Q, D] holds each request's queries right
+ * aligned: query row i sits at position seq_lens[r] - Q + i and sees the
+ * keys 0..that position (decode: Q = 1); a row at a negative position (a
+ * request with fewer than Q queries) sees no key and gives 0. H a multiple
+ * of kv_heads (query head h reads KV head h / (H / kv_heads)). @out
+ * [R, H, Q, D]. The K/V rows are gathered through the block table on the
+ * card (LOAD GATHER, card interface 1.3); scores and softmax in fp32 as
+ * spyre_op_sdpa. @scale 0: 1/sqrt(D). Cache rows at or past a request's
+ * length never reach its result, whatever they hold (NaN included). A
+ * block id outside [0, blocks) fails
+ * the launch, as embedding's indices; the cache may have at most 2^24
+ * rows (blocks * kv_heads * block_size).
+ */
+int spyre_op_paged_attention(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *q,
+			     const struct spyre_tensor *kv_cache,
+			     const struct spyre_tensor *block_table,
+			     const struct spyre_tensor *seq_lens, double scale,
+			     const struct spyre_tensor *out);
 int spyre_op_rms_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 		      const struct spyre_tensor *w, double eps, const struct spyre_tensor *out);
 /* Concatenate @n tensors along @dim into @out (one copy per input). */
@@ -411,6 +436,11 @@ int spyre_graph_gather(spyre_graph *g, spyre_value x, int dim, spyre_value idx,
  */
 int spyre_graph_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v,
 		     spyre_value mask, int causal, double scale, spyre_value *out);
+
+/* Paged attention, as spyre_op_paged_attention, on values. */
+int spyre_graph_paged_attention(spyre_graph *g, spyre_value q, spyre_value kv_cache,
+				spyre_value block_table, spyre_value seq_lens, double scale,
+				spyre_value *out);
 
 /* Concatenation of @n values along @dim (copies into slices of the result). */
 int spyre_graph_cat(spyre_graph *g, const spyre_value *xs, unsigned int n, int dim,

@@ -534,6 +534,28 @@ int spyre_op_sdpa(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *q,
 	return eager(ops, s, "spyre_op_sdpa", ins, names, 4, out, f_sdpa, &a);
 }
 
+static int f_paged_attention(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+			     spyre_value *out)
+{
+	return spyre_graph_paged_attention(g, in[0], in[1], in[2], in[3], a->d0, out);
+}
+
+int spyre_op_paged_attention(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *q,
+			     const struct spyre_tensor *kv_cache,
+			     const struct spyre_tensor *block_table,
+			     const struct spyre_tensor *seq_lens, double scale,
+			     const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { q, kv_cache, block_table, seq_lens };
+	const char *names[] = { "q", "kv_cache", "block_table", "seq_lens" };
+	struct eager_args a = { .d0 = scale };
+
+	if (!q || !kv_cache || !block_table || !seq_lens)
+		return spy_err(-EINVAL, "spyre_op_paged_attention: an input is NULL");
+	return eager(ops, s, "spyre_op_paged_attention", ins, names, 4, out, f_paged_attention,
+		     &a);
+}
+
 int spyre_op_rms_norm(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 		      const struct spyre_tensor *w, double eps, const struct spyre_tensor *out)
 {
