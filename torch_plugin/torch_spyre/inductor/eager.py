@@ -134,7 +134,9 @@ def _compile(op, spec, leaves, tensors, pos):
     """@op with the non-tensor arguments of @leaves fixed, compiled for
     @tensors: a callable taking the tensors, returning the op's results."""
     from torch._inductor.compile_fx import compile_fx
+    from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
     from . import graph_pass
 
@@ -148,9 +150,14 @@ def _compile(op, spec, leaves, tensors, pos):
         out = op(*[v for a, v in zip(s.arguments, args) if not a.kwarg_only], **kw)
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
+    # fake inputs of a mode with a shape environment (static sizes): without
+    # one Inductor's FX graph cache and AOTAutogradCache are bypassed
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    fakes = [mode.from_tensor(t, static_shapes=True) for t in tensors]
     with graph_pass.strict():
-        gm = make_fx(fn, tracing_mode="fake")(*tensors)
-        return compile_fx(gm, list(tensors))
+        gm = make_fx(fn, tracing_mode="fake")(*fakes)
+        compiled = compile_fx(gm, fakes)
+    return compiled
 
 
 def run(name, args):
