@@ -31,7 +31,9 @@ Hook &hook()
 // dispatcher, as a user's call would, so it starts from the default local key
 // set and gets the original back however it returns.
 struct TopOfDispatcher : c10::impl::ForceDispatchKeyGuard {
-	TopOfDispatcher() : c10::impl::ForceDispatchKeyGuard(c10::default_included_set, c10::default_excluded_set)
+	TopOfDispatcher()
+		: c10::impl::ForceDispatchKeyGuard(c10::default_included_set,
+						   c10::default_excluded_set)
 	{
 	}
 };

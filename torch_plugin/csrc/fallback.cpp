@@ -150,8 +150,8 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 	TORCH_CHECK_NOT_IMPLEMENTED(!error, "spyre: the operator '", name,
 				    "' has no spyre kernel and TORCH_SPYRE_FALLBACK=error forbids "
 				    "running it on the CPU",
-				    refused.empty() ? "" : " (compiling it through Inductor: ", refused,
-				    refused.empty() ? "" : ")");
+				    refused.empty() ? "" : " (compiling it through Inductor: ",
+				    refused, refused.empty() ? "" : ")");
 	if (warn)
 		TORCH_WARN("spyre: the operator '", name,
 			   "' has no spyre kernel; it runs on the CPU (copies to and from the "

@@ -139,3 +139,16 @@ def test_off_leaves_ops_to_the_fallback():
                          "torch.nn.functional.hardtanh(torch.ones(2).to('spyre'))\n",
                          TORCH_SPYRE_EAGER_COMPILE="off")
     assert rc != 0 and "'aten::hardtanh' has no spyre kernel" in out, out
+
+
+def test_autograd_records_the_op_as_eager_does():
+    x = torch.randn(4, 5, requires_grad=True)
+    d = x.detach().to(D).requires_grad_()
+    torch.spyre.reset_fallback_counts()
+    y = F.leaky_relu(d, 0.1)
+    assert type(y.grad_fn).__name__ == "LeakyReluBackward0"
+    y.sum().backward()
+    F.leaky_relu(x, 0.1).sum().backward()
+    torch.testing.assert_close(d.grad.cpu(), x.grad)
+    # the forward ran compiled; its backward op has neither kernel nor entry
+    assert "aten::leaky_relu" not in torch.spyre.fallback_counts()
