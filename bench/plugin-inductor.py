@@ -6,8 +6,13 @@ default backend, Inductor, with the spyre device pass) and
 call's wall time in a fresh process with empty caches (cold) and in a second
 process that finds the first one's caches (warm: Inductor's FX graph cache
 and AOTAutogradCache, the spyre compile cache), card programs built in each,
-then in the warm process SUBMITs per forward, modelled device time and host
-time per forward. Each figure is printed and emitted as an @bench record.
+the time Dynamo's tracing took in each (no cache serves it), then in the warm
+process the recipes, kernels and card programs of the graph, SUBMITs per
+forward, modelled device time and host time per forward. First, eager ops
+without a hand-written kernel compiled through the Inductor path
+(inductor/eager.py): first call (compile) in a fresh and in a second
+process, and warm call. Each figure is printed and emitted as an @bench
+record.
 
     SPYRE_BACKEND=sim build/venv/bin/python bench/plugin-inductor.py
 
@@ -69,13 +74,57 @@ def child(backend):
             t0 = time.perf_counter()
             fn(ids, use_cache=False).logits.cpu()
             hosts.append(time.perf_counter() - t0)
-    from torch._dynamo.utils import counters
+    from torch._dynamo.utils import compilation_time_metrics, counters
     caches = {k: v for k, v in {**counters["inductor"], **counters["aot_autograd"]}.items()
               if "cache" in k}
+    dynamo = sum(compilation_time_metrics.get("bytecode_tracing", []))
     print("RESULT " + json.dumps({"first_s": first, "programs": programs, "submits": submits,
-                                  "caches": caches,
+                                  "caches": caches, "dynamo_s": dynamo, **recipes(),
                                   "device_ms": a.elapsed_time(b),
                                   "host_ms": statistics.median(hosts) * 1e3}))
+
+
+def recipes():
+    """The recipes this process holds (what the graph launches) and the
+    kernels and card programs in them, from libspyre's compiled-graph stats."""
+    from torch_spyre.compiler import backend
+    from torch_spyre.inductor import runtime
+    live = {id(r.compiled): r.compiled for r in list(runtime._recipes.values())}
+    live.update({id(c): c for c, *_ in list(backend._recipes._d.values())})
+    st = [c.stats() for c in live.values()]
+    return {"recipes": len(st), "kernels": sum(x["kernels"] for x in st),
+            "recipe_programs": sum(x["programs"] for x in st)}
+
+
+def eager_child():
+    """One process: eager ops without a hand-written kernel (huber_loss,
+    addmv), compiled through the Inductor path: first and warm call."""
+    warnings.simplefilter("ignore")
+    import torch
+    import torch.nn.functional as F
+    from torch_spyre.inductor import eager
+    torch.spyre.set_fallback_mode("error")
+    x = torch.randn(256, 256, generator=torch.Generator().manual_seed(0)).to("spyre")
+    h, v = x * 0.5, x[0].clone()
+    torch.spyre.synchronize()
+    built = torch.spyre._C._ops_counters(0)["programs_built"]
+    res = {}
+    for name, op in (("huber_loss", lambda: F.huber_loss(x, h, delta=0.7)),
+                     ("addmv", lambda: torch.addmv(v, x, v))):
+        t0 = time.perf_counter()
+        op()
+        torch.spyre.synchronize()
+        first = time.perf_counter() - t0
+        warm = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            op()
+            torch.spyre.synchronize()
+            warm.append(time.perf_counter() - t0)
+        res[name] = {"first_s": first, "warm_us": statistics.median(warm) * 1e6}
+    res["programs"] = torch.spyre._C._ops_counters(0)["programs_built"] - built
+    res["compiles"] = eager.stats()["compiles"]
+    print("RESULT " + json.dumps(res))
 
 
 def run(backend, caches):
@@ -89,18 +138,48 @@ def run(backend, caches):
     return json.loads(line[-1][7:])
 
 
+def eager_ops():
+    with tempfile.TemporaryDirectory(prefix="spyre-bench-caches-") as caches:
+        cold, warm = run("eager", caches), run("eager", caches)
+    for op in ("huber_loss", "addmv"):
+        print(f"eager {op} [256x256] fp32 through the Inductor path: first call "
+              f"{cold[op]['first_s'] * 1e3:.0f} ms in a fresh process, "
+              f"{warm[op]['first_s'] * 1e3:.0f} ms in a second one, warm call "
+              f"{warm[op]['warm_us']:.0f} us")
+        record(f"eager {op} through the Inductor path, first call / warm call, fresh process",
+               cold[op]["first_s"] * 1e6 / cold[op]["warm_us"], "x",
+               f"{cold[op]['first_s'] * 1e3:.0f} ms (compile) / {cold[op]['warm_us']:.0f} us")
+        record(f"eager {op} through the Inductor path, first call in a second process",
+               warm[op]["first_s"] * 1e3, "ms", "Inductor's caches on disk")
+    print(f"eager ops: {cold['programs']} card programs built in the fresh process, "
+          f"{warm['programs']} in the second")
+    record("eager ops through the Inductor path, card programs built in a second process",
+           warm["programs"], "count")
+
+
 def main():
+    eager_ops()
     res = {}
     for backend in ("inductor", "spyre"):
         with tempfile.TemporaryDirectory(prefix="spyre-bench-caches-") as caches:
             cold, warm = run(backend, caches), run(backend, caches)
         res[backend] = cold, warm
         print(f"GPT-2 small fp16 {PROMPT}-token forward, {backend}: first call cold "
-              f"{cold['first_s']:.1f} s ({cold['programs']} programs built), warm "
-              f"{warm['first_s']:.1f} s ({warm['programs']} built, {warm['caches']}); "
-              f"{warm['submits']} "
+              f"{cold['first_s']:.1f} s ({cold['programs']} programs built, Dynamo "
+              f"{cold['dynamo_s']:.1f} s), warm {warm['first_s']:.1f} s ({warm['programs']} "
+              f"built, Dynamo {warm['dynamo_s']:.1f} s, {warm['caches']}); "
+              f"{warm['recipes']} recipe(s) per graph: {warm['kernels']} kernels fused into "
+              f"{warm['recipe_programs']} card programs launched per call, {warm['submits']} "
               f"SUBMITs per forward, {warm['device_ms']:.3f} ms modelled, host "
               f"{warm['host_ms']:.1f} ms per forward")
+        rest = (cold["first_s"] - cold["dynamo_s"]) / (warm["first_s"] - warm["dynamo_s"])
+        record(f"GPT-2 small first compiled call without Dynamo's tracing, cold vs warm, "
+               f"{backend}", rest, "x",
+               f"(first call - Dynamo bytecode tracing): {cold['first_s'] - cold['dynamo_s']:.1f}"
+               f" s / {warm['first_s'] - warm['dynamo_s']:.1f} s")
+        record(f"GPT-2 small kernels per compiled graph, {backend}", warm["kernels"], "count")
+        record(f"GPT-2 small card programs launched per compiled graph, {backend}",
+               warm["recipe_programs"], "count")
         what = f"torch.compile(model{'' if backend == 'inductor' else ', backend=spyre'})"
         record(f"GPT-2 small first compiled call cold vs warm process, {backend}",
                cold["first_s"] / warm["first_s"], "x",
@@ -122,7 +201,9 @@ def main():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
+    if sys.argv[1:3] == ["--child", "eager"]:
+        eager_child()
+    elif sys.argv[1:2] == ["--child"]:
         child(sys.argv[2])
     else:
         main()

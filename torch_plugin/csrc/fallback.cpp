@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "fallback.h"
+#include "eager_compile.h"
 #include "generator.h"
 
 #include <ATen/ATen.h>
@@ -132,6 +133,10 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 	// mixed devices are the caller's error, not a missing kernel: say so
 	// before counting, warning about or refusing a fallback
 	check_devices(op, *stack, schema.arguments().size());
+	// an op the Inductor path can compile runs on the card after all
+	std::string refused;
+	if (eager_compile_try(op, stack, &refused))
+		return;
 	auto &st = state();
 	bool warn = false, error;
 	{
@@ -144,7 +149,9 @@ void spyre_cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 	}
 	TORCH_CHECK_NOT_IMPLEMENTED(!error, "spyre: the operator '", name,
 				    "' has no spyre kernel and TORCH_SPYRE_FALLBACK=error forbids "
-				    "running it on the CPU");
+				    "running it on the CPU",
+				    refused.empty() ? "" : " (compiling it through Inductor: ",
+				    refused, refused.empty() ? "" : ")");
 	if (warn)
 		TORCH_WARN("spyre: the operator '", name,
 			   "' has no spyre kernel; it runs on the CPU (copies to and from the "

@@ -3,6 +3,7 @@
 #include "allocator.h"
 #include "device.h"
 #include "distributed.h"
+#include "eager_compile.h"
 #include "fallback.h"
 #include "graph.h"
 #include "host_allocator.h"
@@ -72,6 +73,7 @@ PYBIND11_MODULE(_C, m)
 	init_graph_bindings(m);
 	init_trace_bindings(m);
 	init_distributed_bindings(m);
+	init_eager_compile_bindings(m);
 	m.doc() = "Spyre runtime for PyTorch (libspyre underneath)";
 	m.def("_device_count", [] { return int(device_count()); });
 	m.def("_unavailable_reason", [] { return unavailable_reason(); });

@@ -13,6 +13,7 @@ from . import _lazy_hooks
 from . import _printing
 from . import distributed as _distributed
 from . import spyre as _spyre_module
+from .inductor import eager as _eager_compile
 
 if torch._C._get_privateuse1_backend_name() != "spyre":
     torch.utils.rename_privateuse1_backend("spyre")
@@ -24,5 +25,6 @@ if torch._C._get_privateuse1_backend_name() != "spyre":
 _distributed.register()  # the "spyre" c10d backend: registered now, created on demand
 _lazy_hooks.install()  # Dynamo's device interface, Inductor's refusal: when they load
 _printing.install()  # a spyre tensor's values are formatted from a CPU copy
+_eager_compile.install()  # ops without a kernel: compiled through Inductor first
 
 __all__ = ["spyre"]

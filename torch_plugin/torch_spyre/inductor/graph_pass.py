@@ -25,6 +25,7 @@ covers the plugin's and libspyre's build, the op library version and every
 card's interface version, so an entry made by other code or for another
 card is never used.
 """
+import contextlib
 import hashlib
 import json
 import operator
@@ -41,6 +42,7 @@ from ..compiler import backend, disk_cache
 from . import per_size, runtime
 
 _lock = threading.Lock()
+_strict = threading.local()
 _ZERO = {"graphs": 0, "recipes": 0, "per_size_graphs": 0, "fallback_nodes": 0,
          "graph_breaks": []}
 _stats = dict(_ZERO, graph_breaks=[])
@@ -58,6 +60,20 @@ def stats():
 def reset_stats():
     with _lock:
         _stats.update(_ZERO, graph_breaks=[])
+
+
+@contextlib.contextmanager
+def strict():
+    """Within it, a graph the lowering does not take whole (a node left to
+    an eager kernel, or symbolic sizes) is an error rather than eager
+    fallback nodes: the eager ops compiled through Inductor (eager.py) are
+    themselves what such a node would call."""
+    prev = getattr(_strict, "on", False)
+    _strict.on = True
+    try:
+        yield
+    finally:
+        _strict.on = prev
 
 
 def cards():
@@ -277,7 +293,12 @@ def lower_graph(gm):
     wanted = [v.meta.get("val") if isinstance(v, torch.fx.Node) else None
               for v in _output_values(gm.graph)[1]]
     symbolic = backend._symbolic(gm)
+    if symbolic and getattr(_strict, "on", False):
+        raise NotImplementedError("spyre: a graph with symbolic sizes (compiled per size)")
     loads, eager = (_lower_symbolic if symbolic else _lower_static)(gm, wanted)
+    if eager and getattr(_strict, "on", False):
+        raise NotImplementedError(f"spyre: the lowering left {len(eager)} node(s) to eager "
+                                  f"kernels: {'; '.join(eager[:3])}")
     gm.meta["spyre_loads"] = loads
     gm.recompile()
     with _lock:
