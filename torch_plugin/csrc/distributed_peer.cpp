@@ -492,8 +492,18 @@ void PeerComm::release(const std::vector<int> &peers)
 {
 	sync_stream(native_stream(stream_)); // done reading the slots
 	Msg m{ kFree, 0, 0, 0, 0 };
-	for (int p : peers)
-		write_all(peers_[p]->fd, &m, sizeof(m), p);
+	// A peer that finished this step may have left the group already (its
+	// last step needs no FREE from us): a closed socket is no error here;
+	// if the peer is gone for good, the next step that waits for it says so.
+	for (int p : peers) {
+		ssize_t n;
+		do
+			n = ::send(peers_[p]->fd, &m, sizeof(m), MSG_NOSIGNAL);
+		while (n < 0 && errno == EINTR);
+		TORCH_CHECK(n == sizeof(m) || (n < 0 && (errno == EPIPE || errno == ECONNRESET)),
+			    "spyre c10d backend: writing to rank ", p, ": ",
+			    n < 0 ? strerror(errno) : "short write");
+	}
 }
 
 void PeerComm::fold(const at::Tensor &out, const std::vector<at::Tensor> &operands,
@@ -626,6 +636,8 @@ void PeerComm::send(const at::Tensor &x, int dst, int tag)
 {
 	guarded("send", [&] {
 		uint64_t bytes = uint64_t(x.numel()) * x.element_size();
+		if (!bytes)
+			return; // the receiver knows the size too: nothing to say
 		TORCH_CHECK(bytes <= slot_, "spyre c10d backend: send of ", bytes,
 			    " bytes over peer DMA (at most ", slot_, ")");
 		put(dst, x, kP2P, uint32_t(tag));
@@ -637,6 +649,8 @@ void PeerComm::recv(const at::Tensor &x, int src, int tag)
 {
 	guarded("recv", [&] {
 		uint64_t bytes = uint64_t(x.numel()) * x.element_size();
+		if (!bytes)
+			return;
 		wait_full(src, kP2P, uint32_t(tag), bytes);
 		x.copy_(slot(src, x.scalar_type(), x.numel()));
 		release({ src });
