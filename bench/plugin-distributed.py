@@ -140,6 +140,16 @@ def rank_main(rank, world, store_file=None):
     dev = torch.device("spyre", local)
     torch.spyre.set_device(local)
     bus = 2 * (world - 1) / world
+    # The default group goes card to card when the ranks' cards are peers
+    # (its first collective connects them); a second group made with
+    # SPYRE_C10D_PEER=0 at its first collective stages through host memory.
+    dist.all_reduce(torch.ones(1, device=dev))
+    os.environ["SPYRE_C10D_PEER"] = "0"
+    staged = dist.new_group(list(range(world)), backend="spyre")
+    dist.all_reduce(torch.ones(1, device=dev), group=staged)
+    del os.environ["SPYRE_C10D_PEER"]
+    import torch_spyre.distributed as sd
+    paths = sd.peer_stats()
     rows = []
     for nbytes in SIZES:
         n = nbytes // 4
@@ -149,9 +159,13 @@ def rank_main(rank, world, store_file=None):
         dist.barrier()
         sp = timed(lambda: dist.all_reduce(t_sp), nbytes, lambda: torch.spyre.synchronize(local))
         dist.barrier()
+        st = timed(lambda: dist.all_reduce(t_sp, group=staged), nbytes,
+                   lambda: torch.spyre.synchronize(local))
+        dist.barrier()
         cpu = timed(lambda: dist.all_reduce(t_cpu), nbytes)
         mc = timed(lambda: dst.copy_(src), nbytes)
-        rows.append((nbytes, bus * nbytes / sp, bus * nbytes / cpu, nbytes / mc))
+        rows.append((nbytes, bus * nbytes / sp, bus * nbytes / st, bus * nbytes / cpu,
+                     nbytes / mc))
     assert torch.isfinite(t_sp.cpu()).all()
     dist.barrier()
     net = tcp_stream(rank, store, addr)
@@ -164,17 +178,24 @@ def rank_main(rank, world, store_file=None):
     print(f"plugin-distributed: {world} ranks on {where}, backend "
           f"{os.environ.get('SPYRE_BACKEND', 'drm')}; TCP stream rank 1 -> 0 "
           f"({addr}): {net / 1e9:.3f} GB/s")
-    print(f"{'bytes':>10} {'spyre busBW':>14} {'gloo CPU busBW':>15} {'host memcpy':>13}")
-    for nbytes, sp, cpu, mc in rows:
-        print(f"{nbytes:>10} {sp / 1e9:>10.3f} GB/s {cpu / 1e9:>11.3f} GB/s "
-              f"{mc / 1e9:>9.3f} GB/s")
+    peer = paths["groups_peer"] >= 1
+    print(f"default group: {'card to card (peer DMA)' if peer else 'host staged'}"
+          f"{'' if peer else ' (' + paths['last_reason'] + ')'}")
+    print(f"{'bytes':>10} {'spyre busBW':>14} {'staged busBW':>14} {'gloo CPU busBW':>15} "
+          f"{'host memcpy':>13}")
+    for nbytes, sp, st, cpu, mc in rows:
+        print(f"{nbytes:>10} {sp / 1e9:>10.3f} GB/s {st / 1e9:>10.3f} GB/s "
+              f"{cpu / 1e9:>11.3f} GB/s {mc / 1e9:>9.3f} GB/s")
     print(f"tensor-parallel decode step (tp_gpt2, 6 tokens, no KV cache): "
           f"{step * 1e3:.1f} ms, {100 * share:.0f}% in collectives")
-    how = f"{world} cards, {world} processes on {where}, staged through pinned host memory over gloo"
-    for nbytes, sp, cpu, mc in rows:
+    how = (f"{world} cards, {world} processes on {where}, "
+           + ("card to card (peer DMA)" if peer else "staged through pinned host memory over gloo"))
+    for nbytes, sp, st, cpu, mc in rows:
         size = f"{nbytes >> 10} KiB" if nbytes < (1 << 20) else f"{nbytes >> 20} MiB"
         record(f"all_reduce {size} ({where}): spyre busBW / host memcpy", sp / mc, "ratio",
                "spyre all_reduce bus bandwidth / host memcpy bandwidth", how)
+        record(f"all_reduce {size} ({where}): spyre / host-staged spyre busBW", sp / st, "ratio",
+               "default spyre group / a group with SPYRE_C10D_PEER=0", how)
         record(f"all_reduce {size} ({where}): spyre / gloo CPU busBW", sp / cpu, "ratio",
                "spyre all_reduce bus bandwidth / gloo all_reduce of CPU tensors",
                "the cost of staging through the cards")

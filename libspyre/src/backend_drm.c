@@ -496,6 +496,50 @@ static int drm_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t o
 	return ret;
 }
 
+/* Between processes: the device BO's dma-buf (the driver's PRIME export). */
+static int drm_bo_export(spyre_device *dev, uint32_t handle, int *fd, uint64_t *offset)
+{
+	struct drm_prime_handle ex = { .handle = handle, .flags = DRM_CLOEXEC, .fd = -1 };
+	int ret = xioctl(dev, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex);
+
+	if (ret)
+		return ret;
+	*fd = ex.fd;
+	*offset = 0;
+	return 0;
+}
+
+/*
+ * A dma-buf of another card's device BO becomes a peer BO here. The
+ * importing card's own BO comes back as itself (PRIME self-import: a handle
+ * this file may already use for the BO, which closing would end): refused.
+ */
+static int drm_bo_import(spyre_device *dev, int fd, uint64_t offset, uint64_t size,
+			 uint32_t *handle)
+{
+	struct drm_prime_handle im = { .fd = fd };
+	struct drm_spyre_bo_info info = { 0 };
+	int ret;
+
+	if (offset)
+		return -EINVAL;	/* a dma-buf names the whole BO */
+	ret = xioctl(dev, DRM_IOCTL_PRIME_FD_TO_HANDLE, &im);
+	if (ret)
+		return ret;
+	info.handle = im.handle;
+	ret = drm_bo_info(dev, &info);
+	if (ret)
+		return ret;
+	if (info.placement != DRM_SPYRE_PLACEMENT_PEER)
+		return info.placement == DRM_SPYRE_PLACEMENT_DEVICE ? -EXDEV : -EOPNOTSUPP;
+	if (size > info.size) {
+		drm_bo_close(dev, im.handle);
+		return -ERANGE;
+	}
+	*handle = im.handle;
+	return 0;
+}
+
 const struct spy_backend_ops spy_drm_ops = {
 	.name = "drm",
 	.close = drm_close,
@@ -518,4 +562,6 @@ const struct spy_backend_ops spy_drm_ops = {
 	.queue_error = drm_queue_error,
 	.inject_fault = drm_inject_fault,
 	.bo_peer_import = drm_bo_peer_import,
+	.bo_export = drm_bo_export,
+	.bo_import = drm_bo_import,
 };

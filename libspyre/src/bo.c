@@ -7,12 +7,9 @@
 
 #include "internal.h"
 
-/*
- * The library's object for backend BO @handle (closed again on failure):
- * @map is the caller's memory for a registered BO, else NULL.
- */
-static int bo_adopt(spyre_device *dev, const char *call, uint32_t handle, enum spyre_mem mem,
-		    uint64_t size, void *map, spyre_bo **out)
+/* (internal.h) */
+int spy_bo_adopt(spyre_device *dev, const char *call, uint32_t handle, enum spyre_mem mem,
+		 uint64_t size, void *map, spyre_bo **out)
 {
 	spyre_bo *bo = calloc(1, sizeof(*bo));
 	int ret;
@@ -59,7 +56,7 @@ int spyre_bo_create(spyre_device *dev, uint64_t size, enum spyre_mem mem, spyre_
 		return spy_dev_err(dev, ret, "spyre_bo_create", "%s BO of %llu bytes",
 				   mem == SPYRE_MEM_HOST ? "host" : "device",
 				   (unsigned long long)size);
-	return bo_adopt(dev, "spyre_bo_create", handle, mem, size, NULL, out);
+	return spy_bo_adopt(dev, "spyre_bo_create", handle, mem, size, NULL, out);
 }
 
 int spyre_host_register(spyre_device *dev, void *ptr, uint64_t size, spyre_bo **out)
@@ -82,7 +79,7 @@ int spyre_host_register(spyre_device *dev, void *ptr, uint64_t size, spyre_bo **
 	if (ret)
 		return spy_dev_err(dev, ret, "spyre_host_register", "%llu bytes at %p",
 				   (unsigned long long)size, ptr);
-	return bo_adopt(dev, "spyre_host_register", handle, SPYRE_MEM_HOST, size, ptr, out);
+	return spy_bo_adopt(dev, "spyre_host_register", handle, SPYRE_MEM_HOST, size, ptr, out);
 }
 
 int spyre_bo_destroy(spyre_bo *bo)

@@ -100,6 +100,14 @@ struct spy_backend_ops {
 	 */
 	int (*bo_peer_import)(spyre_device *dev, spyre_device *owner, uint32_t owner_handle,
 			      uint32_t *handle);
+	/*
+	 * Between processes (bo_share.c): an fd naming device BO @handle
+	 * (and its offset within it), and a peer BO of @dev from such an fd.
+	 * NULL: the backend cannot share.
+	 */
+	int (*bo_export)(spyre_device *dev, uint32_t handle, int *fd, uint64_t *offset);
+	int (*bo_import)(spyre_device *dev, int fd, uint64_t offset, uint64_t size,
+			 uint32_t *handle);
 };
 
 extern const struct spy_backend_ops spy_drm_ops;
@@ -323,6 +331,12 @@ void spy_stream_poll_errors(struct spyre_stream *s, uint64_t upto);
 void spy_va_init(spyre_device *dev);
 void spy_va_fini(spyre_device *dev);
 int spy_va_add(spyre_bo *bo);
+/*
+ * The library's object for backend BO @handle (closed again on failure):
+ * @map is the caller's memory for a registered BO, else NULL (bo.c).
+ */
+int spy_bo_adopt(spyre_device *dev, const char *call, uint32_t handle, enum spyre_mem mem,
+		 uint64_t size, void *map, spyre_bo **out);
 void spy_va_remove(spyre_bo *bo);
 
 /* ---- staging of pageable host memory (staging.c) ---- */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The c10d backend for spyre tensors (torch.distributed "spyre").
 //
-// The card has no network, and the ranks are separate processes (the
-// cards' peer DMA, libspyre's spyre_memcpy_peer, would need dma-buf fds
-// passed between them; not done yet), so a collective stages its
+// Between the cards of one machine the bytes go card to card
+// (distributed_peer.cpp: the ranks pass their receive buffers' dma-buf
+// fds once per group and write into each other's cards with peer DMA) for
+// allreduce, broadcast, allgather(_into_tensor), reduce_scatter(_tensor)
+// and send/recv. Everything else, and every collective when the ranks
+// span machines or their cards cannot reach each other, stages its
 // spyre tensors through pinned host memory and runs on gloo, the CPU
 // engine PyTorch already has: inputs come down to pinned host buffers
 // (non_blocking D2H on the caller's current stream, after the work that
@@ -14,8 +17,7 @@
 // gloo and copies the results back to the card on the caller's current
 // stream (non_blocking from pinned memory: ordered before anything the
 // caller queues on that stream later, as NCCL's wait orders the current
-// CUDA stream). Two cards of one machine go the same way, through
-// host memory (Documentation/distributed.rst).
+// CUDA stream). Documentation/distributed.rst says which path runs when.
 //
 // Why C++ and not a Python ProcessGroup: torch 2.13's pybind trampoline
 // exists for ProcessGroup only, not for Backend, so a Python backend has to
@@ -25,7 +27,9 @@
 // Backend sits under ProcessGroup's per-device dispatch like gloo and NCCL
 // and serves c10d's Python API, the functional collectives and DTensor.
 #include "distributed.h"
+#include "distributed_peer.h"
 #include "host_allocator.h"
+#include "stream.h"
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -59,6 +63,41 @@ at::Tensor host_like(const at::Tensor &t)
 			     host_alloc_for(t.device().index(), nbytes), nullptr, false);
 	return at::empty({0}, opts).set_(storage, 0, t.sizes(), c10::contiguous_strides(t.sizes()));
 }
+
+// The Work of a collective whose launcher job did everything (the card to
+// card path): complete from the start.
+class DoneWork : public Work {
+public:
+	DoneWork()
+	{
+		finish();
+	}
+};
+
+// A spyre tensor as the card-to-card path takes it: flat and contiguous,
+// itself when it is, else a contiguous copy (@load: of its values, queued
+// on the caller's stream at the call) written back at the end.
+struct Flat {
+	at::Tensor user, flat;
+	bool temp = false;
+
+	Flat() = default;
+	Flat(const at::Tensor &t, bool load) : user(t)
+	{
+		if (t.is_contiguous()) {
+			flat = t.view(-1);
+		} else {
+			flat = load ? t.contiguous().view(-1) : at::empty({ t.numel() }, t.options());
+			temp = true;
+		}
+	}
+
+	void write_back() const
+	{
+		if (temp)
+			user.copy_(flat.view(user.sizes()));
+	}
+};
 
 // What a collective does after gloo finished, before the copies back
 // (AVG's division: gloo has no AVG).
@@ -248,10 +287,16 @@ private:
 
 class SpyreBackend : public c10d::Backend {
 public:
-	SpyreBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size)
-		: Backend(rank, size), gloo_(std::move(gloo)),
-		  launcher_(std::make_unique<Launcher>())
+	SpyreBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size,
+		     c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds timeout)
+		: Backend(rank, size), gloo_(std::move(gloo)), store_(std::move(store)),
+		  timeout_(timeout), launcher_(std::make_unique<Launcher>())
 	{
+	}
+
+	~SpyreBackend() override
+	{
+		stop_launcher(); // its jobs use peer_
 	}
 
 	const std::string getBackendName() const override
@@ -271,6 +316,18 @@ public:
 
 	WorkPtr broadcast(TensorList &tensors, const c10d::BroadcastOptions &opts) override
 	{
+		if (tensors.size() == 1 && opts.rootTensor == 0) {
+			if (PeerComm *pc = peer_for("broadcast", tensors, false)) {
+				auto f = std::make_shared<Flat>(tensors[0], true);
+				int root = int(opts.rootRank);
+				return peer_work(pc, c10d::OpType::BROADCAST, tensors,
+						 [f, root](PeerComm &c) {
+							 c.broadcast(f->flat, root);
+							 f->write_back();
+						 });
+			}
+		}
+		count_staged_collective();
 		Staging s("broadcast");
 		auto host = s.inout(tensors, "tensors");
 		return s.done(this, c10d::OpType::BROADCAST,
@@ -281,6 +338,20 @@ public:
 
 	WorkPtr allreduce(TensorList &tensors, const c10d::AllreduceOptions &opts) override
 	{
+		if (tensors.size() == 1) {
+			auto o = opts;
+			avg_post("allreduce", o.reduceOp, tensors); // its checks, before routing
+			if (PeerComm *pc = peer_for("allreduce", tensors, true, opts.reduceOp.op_)) {
+				auto f = std::make_shared<Flat>(tensors[0], true);
+				auto op = opts.reduceOp.op_;
+				return peer_work(pc, c10d::OpType::ALLREDUCE, tensors,
+						 [f, op](PeerComm &c) {
+							 c.allreduce(f->flat, op);
+							 f->write_back();
+						 });
+			}
+		}
+		count_staged_collective();
 		Staging s("allreduce");
 		auto host = s.inout(tensors, "tensors");
 		auto o = opts;
@@ -320,6 +391,26 @@ public:
 	WorkPtr allgather(std::vector<TensorList> &outputs, TensorList &inputs,
 			  const c10d::AllgatherOptions &opts) override
 	{
+		if (inputs.size() == 1 && outputs.size() == 1 && same_parts(outputs[0], inputs[0])) {
+			TensorList all = outputs[0];
+			all.push_back(inputs[0]);
+			if (PeerComm *pc = peer_for("allgather", all, false)) {
+				auto in = inputs[0].contiguous().view(-1);
+				auto outs = std::make_shared<std::vector<Flat>>();
+				for (auto &t : outputs[0])
+					outs->emplace_back(t, false);
+				return peer_work(pc, c10d::OpType::ALLGATHER, outputs[0],
+						 [outs, in](PeerComm &c) {
+							 TensorList o;
+							 for (auto &f : *outs)
+								 o.push_back(f.flat);
+							 c.allgather(o, in);
+							 for (auto &f : *outs)
+								 f.write_back();
+						 });
+			}
+		}
+		count_staged_collective();
 		Staging s("allgather");
 		auto in = s.in(inputs, "input_tensor");
 		std::vector<TensorList> out;
@@ -334,8 +425,24 @@ public:
 	WorkPtr _allgather_base(at::Tensor &output, at::Tensor &input,
 				const c10d::AllgatherOptions &opts) override
 	{
+		check_flat_sizes("all_gather_into_tensor", output, "output_tensor", input,
+				 "input_tensor");
+		if (PeerComm *pc = peer_for("all_gather_into_tensor", { output, input }, false)) {
+			auto in = input.contiguous().view(-1);
+			auto out = std::make_shared<Flat>(output, false);
+			int n = getSize();
+			return peer_work(pc, c10d::OpType::_ALLGATHER_BASE, { output },
+					 [out, in, n](PeerComm &c) {
+						 TensorList o;
+						 for (int i = 0; i < n; i++)
+							 o.push_back(out->flat.narrow(0, i * in.numel(),
+										      in.numel()));
+						 c.allgather(o, in);
+						 out->write_back();
+					 });
+		}
+		count_staged_collective();
 		Staging s("all_gather_into_tensor");
-		check_flat_sizes(s.op, output, "output_tensor", input, "input_tensor");
 		auto in = s.in1(input, "input_tensor");
 		auto out = s.out1(output, "output_tensor");
 		return s.done(this, c10d::OpType::_ALLGATHER_BASE,
@@ -401,6 +508,25 @@ public:
 	WorkPtr reduce_scatter(TensorList &outputs, std::vector<TensorList> &inputs,
 			       const c10d::ReduceScatterOptions &opts) override
 	{
+		if (outputs.size() == 1 && inputs.size() == 1 && same_parts(inputs[0], outputs[0])) {
+			auto o = opts;
+			avg_post("reduce_scatter", o.reduceOp, outputs);
+			TensorList all = inputs[0];
+			all.push_back(outputs[0]);
+			if (PeerComm *pc = peer_for("reduce_scatter", all, true, opts.reduceOp.op_)) {
+				TensorList ins;
+				for (auto &t : inputs[0])
+					ins.push_back(t.contiguous().view(-1));
+				auto out = std::make_shared<Flat>(outputs[0], false);
+				auto op = opts.reduceOp.op_;
+				return peer_work(pc, c10d::OpType::REDUCE_SCATTER, outputs,
+						 [out, ins, op](PeerComm &c) {
+							 c.reduce_scatter(out->flat, ins, op);
+							 out->write_back();
+						 });
+			}
+		}
+		count_staged_collective();
 		Staging s("reduce_scatter");
 		std::vector<TensorList> in;
 		for (auto &l : inputs)
@@ -418,8 +544,30 @@ public:
 	WorkPtr _reduce_scatter_base(at::Tensor &output, at::Tensor &input,
 				     const c10d::ReduceScatterOptions &opts) override
 	{
+		check_flat_sizes("reduce_scatter_tensor", input, "input", output, "output");
+		{
+			auto o = opts;
+			TensorList outs{ output };
+			avg_post("reduce_scatter_tensor", o.reduceOp, outs);
+		}
+		if (PeerComm *pc = peer_for("reduce_scatter_tensor", { output, input }, true,
+					    opts.reduceOp.op_)) {
+			auto in = input.contiguous().view(-1);
+			auto out = std::make_shared<Flat>(output, false);
+			auto op = opts.reduceOp.op_;
+			int n = getSize();
+			return peer_work(pc, c10d::OpType::_REDUCE_SCATTER_BASE, { output },
+					 [out, in, op, n](PeerComm &c) {
+						 int64_t m = out->flat.numel();
+						 TensorList ins;
+						 for (int i = 0; i < n; i++)
+							 ins.push_back(in.narrow(0, i * m, m));
+						 c.reduce_scatter(out->flat, ins, op);
+						 out->write_back();
+					 });
+		}
+		count_staged_collective();
 		Staging s("reduce_scatter_tensor");
-		check_flat_sizes(s.op, input, "input", output, "output");
 		auto in = s.in1(input, "input");
 		auto out = s.out1(output, "output");
 		auto o = opts;
@@ -476,6 +624,12 @@ public:
 
 	WorkPtr send(TensorList &tensors, int dst, int tag) override
 	{
+		if (PeerComm *pc = peer_for_p2p("send", tensors)) {
+			auto in = tensors[0].contiguous().view(-1);
+			return peer_work(pc, c10d::OpType::SEND, {},
+					 [in, dst, tag](PeerComm &c) { c.send(in, dst, tag); });
+		}
+		count_staged_collective();
 		Staging s("send");
 		auto in = s.in(tensors, "tensor");
 		return s.done(this, c10d::OpType::SEND,
@@ -486,6 +640,15 @@ public:
 
 	WorkPtr recv(TensorList &tensors, int src, int tag) override
 	{
+		if (PeerComm *pc = peer_for_p2p("recv", tensors)) {
+			auto out = std::make_shared<Flat>(tensors[0], false);
+			return peer_work(pc, c10d::OpType::RECV, tensors,
+					 [out, src, tag](PeerComm &c) {
+						 c.recv(out->flat, src, tag);
+						 out->write_back();
+					 });
+		}
+		count_staged_collective();
 		Staging s("recv");
 		auto out = s.out(tensors, "tensor");
 		return s.done(this, c10d::OpType::RECV,
@@ -526,6 +689,7 @@ public:
 	void shutdown() override
 	{
 		stop_launcher();
+		peer_.reset();
 		gloo_->shutdown();
 	}
 
@@ -677,6 +841,117 @@ private:
 		};
 	}
 
+	// The card-to-card connections when this call can use them, else
+	// nullptr (gloo). The group's first collective sets them up (every rank
+	// calls it, so all agree); its card is the group's card. The choice
+	// depends only on what every rank sees alike (op, dtype, sizes, the
+	// group's agreement), so all ranks of a call take the same path.
+	PeerComm *peer_for(const char *op, const TensorList &ts, bool reduces,
+			   c10d::ReduceOp::RedOpType rop = c10d::ReduceOp::SUM)
+	{
+		for (auto &t : ts) // the staging path raises the errors, naming the argument
+			if (!t.defined() || t.device().type() != c10::DeviceType::PrivateUse1 ||
+			    t.is_sparse())
+				return nullptr;
+		if (!peer_tried_) {
+			peer_tried_ = true;
+			std::string why;
+			peer_ = PeerComm::connect(*store_, getRank(), getSize(), ts[0].device(),
+						  timeout_, &why);
+		}
+		if (!peer_)
+			return nullptr;
+		for (auto &t : ts) {
+			TORCH_CHECK_VALUE(t.device() == peer_->device(), "spyre c10d backend: ", op,
+					  ": a tensor on ", t.device(),
+					  ", but this process group moves bytes card to card "
+					  "from ",
+					  peer_->device(),
+					  " (the card of its first collective); use one card "
+					  "per rank, or SPYRE_C10D_PEER=0 for host staging");
+			if (t.scalar_type() != ts[0].scalar_type())
+				return nullptr;
+		}
+		if (reduces && !card_reduces(ts[0].scalar_type(), rop))
+			return nullptr;
+		return peer_.get();
+	}
+
+	// Send/recv: card to card once a collective set the group up, for
+	// messages of one slot (both ranks know the size, so both agree).
+	PeerComm *peer_for_p2p(const char *op, const TensorList &ts)
+	{
+		if (!peer_ || ts.size() != 1)
+			return nullptr;
+		Staging(op).check(ts[0], "tensor");
+		size_t bytes = size_t(ts[0].numel()) * ts[0].element_size();
+		if (ts[0].device() != peer_->device() || bytes > peer_->slot_bytes())
+			return nullptr;
+		return peer_.get();
+	}
+
+	// Reductions the card does as the CPU (gloo) does: bool's SUM/PRODUCT
+	// are gloo's own logic, so bool reduces there.
+	static bool card_reduces(at::ScalarType t, c10d::ReduceOp::RedOpType op)
+	{
+		switch (op) {
+		case c10d::ReduceOp::SUM:
+		case c10d::ReduceOp::AVG:
+		case c10d::ReduceOp::PRODUCT:
+		case c10d::ReduceOp::MAX:
+		case c10d::ReduceOp::MIN:
+			break;
+		default:
+			return false;
+		}
+		return t == at::kFloat || t == at::kHalf || t == at::kBFloat16 || t == at::kInt ||
+		       t == at::kLong;
+	}
+
+	// Parts of one size and dtype (the card-to-card forms need it; other
+	// shapes go to gloo, which raises its own error for bad ones).
+	bool same_parts(const TensorList &parts, const at::Tensor &one) const
+	{
+		if (int(parts.size()) != getSize())
+			return false;
+		for (auto &t : parts)
+			if (!t.defined() || !one.defined() || t.numel() != one.numel() ||
+			    t.scalar_type() != one.scalar_type())
+				return false;
+		return true;
+	}
+
+	// A card-to-card operation: queued on the launcher once the caller's
+	// current stream has run everything before the call (the inputs'
+	// producers, the contiguous copies made above); the job runs it on the
+	// group's stream and waits for it, so wait() returns with the results
+	// on the card.
+	WorkPtr peer_work(PeerComm *pc, c10d::OpType type, TensorList outputs,
+			  std::function<void(PeerComm &)> body)
+	{
+		auto work = c10::make_intrusive<SpyreWork>(
+			getRank(), type, std::vector<std::pair<at::Tensor, at::Tensor>>{},
+			std::move(outputs), nullptr);
+		c10::impl::VirtualGuardImpl impl(c10::DeviceType::PrivateUse1);
+		auto event = std::make_shared<c10::Event>(c10::DeviceType::PrivateUse1);
+		event->record(impl.getStream(pc->device()));
+		push([event, pc, body = std::move(body), work] {
+			try {
+				event->synchronize();
+				{
+					c10::DeviceGuard dg(pc->device());
+					c10::StreamGuard sg(pc->stream());
+					body(*pc);
+					sync_stream(native_stream(pc->stream()));
+				}
+				work->launched(c10::make_intrusive<DoneWork>(), nullptr);
+			} catch (...) {
+				work->launched(nullptr, std::current_exception());
+			}
+		});
+		return work;
+	}
+
 	void push(std::function<void()> job)
 	{
 		std::lock_guard<std::mutex> lock(launcher_mu_);
@@ -696,6 +971,10 @@ private:
 	}
 
 	c10::intrusive_ptr<c10d::Backend> gloo_;
+	c10::intrusive_ptr<c10d::Store> store_;
+	std::chrono::milliseconds timeout_;
+	bool peer_tried_ = false;	 // (callers' threads; c10d calls in order)
+	std::unique_ptr<PeerComm> peer_; // the launcher's jobs use it
 	std::mutex launcher_mu_;
 	std::unique_ptr<Launcher> launcher_;
 };
@@ -711,11 +990,26 @@ void init_distributed_bindings(py::module &m)
 	py::class_<SpyreBackend, c10d::Backend, c10::intrusive_ptr<SpyreBackend>>(m,
 										  "_SpyreBackend")
 		.def(py::init([](const c10::intrusive_ptr<c10d::Backend> &gloo, int rank,
-				 int size) {
+				 int size, const c10::intrusive_ptr<c10d::Store> &store,
+				 int64_t timeout_ms) {
 			     TORCH_CHECK_VALUE(gloo, "spyre c10d backend: no gloo backend given");
-			     return c10::make_intrusive<SpyreBackend>(gloo, rank, size);
+			     TORCH_CHECK_VALUE(store, "spyre c10d backend: no store given");
+			     return c10::make_intrusive<SpyreBackend>(
+				     gloo, rank, size, store, std::chrono::milliseconds(timeout_ms));
 		     }),
-		     py::arg("gloo"), py::arg("rank"), py::arg("size"));
+		     py::arg("gloo"), py::arg("rank"), py::arg("size"), py::arg("store"),
+		     py::arg("timeout_ms"));
+	m.def("_c10d_peer_stats", [] {
+		auto s = peer_stats();
+		py::dict d;
+		d["peer_collectives"] = s.peer_collectives;
+		d["peer_bytes"] = s.peer_bytes;
+		d["staged_collectives"] = s.staged_collectives;
+		d["groups_peer"] = s.groups_peer;
+		d["groups_staged"] = s.groups_staged;
+		d["last_reason"] = s.last_reason;
+		return d;
+	});
 }
 
 } // namespace torch_spyre

@@ -227,6 +227,13 @@ def case_collectives(rank, world, store_file):
 
     dist.barrier()
     dist.destroy_process_group()
+    # the ranks' cards are peers (two sim cards or two cards of one VM):
+    # the collectives above went card to card, not through gloo
+    import torch_spyre.distributed as sd
+    paths = sd.peer_stats()
+    if os.environ.get("SPYRE_C10D_PEER") != "0":
+        assert paths["groups_peer"] == 1 and paths["peer_collectives"] >= 300 and \
+            paths["peer_bytes"] > 0, paths
     if c.failures:
         raise AssertionError(f"rank {rank}: {len(c.failures)} collectives disagree with gloo:\n"
                              + "\n".join(c.failures[:40]))
@@ -234,7 +241,9 @@ def case_collectives(rank, world, store_file):
     odd = [w for w in c.refused if " avg " not in w or "float" in w.split(" avg ")[1][:20]]
     assert not odd, "\n".join(odd)
     assert c.checked >= 800, c.checked
-    print(f"collectives-OK rank {rank} checked {c.checked} refused-by-both {len(c.refused)}: "
+    print(f"collectives-OK rank {rank} checked {c.checked} card-to-card "
+          f"{paths['peer_collectives']} staged {paths['staged_collectives']} "
+          f"refused-by-both {len(c.refused)}: "
           f"{c.refused[0] if c.refused else ''}")
 
 

@@ -109,6 +109,7 @@ int spyre_device_get_stats(spyre_device *dev, struct spyre_device_stats *stats);
 enum spyre_mem {
 	SPYRE_MEM_DEVICE = 0,	/* card memory: compute operands; not mappable */
 	SPYRE_MEM_HOST = 1,	/* pinned system memory: mappable, DMA source/target */
+	SPYRE_MEM_PEER = 2,	/* another card's device memory (spyre_bo_import_peer): copies only */
 };
 
 typedef struct spyre_bo spyre_bo;
@@ -309,6 +310,36 @@ int spyre_memcpy_peer(spyre_stream *dst_stream, const struct spyre_buf *dst,
  * other failures.
  */
 int spyre_device_can_peer(spyre_device *dev, spyre_device *peer);
+
+/*
+ * Sharing device memory with another process's card (peer DMA between
+ * processes, e.g. the ranks of torch.distributed). The exporter hands
+ * out a file descriptor plus the range it names; the other process
+ * receives the fd (SCM_RIGHTS over a Unix socket, or pidfd_getfd) and the
+ * two numbers (any way), and imports them as a peer BO of its own card: a
+ * spyre_memcpy_async between a device BO of that card and the peer BO is
+ * peer DMA (D2P writes the exporter's memory, P2D reads it).
+ *
+ * drm: the fd is the device BO's dma-buf (PRIME), offset 0, the BO's size;
+ * the peer BO keeps the exporter's memory alive. sim: the fd is the
+ * exporting card's device memory (a memfd, mapped by the importer), offset
+ * and size locate the BO in it; the exporter must keep the BO until the
+ * importers are done with it. The caller owns the exported fd (close it
+ * once sent); the import does not keep @exp->fd. Export: -EINVAL for a
+ * BO that is not device memory, -EOPNOTSUPP when the backend cannot
+ * share (an older driver, a sim without memfd). Import: -EOPNOTSUPP,
+ * -EXDEV or -ERANGE when the importing card cannot reach that memory
+ * (the caller falls back to the host), -EXDEV also for memory of the
+ * importing card itself (same card: copy within it instead).
+ */
+struct spyre_bo_export {
+	int fd;
+	uint64_t offset;	/* of the BO within what @fd names */
+	uint64_t size;		/* bytes */
+};
+int spyre_bo_export(spyre_bo *bo, struct spyre_bo_export *out);
+/* A SPYRE_MEM_PEER BO of @dev over the memory @exp names. */
+int spyre_bo_import_peer(spyre_device *dev, const struct spyre_bo_export *exp, spyre_bo **out);
 
 /*
  * Launch @prog with @nargs argument buffers (device memory) and an optional

@@ -38,6 +38,8 @@ struct sim_bo {
 	uint32_t placement;
 	uint64_t dev_addr;		/* device placement; peer: the bus address */
 	uint8_t *host;			/* host placement: the pages */
+	void *peer_map;			/* peer of another process: its mapping */
+	uint64_t peer_map_len;
 	bool user;			/* @host is the caller's (BO_USERPTR) */
 	struct spyre_hw_sg *sg;		/* host placement: scatter list */
 	uint32_t sg_count;
@@ -124,6 +126,7 @@ struct sim {
 	struct spyre_model *model;
 	struct spyre_model_config cfg;
 	uint8_t *devmem;
+	int memfd;			/* devmem's file (shared with importers), or -1 */
 	struct sim_range *free;		/* free device memory, sorted */
 	uint64_t mem_used;
 

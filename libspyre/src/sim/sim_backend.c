@@ -4,11 +4,15 @@
  * callbacks. Host "DMA addresses" are process addresses: the in-process
  * card reads and writes host BOs, rings and records directly.
  */
+#define _GNU_SOURCE /* memfd_create */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim.h"
 
@@ -189,7 +193,7 @@ static int sim_bo_insert(struct sim *sim, struct sim_bo *bo, uint32_t *handle)
 		ret = -ENODEV;
 		goto out;
 	}
-	/* Freed ranges were given back with MADV_DONTNEED: they read as zero. */
+	/* Freed ranges were given back (sim_mem_free): they read as zero. */
 	if (bo->placement == DRM_SPYRE_PLACEMENT_DEVICE) {
 		ret = sim_mem_alloc(sim, bo->size, &bo->dev_addr);
 		if (ret)
@@ -674,11 +678,36 @@ static void sim_close(spyre_device *dev)
 	}
 	spyre_model_free(sim->model);
 	munmap(sim->devmem, sim->cfg.mem_size);
+	if (sim->memfd >= 0)
+		close(sim->memfd);
 	pthread_mutex_destroy(&sim->lock);
 	pthread_cond_destroy(&sim->cond);
 	pthread_cond_destroy(&sim->kick);
 	free(sim);
 	dev->priv = NULL;
+}
+
+/*
+ * Device memory: a memfd mapped shared, so another process's sim card can
+ * map a BO of it (spyre_bo_export, peer DMA between processes); private
+ * anonymous memory when the memfd cannot be made (no sharing then).
+ */
+static uint8_t *sim_devmem_map(struct sim *sim)
+{
+	void *p;
+
+	sim->memfd = memfd_create("spyre-sim-devmem", MFD_CLOEXEC);
+	if (sim->memfd >= 0 && ftruncate(sim->memfd, (off_t)sim->cfg.mem_size) == 0) {
+		p = mmap(NULL, sim->cfg.mem_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_NORESERVE, sim->memfd, 0);
+		if (p != MAP_FAILED)
+			return p;
+	}
+	if (sim->memfd >= 0)
+		close(sim->memfd);
+	sim->memfd = -1;
+	return mmap(NULL, sim->cfg.mem_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 }
 
 /* The sim has one card unless SPYRE_SIM_CARDS asks for more (1..8). */
@@ -721,11 +750,12 @@ int spy_sim_open(spyre_device *dev, int index)
 	sim->cfg.hazard_check = !getenv("SPYRE_SIM_HAZARD_CHECK") ||
 				atoi(getenv("SPYRE_SIM_HAZARD_CHECK"));
 	sim->timeout_ns = env_size("SPYRE_SIM_TIMEOUT_MS", 1000) * 1000000ull;
-	sim->devmem = mmap(NULL, sim->cfg.mem_size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	sim->devmem = sim_devmem_map(sim);
 	if (sim->devmem == MAP_FAILED) {
 		uint64_t size = sim->cfg.mem_size;
 
+		if (sim->memfd >= 0)
+			close(sim->memfd);
 		free(sim);
 		return spy_err(-ENOMEM, "spyre_device_open: sim%d: cannot reserve %llu bytes of "
 			       "device memory", index, (unsigned long long)size);
@@ -733,6 +763,8 @@ int spy_sim_open(spyre_device *dev, int index)
 	sim->model = spyre_model_new(&sim->cfg, &model_ops, sim, sim->devmem, &err);
 	if (!sim->model) {
 		munmap(sim->devmem, sim->cfg.mem_size);
+		if (sim->memfd >= 0)
+			close(sim->memfd);
 		free(sim);
 		return spy_err(-EINVAL, "spyre_device_open: sim%d: the card model refused its "
 			       "configuration: %s", index, err ? err : "?");
@@ -808,6 +840,85 @@ static int sim_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t o
 	return ret;
 }
 
+/* Between processes: the card's memfd (a dup the caller owns) and the BO's place in it. */
+static int sim_bo_export(spyre_device *dev, uint32_t handle, int *fd, uint64_t *offset)
+{
+	struct sim *sim = S(dev);
+	struct sim_bo *bo;
+	int ret = 0;
+
+	if (sim->memfd < 0)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&sim->lock);
+	bo = sim_bo_lookup(sim, handle);
+	if (sim->lost)
+		ret = -ENODEV;
+	else if (!bo)
+		ret = -ENOENT;
+	else if (bo->placement != DRM_SPYRE_PLACEMENT_DEVICE)
+		ret = -EINVAL;
+	else
+		*offset = bo->dev_addr;
+	pthread_mutex_unlock(&sim->lock);
+	if (ret)
+		return ret;
+	*fd = fcntl(sim->memfd, F_DUPFD_CLOEXEC, 0);
+	return *fd < 0 ? -errno : 0;
+}
+
+/* The fd names a sim card's device memory? (a memfd of spyre_bo_export) */
+static bool sim_fd_is_devmem(int fd)
+{
+	static const char want[] = "/memfd:spyre-sim-devmem";
+	char path[64], link[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = 0;
+	return !strncmp(link, want, sizeof(want) - 1);
+}
+
+/*
+ * A peer BO over another process's sim card memory: mapped here, so its
+ * "bus address" is a process address like the in-process peers'. The
+ * mapping lives as long as the BO (and the jobs holding it).
+ */
+static int sim_bo_import(spyre_device *dev, int fd, uint64_t offset, uint64_t size,
+			 uint32_t *handle)
+{
+	struct sim *sim = S(dev);
+	uint64_t head = offset % 4096;
+	struct stat st, own;
+	struct sim_bo *bo;
+	void *map;
+	int ret;
+
+	if (!sim_fd_is_devmem(fd))
+		return -EOPNOTSUPP;	/* e.g. a dma-buf of a real card */
+	if (sim->memfd >= 0 && !fstat(fd, &st) && !fstat(sim->memfd, &own) &&
+	    st.st_ino == own.st_ino && st.st_dev == own.st_dev)
+		return -EXDEV;		/* this card's own memory */
+	map = mmap(NULL, size + head, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)(offset - head));
+	if (map == MAP_FAILED)
+		return -errno == -EINVAL ? -ERANGE : -errno;
+	bo = sim_bo_new(size, DRM_SPYRE_PLACEMENT_PEER, NULL);
+	if (!bo) {
+		munmap(map, size + head);
+		return -ENOMEM;
+	}
+	bo->dev_addr = (uintptr_t)map + head;
+	bo->peer_map = map;
+	bo->peer_map_len = size + head;
+	ret = sim_bo_insert(sim, bo, handle);
+	if (ret)
+		sim_bo_discard(bo);
+	return ret;
+}
+
 const struct spy_backend_ops spy_sim_ops = {
 	.name = "sim",
 	.close = sim_close,
@@ -830,4 +941,6 @@ const struct spy_backend_ops spy_sim_ops = {
 	.queue_error = sim_queue_error,
 	.inject_fault = sim_inject_fault,
 	.bo_peer_import = sim_bo_peer_import,
+	.bo_export = sim_bo_export,
+	.bo_import = sim_bo_import,
 };

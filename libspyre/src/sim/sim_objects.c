@@ -47,6 +47,8 @@ void sim_bo_discard(struct sim_bo *bo)
 {
 	if (!bo->user)
 		free(bo->host);
+	if (bo->peer_map)
+		munmap(bo->peer_map, bo->peer_map_len);
 	free(bo->sg);
 	free(bo);
 }
@@ -175,8 +177,11 @@ void sim_mem_free(struct sim *sim, uint64_t addr, uint64_t size)
 {
 	struct sim_range **pp, *r, *prev = NULL, *n;
 
-	/* Give the pages back to the host; the range reads as zero when reused. */
-	madvise(sim->devmem + addr, size, MADV_DONTNEED);
+	/*
+	 * Give the pages back to the host; the range reads as zero when reused
+	 * (devmem is a shared memfd mapping, where only MADV_REMOVE frees).
+	 */
+	madvise(sim->devmem + addr, size, sim->memfd >= 0 ? MADV_REMOVE : MADV_DONTNEED);
 	sim->mem_used -= size;
 	for (pp = &sim->free; (r = *pp) && r->off < addr; pp = &r->next)
 		prev = r;
