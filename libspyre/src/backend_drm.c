@@ -530,7 +530,7 @@ static int write_file(const char *path, const char *text)
  */
 int spy_drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind)
 {
-	char path[PATH_MAX], val[32];
+	char path[PATH_MAX];
 	uint64_t rings = 0;
 	unsigned int n;
 	int ret;
@@ -544,18 +544,28 @@ int spy_drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned i
 	ret = spy_drm_get_param(dev, DRM_SPYRE_PARAM_NUM_RINGS, &rings);
 	if (ret)
 		return ret;
-	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/fault", dev->pci_slot);
 	for (n = 0; n < rings; n++) {
 		if ((n == 0) != (engine == SPYRE_ENGINE_COMPUTE))
 			continue;
-		snprintf(val, sizeof(val), "%u", kind | n << 8);
-		ret = write_file(path, val);
-		if (ret == -ENOENT)
-			return -EOPNOTSUPP;	/* no debugfs mounted */
+		ret = spy_drm_debugfs_fault(dev, kind | n << 8);
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/* Write @val (SPYRE_REG_FAULT: kind | ring << 8) to the driver's debugfs "fault". */
+int spy_drm_debugfs_fault(spyre_device *dev, unsigned int val)
+{
+	char path[PATH_MAX], text[32];
+	int ret;
+
+	if (!dev->pci_slot[0])
+		return -EOPNOTSUPP;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/fault", dev->pci_slot);
+	snprintf(text, sizeof(text), "%u", val);
+	ret = write_file(path, text);
+	return ret == -ENOENT ? -EOPNOTSUPP : ret;	/* no debugfs mounted */
 }
 
 /*

@@ -63,6 +63,7 @@ int spy_drm_bo_bind(spyre_bo *bo);
 int spy_drm_gem_close(spyre_device *dev, uint32_t handle);
 void spy_drm_close(spyre_device *dev);
 int spy_drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind);
+int spy_drm_debugfs_fault(spyre_device *dev, unsigned int val);
 int spy_drm_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t owner_handle,
 			   uint32_t *handle);
 

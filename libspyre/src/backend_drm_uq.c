@@ -25,6 +25,13 @@
  *   one becomes the error of its point and of its queue's record.
  * - Waiting polls completed_seqno for a few microseconds, then sleeps in
  *   DRM_IOCTL_SPYRE_UQ_WAIT (every FENCE has F_IRQ).
+ * - A ring the driver ended (its watchdog found it hung: -ETIMEDOUT; a
+ *   card reset: -ECANCELED; a ring error: -EIO) is "dead": the job it
+ *   stopped in fails with that error (a hang also bans that job's queue,
+ *   as the kernel's recovery does), the later ones with -ECANCELED, and
+ *   the process moves the write-back past them itself, so waits on them
+ *   end and other rings' WAIT_MEMs on it go on. Its next job sets the
+ *   ring up again on the same memory (driver 1.6).
  * - A translation fault stops the whole address space (every ring of the
  *   file) after the faulting job retired; the next VM_BIND restarts it,
  *   so the faulting job's record (or UQ_WAIT's -EFAULT) triggers one.
@@ -56,6 +63,12 @@
 #define UQ_TL_ERRS	16		/* failed points a timeline remembers */
 
 #define UQ_META_DEPS	4		/* in-syncs on other rings' unfinished work */
+/*
+ * The driver's doorbell mmap offsets are page 0x10000 + the card's ring
+ * index (driver/spyre_uq.c). Only fault injection, a test hook through the
+ * driver's debugfs, needs that index.
+ */
+#define UQ_DOORBELL_PGOFF	0x10000u
 
 /* A job's input that was still running when it was written. */
 struct uq_dep {
@@ -76,6 +89,9 @@ struct uq_meta {
 
 struct uq_ring {
 	uint32_t qid, handle;
+	uint32_t hw;			/* the card's ring index (from the doorbell offset) */
+	int dead;			/* the driver ended the queue: why, else 0 */
+	uint64_t dead_from;		/* the first job it did not finish */
 	uint8_t *map;
 	union spyre_hw_desc *desc;
 	volatile uint64_t *completed;	/* write-back completed_seqno */
@@ -103,6 +119,8 @@ struct uq_tl {
 
 struct uq_vq {
 	bool live;
+	bool banned;			/* one of its jobs hung: submits fail (-ECANCELED) */
+	uint32_t engine;
 	int ring;
 	uint64_t jobs;
 	struct spy_queue_error qe;
@@ -128,6 +146,10 @@ struct spy_uq {
 	uint32_t resume_handle;		/* a host page mapped and unmapped to resume */
 	bool resume_mapped;
 	uint64_t max_args;
+	/* jobs no ring can run (a copy from a peer BO): a kernel queue and timeline */
+	pthread_mutex_t klock;
+	uint32_t kqueue, ktl;
+	uint64_t kpoint;
 };
 
 static struct spy_uq *uq_of(spyre_device *dev)
@@ -160,10 +182,32 @@ static void ring_free(spyre_device *dev, struct uq_ring *r)
 	free(r);
 }
 
+/* The driver's queue on @r's memory, and its doorbell; the card's head starts at 0. */
+static int ring_start(spyre_device *dev, struct uq_ring *r)
+{
+	struct drm_spyre_uq_create c = { 0 };
+	void *p;
+	int ret;
+
+	c.ring_addr = r->va;
+	c.wb_addr = r->va + UQ_WB_OFF;
+	c.ring_log2 = UQ_LOG2;
+	ret = spy_drm_ioctl(dev, DRM_IOCTL_SPYRE_UQ_CREATE, &c);
+	if (ret)
+		return ret;
+	r->qid = c.queue_id;
+	r->hw = (uint32_t)(c.doorbell_offset / SPY_PAGE) - UQ_DOORBELL_PGOFF;
+	r->tail = r->head = 0;
+	p = mmap(NULL, SPY_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd, c.doorbell_offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	r->doorbell = p;
+	return 0;
+}
+
 /* A new hardware ring, its BO at the backend's VA slot @index + 1. */
 static int ring_create(spyre_device *dev, unsigned int index, struct uq_ring **out)
 {
-	struct drm_spyre_uq_create c = { 0 };
 	struct uq_ring *r = calloc(1, sizeof(*r));
 	void *p;
 	int ret;
@@ -184,22 +228,12 @@ static int ring_create(spyre_device *dev, unsigned int index, struct uq_ring **o
 	ret = spy_drm_vm_map(dev, r->handle, r->va, UQ_BO_BYTES, 0);
 	if (ret)
 		goto fail;
-	c.ring_addr = r->va;
-	c.wb_addr = r->va + UQ_WB_OFF;
-	c.ring_log2 = UQ_LOG2;
-	ret = spy_drm_ioctl(dev, DRM_IOCTL_SPYRE_UQ_CREATE, &c);
-	if (ret)
-		goto fail;
-	r->qid = c.queue_id;
-	p = mmap(NULL, SPY_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd, c.doorbell_offset);
-	if (p == MAP_FAILED) {
-		ret = -errno;
-		goto fail;
-	}
-	r->doorbell = p;
 	r->desc = (union spyre_hw_desc *)r->map;
 	r->completed = (volatile uint64_t *)(r->map + UQ_WB_OFF);
 	r->rec = (volatile struct spyre_hw_completion *)(r->map + UQ_REC_OFF);
+	ret = ring_start(dev, r);
+	if (ret)
+		goto fail;
 	*out = r;
 	return 0;
 fail:
@@ -269,11 +303,18 @@ static bool ring_consume(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r
 		uint64_t s = r->consumed + 1;
 		struct uq_meta *m = &r->meta[s % UQ_NREC];
 		volatile const struct spyre_hw_completion *c = &r->rec[s % UQ_NREC];
-		uint32_t status = le32toh(c->status);
+		bool lost = r->dead && s >= r->dead_from;	/* no record: the driver ended it */
+		uint32_t status = lost ? 0 : le32toh(c->status);
 		int err = le64toh(c->seqno) == s ? spyre_status_to_errno(status) : -EIO;
 		unsigned int i;
 
-		for (i = 0; i < m->ndeps; i++)
+		if (lost) {
+			err = s == r->dead_from ? r->dead : -ECANCELED;
+			/* the hung job's queue is banned, as the kernel's recovery does */
+			if (s == r->dead_from && r->dead == -ETIMEDOUT && m->vq)
+				uq->vq[m->vq - 1].banned = true;
+		}
+		for (i = 0; i < m->ndeps && !lost; i++)
 			if (uq->ring[m->dep[i].ring]->consumed < m->dep[i].seqno)
 				goto out;
 		r->consumed = s;
@@ -301,7 +342,10 @@ static bool ring_consume(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r
 				qe->error = err;
 				qe->job = m->job;
 				qe->point = m->point;
-				fault_of(c, &qe->fault);
+				if (lost)
+					qe->fault = (struct spy_fault){ .core = -1, .insn = -1 };
+				else
+					fault_of(c, &qe->fault);
 			}
 			qe->failed++;
 		}
@@ -322,6 +366,56 @@ static void consume_all(spyre_device *dev, struct spy_uq *uq)
 			progress |= ring_consume(dev, uq, uq->ring[i]);
 }
 
+/*
+ * The driver ended @r's queue with @err. What the card finished is read as
+ * usual; the rest is retired here (ring_consume() above), and the
+ * write-back, which the card no longer writes, is moved past it by the
+ * process so that waits on those jobs end and other rings' WAIT_MEMs on it
+ * go on (any register write makes the card look at them again: a live
+ * ring's doorbell, with the tail it has). Under uq->lock.
+ */
+static void ring_kill(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, int err)
+{
+	unsigned int i;
+
+	if (r->dead)
+		return;
+	r->dead_from = ring_done(r) + 1;
+	r->dead = err;
+	__atomic_store_n(r->completed, r->seqno, __ATOMIC_RELEASE);
+	consume_all(dev, uq);
+	for (i = 0; i < uq->nrings; i++) {
+		struct uq_ring *o = uq->ring[i];
+
+		if (!o->dead && o->doorbell) {
+			*o->doorbell = o->tail;
+			break;
+		}
+	}
+}
+
+/* Set a dead ring up again on the same memory; its seqnos go on. Under uq->lock. */
+static int ring_restart(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r)
+{
+	struct drm_spyre_uq_destroy d = { .queue_id = r->qid };
+	int ret;
+
+	consume_all(dev, uq);
+	if (r->doorbell)
+		munmap((void *)r->doorbell, SPY_PAGE);
+	r->doorbell = NULL;
+	if (r->qid)
+		spy_drm_ioctl(dev, DRM_IOCTL_SPYRE_UQ_DESTROY, &d);
+	r->qid = 0;
+	ret = ring_start(dev, r);
+	if (ret)
+		return spy_err(ret, "libspyre: setting up a user-mode queue again after its "
+			       "failure");
+	r->dead = 0;
+	r->dead_from = 0;
+	return 0;
+}
+
 /* ---- waiting for a ring ---- */
 
 /*
@@ -335,7 +429,7 @@ static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, ui
 	struct drm_spyre_uq_wait w;
 	int ret;
 
-	while (ring_done(r) < seqno) {
+	while (ring_done(r) < seqno && !r->dead) {
 		if (spy_now_ns() - t0 < UQ_SPIN_NS) {
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();
@@ -356,6 +450,16 @@ static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, ui
 		}
 		if (ret == -EINTR)
 			continue;
+		if (ret == -ENOENT && __atomic_load_n(&r->qid, __ATOMIC_RELAXED) != w.queue_id)
+			continue;	/* set up again by another thread meanwhile */
+		if (ret == -ETIMEDOUT || ret == -ECANCELED || ret == -EIO) {
+			/* the queue was ended: its jobs' records say so from now on */
+			pthread_mutex_lock(&uq->lock);
+			if (r->qid == w.queue_id)
+				ring_kill(dev, uq, r, ret);
+			pthread_mutex_unlock(&uq->lock);
+			continue;
+		}
 		if (ret)
 			return ret;
 	}
@@ -458,6 +562,7 @@ static int uq_queue_create(spyre_device *dev, struct drm_spyre_queue_create *qc)
 	ring = uq->next_ring++ % uq->nrings;
 	memset(&uq->vq[uq->nvq], 0, sizeof(uq->vq[0]));
 	uq->vq[uq->nvq].live = true;
+	uq->vq[uq->nvq].engine = qc->engine;
 	uq->vq[uq->nvq].ring = r ? (int)uq->nrings - 1 : ring;
 	qc->queue_id = ++uq->nvq;
 	pthread_mutex_unlock(&uq->lock);
@@ -792,6 +897,125 @@ static void desc_wait_mem(union spyre_hw_desc *d, uint64_t addr, uint64_t value)
 	d->wait_mem.value = htole64(value);
 }
 
+/*
+ * A COPY naming a BO that is not in the address space: a peer BO (another
+ * card's memory, PRIME-imported), which VM_BIND refuses, so no ring entry
+ * can reach it.
+ */
+static bool needs_kernel(struct drm_priv *priv, const struct drm_spyre_submit *sub)
+{
+	const struct drm_spyre_cmd *cmds = (const void *)(uintptr_t)sub->cmds;
+	bool ret = false;
+	unsigned int i;
+
+	pthread_mutex_lock(&priv->lock);
+	for (i = 0; i < sub->cmd_count && !ret; i++)
+		ret = cmds[i].type == DRM_SPYRE_CMD_COPY && cmds[i].copy.size &&
+		      (!spy_drm_va_of(priv, cmds[i].copy.src_handle) ||
+		       !spy_drm_va_of(priv, cmds[i].copy.dst_handle));
+	pthread_mutex_unlock(&priv->lock);
+	return ret;
+}
+
+/*
+ * Such a job goes through the kernel's SUBMIT on a queue of its own, in
+ * order with the stream by waiting on the host: first for its inputs and
+ * the stream's earlier work, then for the job itself, whose point is then
+ * signalled from the host (with its error, if any). Peer copies wait for
+ * their end anyway (peer.c), so nothing is lost by waiting here.
+ */
+static int uq_submit_kernel(spyre_device *dev, const struct drm_spyre_submit *sub)
+{
+	const struct drm_spyre_sync *in = (const void *)(uintptr_t)sub->in_syncs;
+	const struct drm_spyre_sync *out = (const void *)(uintptr_t)sub->out_syncs;
+	struct spy_uq *uq = uq_of(dev);
+	struct drm_spyre_submit ks = *sub;
+	struct drm_spyre_sync ko;
+	uint32_t kh;
+	uint64_t kp;
+	struct uq_ring *r = NULL;
+	struct uq_vq *q;
+	uint64_t seqno = 0;
+	unsigned int i;
+	int ret = 0, err;
+
+	pthread_mutex_lock(&uq->lock);
+	q = vq_get(uq, sub->queue_id);
+	if (q && !q->banned) {
+		r = uq->ring[q->ring];
+		seqno = r->seqno;
+	}
+	pthread_mutex_unlock(&uq->lock);
+	if (!r)
+		return q ? -ECANCELED : -ENOENT;
+	for (i = 0; i < sub->in_sync_count && !ret; i++) {
+		uint32_t h = in[i].handle;
+		uint64_t pt = in[i].point;
+
+		ret = uq_syncobj_wait(dev, &h, &pt, 1, INT64_MAX);
+	}
+	if (!ret)
+		ret = ring_wait(dev, uq, r, seqno, INT64_MAX);
+	if (ret)
+		return ret;
+
+	pthread_mutex_lock(&uq->klock);
+	if (!uq->kqueue) {
+		struct drm_spyre_queue_create qc = { .engine = DRM_SPYRE_ENGINE_DMA };
+
+		ret = spy_drm_ops.syncobj_create(dev, &uq->ktl);
+		if (!ret)
+			ret = spy_drm_ops.queue_create(dev, &qc);
+		if (!ret)
+			uq->kqueue = qc.queue_id;
+	}
+	kh = uq->ktl;
+	kp = uq->kpoint + 1;
+	ko = (struct drm_spyre_sync){ .handle = kh, .point = kp };
+	ks.queue_id = uq->kqueue;
+	ks.in_sync_count = 0;
+	ks.in_syncs = 0;
+	ks.out_sync_count = 1;
+	ks.out_syncs = (uintptr_t)&ko;
+	ks.sync_stride = sizeof(ko);
+	if (!ret)
+		ret = spy_drm_ops.submit(dev, &ks);
+	if (!ret) {
+		uq->kpoint++;
+		ret = spy_drm_ops.syncobj_wait(dev, &kh, &kp, 1, INT64_MAX);
+	}
+	err = ret ? 0 : spy_drm_ops.fence_error(dev, kh, kp);
+	pthread_mutex_unlock(&uq->klock);
+	if (ret)
+		return ret;
+
+	pthread_mutex_lock(&uq->lock);
+	q = vq_get(uq, sub->queue_id);
+	if (q) {
+		q->jobs++;
+		if (err && !q->qe.error) {
+			q->qe.error = err;
+			q->qe.job = q->jobs;
+			q->qe.point = sub->out_sync_count ? out->point : 0;
+			q->qe.fault = (struct spy_fault){ .core = -1, .insn = -1 };
+		}
+		if (err)
+			q->qe.failed++;
+	}
+	if (sub->out_sync_count) {
+		struct uq_tl *t = tl_get(uq, out->handle);
+
+		ret = t ? tl_push(t, out->point, -1, 0) : -ENOENT;
+		if (t && err) {
+			t->err[t->nerr % UQ_TL_ERRS].point = out->point;
+			t->err[t->nerr % UQ_TL_ERRS].err = err;
+			t->nerr++;
+		}
+	}
+	pthread_mutex_unlock(&uq->lock);
+	return ret;
+}
+
 static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 {
 	struct drm_priv *priv = dev->priv;
@@ -815,6 +1039,8 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 	    ((sub->in_sync_count || sub->out_sync_count) &&
 	     sub->sync_stride != sizeof(struct drm_spyre_sync)) || sub->out_sync_count > 1)
 		return -EINVAL;
+	if (needs_kernel(priv, sub))
+		return uq_submit_kernel(dev, sub);
 	for (i = 0; i < sub->cmd_count; i++)
 		ndesc += cmd_descs(&cmds[i]);
 	pthread_mutex_lock(&uq->lock);
@@ -823,8 +1049,18 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 		ret = -ENOENT;
 		goto out;
 	}
+	consume_all(dev, uq);	/* a hang found by a waiter bans the queue */
+	if (q->banned) {
+		ret = -ECANCELED;
+		goto out;
+	}
 	ri = q->ring;
 	r = uq->ring[ri];
+	if (r->dead) {
+		ret = ring_restart(dev, uq, r);
+		if (ret)
+			goto out;
+	}
 	if (sub->out_sync_count) {
 		otl = tl_get(uq, out->handle);
 		if (!otl || out->point <= otl->last) {
@@ -929,12 +1165,37 @@ out:
 	return ret;
 }
 
+/*
+ * Card faults for tests (root, the driver's debugfs): armed on the ring of
+ * the newest live queue of @engine (the stream a test created last), or
+ * disarmed (kind 0) on every ring of the file. Kind 100 removes the card.
+ */
 static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind)
 {
-	/* The debugfs faults arm the kernel's rings; only the unplug reaches ours. */
-	if (kind != 100)
-		return -EOPNOTSUPP;
-	return spy_drm_inject_fault(dev, engine, kind);
+	struct spy_uq *uq = uq_of(dev);
+	uint32_t hw[UQ_MAX_RINGS];
+	unsigned int i, n = 0;
+	int ret = 0;
+
+	if (kind == 100)
+		return spy_drm_inject_fault(dev, engine, kind);
+	pthread_mutex_lock(&uq->lock);
+	if (!kind) {
+		for (i = 0; i < uq->nrings; i++)
+			hw[n++] = uq->ring[i]->hw;
+	} else {
+		for (i = uq->nvq; i > 0 && !n; i--)
+			if (uq->vq[i - 1].live && uq->vq[i - 1].engine ==
+			    (engine == SPYRE_ENGINE_COMPUTE ? DRM_SPYRE_ENGINE_COMPUTE :
+							      DRM_SPYRE_ENGINE_DMA))
+				hw[n++] = uq->ring[uq->vq[i - 1].ring]->hw;
+	}
+	pthread_mutex_unlock(&uq->lock);
+	if (!n)
+		return -ENOENT;
+	for (i = 0; i < n && !ret; i++)
+		ret = spy_drm_debugfs_fault(dev, kind | hw[i] << 8);
+	return ret;
 }
 
 /* ---- open and close ---- */
@@ -971,8 +1232,9 @@ int spy_uq_open(spyre_device *dev, unsigned int driver_minor)
 	 */
 	if (!want || !strcmp(want, "kernel"))
 		return 0;
-	if (driver_minor < 4)
-		why = "the driver has no user-mode queues (needs spyre driver 1.4)";
+	if (driver_minor < 6)
+		why = "the driver does not watch user-mode queues for hangs (needs spyre "
+		      "driver 1.6)";
 	else if (spy_drm_get_param(dev, DRM_SPYRE_PARAM_USER_QUEUES, &slots) || !slots)
 		why = "the card offers no user-mode queue";
 	else if (spy_drm_get_param(dev, DRM_SPYRE_PARAM_MAX_ARGS, &max_args))
@@ -987,6 +1249,7 @@ int spy_uq_open(spyre_device *dev, unsigned int driver_minor)
 	if (!uq)
 		return spy_err(-ENOMEM, "spyre_device_open: out of memory");
 	pthread_mutex_init(&uq->lock, NULL);
+	pthread_mutex_init(&uq->klock, NULL);
 	uq->max_rings = slots < UQ_MAX_RINGS ? (unsigned int)slots : UQ_MAX_RINGS;
 	uq->max_args = max_args;
 	/* The first ring decides: none to be had means the kernel's queues. */
@@ -996,6 +1259,7 @@ int spy_uq_open(spyre_device *dev, unsigned int driver_minor)
 	if (ret) {
 		if (uq->resume_handle)
 			spy_drm_gem_close(dev, uq->resume_handle);
+		pthread_mutex_destroy(&uq->klock);
 		pthread_mutex_destroy(&uq->lock);
 		free(uq);
 		if (want)
@@ -1024,6 +1288,7 @@ void spy_uq_close(spyre_device *dev)
 		free(uq->tl[i].ent);
 	free(uq->tl);
 	free(uq->vq);
+	pthread_mutex_destroy(&uq->klock);
 	pthread_mutex_destroy(&uq->lock);
 	free(uq);
 	priv->uq = NULL;
@@ -1051,4 +1316,5 @@ const struct spy_backend_ops spy_drm_uq_ops = {
 	.fence_error = uq_fence_error,
 	.queue_error = uq_queue_error,
 	.inject_fault = uq_inject_fault,
+	.bo_peer_import = spy_drm_bo_peer_import,
 };

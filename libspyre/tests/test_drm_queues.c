@@ -184,3 +184,73 @@ TEST(drm_queues_env_checked)
 	FAILS_WITH(spyre_device_open(0, &d), -EINVAL, "SPYRE_DRM_QUEUES=fast");
 	unsetenv("SPYRE_DRM_QUEUES");
 }
+
+/*
+ * A hang on a user-mode queue (the card's debug fault, armed on the ring
+ * of the newest compute stream): the driver's watchdog ends the queue,
+ * the launch fails with -ETIMEDOUT instead of hanging, the stream is
+ * banned (-ECANCELED), a DMA stream on another ring is unaffected, and a
+ * new stream works on a ring set up again.
+ */
+TEST(drm_user_queue_hang_bans_stream)
+{
+	struct spyre_device_props p0, p1;
+	spyre_stream *s, *s2, *dma;
+	spyre_program *prog;
+	spyre_device *d;
+	spyre_bo *x, *h;
+	struct spyre_buf a[2], hb, xb;
+	void *img, *m;
+	size_t sz;
+	FILE *f;
+	int ret;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	f = fopen("/sys/module/spyre/parameters/job_timeout_ms", "w");
+	if (!f)
+		return;	/* not root: no debugfs faults either */
+	fputs("500", f);
+	fclose(f);
+	setenv("SPYRE_DRM_QUEUES", "user", 1);
+	ret = spyre_device_open(0, &d);
+	unsetenv("SPYRE_DRM_QUEUES");
+	if (ret == -EOPNOTSUPP)
+		return;	/* no user-mode queues on this card or driver */
+	OK(ret);
+	OK(spyre_device_get_props(d, &p0));
+	img = kern_scale_f32(1024, 1, 0, &sz);
+	OK(spyre_program_load(d, img, sz, &prog));
+	free(img);
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &dma));
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &s));
+	OK(spyre_bo_create(d, 8192, SPYRE_MEM_DEVICE, &x));
+	OK(host_bo(d, 4096, &h, &m));
+	a[0] = buf_of(x, 0, 4096);
+	a[1] = buf_of(x, 4096, 4096);
+	OK(spyre_sim_inject_fault(d, SPYRE_ENGINE_COMPUTE, 1));
+	OK(spyre_launch_async(s, prog, a, 2, NULL));
+	ret = spyre_stream_synchronize(s);
+	CHECK(ret == -ETIMEDOUT, "hung launch: %d (%s)", ret, spyre_last_error());
+	FAILS_WITH(spyre_launch_async(s, prog, a, 2, NULL), -ECANCELED, "banned");
+	OK(spyre_device_get_props(d, &p1));
+	CHECK(p1.reset_count > p0.reset_count, "reset count %llu -> %llu",
+	      (unsigned long long)p0.reset_count, (unsigned long long)p1.reset_count);
+	/* the DMA stream's ring was not touched */
+	hb = spyre_bo_buf(h);
+	xb = buf_of(x, 0, 4096);
+	memset(m, 0x33, 4096);
+	OK(spyre_memcpy_async(dma, &xb, &hb, 4096));
+	OK(spyre_stream_synchronize(dma));
+	/* a new stream works */
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &s2));
+	OK(spyre_launch_async(s2, prog, a, 2, NULL));
+	OK(spyre_stream_synchronize(s2));
+	OK(spyre_stream_destroy(s2));
+	spyre_stream_destroy(s);
+	OK(spyre_stream_destroy(dma));
+	OK(spyre_program_destroy(prog));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_bo_destroy(h));
+	OK(spyre_device_close(d));
+}
