@@ -137,7 +137,7 @@ struct uq_zombie {
 struct spy_uq {
 	pthread_mutex_t lock;
 	struct uq_ring *ring[UQ_MAX_RINGS];
-	unsigned int nrings, max_rings, next_ring;
+	unsigned int nrings, max_rings;
 	struct uq_tl *tl;
 	uint32_t ntl, tl_cap;
 	struct uq_vq *vq;
@@ -534,6 +534,31 @@ static int uq_bo_close(spyre_device *dev, uint32_t handle)
 
 /* ---- queues ---- */
 
+/* Live queues on ring @ring. Under uq->lock. */
+static unsigned int users_of(struct spy_uq *uq, int ring)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < uq->nvq; i++)
+		n += uq->vq[i].live && uq->vq[i].ring == ring;
+	return n;
+}
+
+static int least_used_ring(struct spy_uq *uq)
+{
+	unsigned int i, n, best_n = ~0u;
+	int best = 0;
+
+	for (i = 0; i < uq->nrings; i++) {
+		n = users_of(uq, (int)i);
+		if (n < best_n) {
+			best_n = n;
+			best = (int)i;
+		}
+	}
+	return best;
+}
+
 static int uq_queue_create(spyre_device *dev, struct drm_spyre_queue_create *qc)
 {
 	struct spy_uq *uq = uq_of(dev);
@@ -554,16 +579,24 @@ static int uq_queue_create(spyre_device *dev, struct drm_spyre_queue_create *qc)
 		uq->vq = v;
 		uq->vq_cap = cap;
 	}
-	/* A ring of its own while there are free ones, then shared in turn. */
-	if (uq->nrings < uq->max_rings && !ring_create(dev, uq->nrings, &r))
-		uq->ring[uq->nrings++] = r;
-	else if (uq->nrings < uq->max_rings)
-		uq->max_rings = uq->nrings;	/* the card has no more: share */
-	ring = uq->next_ring++ % uq->nrings;
+	/*
+	 * A ring of its own while there are idle ones (the one made at open
+	 * first) or the card has more, then the least shared one: queues on
+	 * one ring run one after the other.
+	 */
+	ring = least_used_ring(uq);
+	if (users_of(uq, ring) && uq->nrings < uq->max_rings) {
+		if (!ring_create(dev, uq->nrings, &r)) {
+			uq->ring[uq->nrings] = r;
+			ring = (int)uq->nrings++;
+		} else {
+			uq->max_rings = uq->nrings;	/* the card has no more: share */
+		}
+	}
 	memset(&uq->vq[uq->nvq], 0, sizeof(uq->vq[0]));
 	uq->vq[uq->nvq].live = true;
 	uq->vq[uq->nvq].engine = qc->engine;
-	uq->vq[uq->nvq].ring = r ? (int)uq->nrings - 1 : ring;
+	uq->vq[uq->nvq].ring = ring;
 	qc->queue_id = ++uq->nvq;
 	pthread_mutex_unlock(&uq->lock);
 	return ret;
