@@ -15,6 +15,8 @@
 #define SPYRE_BENCH_RECORD_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Print @s as a JSON string body (the strings here are ASCII literals). */
 static inline void bench_json_str(const char *s)
@@ -36,11 +38,18 @@ static inline void bench_json_str(const char *s)
  * @unit: "x" for ratios, "ns" for modelled device time, "count", ...
  * @ratio_of: what the figure is: "A / B" for ratios, else a description
  * @how: how it was measured (rounds, sizes, best-of or median)
- * @backend: "drm", "sim" or "model" (the card model linked in directly)
+ * @backend: "drm", "sim" or "model" (the card model linked in directly);
+ *	"drm" becomes "drm-uq" when SPYRE_DRM_QUEUES=user put libspyre's
+ *	submissions on user-mode queues, so both paths' figures stand side
+ *	by side in the report
  */
 static inline void bench_record(const char *name, double value, const char *unit,
 				const char *ratio_of, const char *how, const char *backend)
 {
+	const char *q = getenv("SPYRE_DRM_QUEUES");
+
+	if (!strcmp(backend, "drm") && q && !strcmp(q, "user"))
+		backend = "drm-uq";
 	fputs("@bench {\"name\": ", stdout);
 	bench_json_str(name);
 	printf(", \"value\": %.6g, \"unit\": ", value);

@@ -72,6 +72,7 @@ struct spyre_uq_slot;
  * @uq_slots: those rings
  * @ctx_fault_addr: per MMU context, the VA of its last fault the card
  *	latched (for user queues' waiters)
+ * @uq_watchdog: looks for hung user-mode queues while any is live
  */
 struct spyre_device {
 	struct drm_device drm;
@@ -119,6 +120,7 @@ struct spyre_device {
 	u32 num_uq_slots;
 	struct spyre_uq_slot *uq_slots;
 	u64 ctx_fault_addr[SPYRE_MMU_NUM_CTX];
+	struct delayed_work uq_watchdog;
 };
 
 static inline struct spyre_device *to_spyre_device(struct drm_device *drm)

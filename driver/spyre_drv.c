@@ -311,9 +311,11 @@ static const struct drm_driver spyre_drm_driver = {
 	/*
 	 * 1: DRM_IOCTL_SPYRE_QUEUE_ERROR, 2: DRM_IOCTL_SPYRE_BO_USERPTR, 3: _VM_BIND,
 	 * 4: user-mode queues (_UQ_*), COPY and LAUNCH in DRM_SPYRE_SUBMIT_VA jobs,
-	 * 5: device BOs exported to other cards (DRM_SPYRE_PLACEMENT_PEER)
+	 * 5: device BOs exported to other cards (DRM_SPYRE_PLACEMENT_PEER),
+	 * 6: user-mode queues watched for hangs (_UQ_WAIT -ETIMEDOUT), an ended
+	 * queue's doorbell page a sink, empty page tables freed at unmap
 	 */
-	.minor = 5,
+	.minor = 6,
 };
 
 /* --- sysfs: memory totals on the PCI device ------------------------------ */

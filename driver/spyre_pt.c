@@ -6,8 +6,11 @@
  * not buffer objects, so no handle, mmap or context mapping reaches them.
  * They are allocated inside the BAR2 aperture and written by the CPU
  * through it, so a bind needs no ring and no job. Tables below the root
- * are created on first use and kept until the address space goes away: an
- * unmap clears leaf entries only, which keeps it from ever allocating.
+ * are created on first use; an unmap clears leaf entries and never
+ * allocates. A table whose last entry it cleared goes too (else a process
+ * whose BOs come and go at new addresses would pile up tables), but only
+ * after the caller's TLB invalidation: until then the card may still walk
+ * it, so its memory must not hold anyone else's data yet.
  *
  * Copyright (C) 2026 The Spyre stack authors
  */
@@ -111,14 +114,19 @@ void spyre_pt_destroy(struct spyre_device *sdev, struct spyre_pt *root)
 		spyre_pt_destroy_level(sdev, root, SPYRE_PTE_LEVELS - 1);
 }
 
-/* The level-0 table covering @va, created with its parents if @alloc. */
+/*
+ * The level-0 table covering @va, created with its parents if @alloc;
+ * @path (if not NULL) gets the table of every level on the way.
+ */
 static struct spyre_pt *spyre_pt_leaf(struct spyre_device *sdev, struct spyre_pt *root,
-				      u64 va, bool alloc)
+				      u64 va, bool alloc, struct spyre_pt **path)
 {
 	struct spyre_pt *pt = root;
 	unsigned int level, idx;
 
 	for (level = SPYRE_PTE_LEVELS - 1; level > 0; level--) {
+		if (path)
+			path[level] = pt;
 		idx = spyre_pt_index(va, level);
 		if (!pt->child[idx]) {
 			if (!alloc)
@@ -128,9 +136,12 @@ static struct spyre_pt *spyre_pt_leaf(struct spyre_device *sdev, struct spyre_pt
 				return ERR_PTR(-ENOMEM);
 			/* A table entry: only VALID and the address. */
 			spyre_pt_write(sdev, pt, idx, pt->child[idx]->addr | SPYRE_PTE_VALID);
+			pt->used++;
 		}
 		pt = pt->child[idx];
 	}
+	if (path)
+		path[0] = pt;
 	return pt;
 }
 
@@ -141,28 +152,60 @@ static struct spyre_pt *spyre_pt_leaf(struct spyre_device *sdev, struct spyre_pt
  */
 int spyre_pt_map_page(struct spyre_device *sdev, struct spyre_pt *root, u64 va, u64 pte)
 {
-	struct spyre_pt *leaf = spyre_pt_leaf(sdev, root, va, true);
+	struct spyre_pt *leaf = spyre_pt_leaf(sdev, root, va, true, NULL);
 
 	if (IS_ERR(leaf))
 		return PTR_ERR(leaf);
 	spyre_pt_write(sdev, leaf, spyre_pt_index(va, 0), pte);
+	leaf->used++;
 	return 0;
 }
 
-/* Invalidates the leaf entries of @va..+@size; the caller flushes the TLB. */
-void spyre_pt_unmap(struct spyre_device *sdev, struct spyre_pt *root, u64 va, u64 size)
+/*
+ * Invalidates the leaf entries of @va..+@size, which were all mapped; the
+ * tables left empty are unlinked from their parents (never the root) and
+ * put on @dead. The caller flushes the TLB, then frees @dead with
+ * spyre_pt_free_dead().
+ */
+void spyre_pt_unmap(struct spyre_device *sdev, struct spyre_pt *root, u64 va, u64 size,
+		    struct list_head *dead)
 {
+	struct spyre_pt *path[SPYRE_PTE_LEVELS];
 	struct spyre_pt *leaf;
+	unsigned int level, idx;
 	u64 end = va + size;
 
 	while (va < end) {
-		leaf = spyre_pt_leaf(sdev, root, va, false);
-		if (leaf)
+		leaf = spyre_pt_leaf(sdev, root, va, false, path);
+		if (leaf) {
 			spyre_pt_write(sdev, leaf, spyre_pt_index(va, 0), 0);
+			if (leaf->used)
+				leaf->used--;
+			/* Unlink each table the clear emptied, upwards. */
+			for (level = 1; level < SPYRE_PTE_LEVELS && !path[level - 1]->used;
+			     level++) {
+				idx = spyre_pt_index(va, level);
+				spyre_pt_write(sdev, path[level], idx, 0);
+				path[level]->child[idx] = NULL;
+				path[level]->used--;
+				list_add_tail(&path[level - 1]->dead, dead);
+			}
+		}
 		va += SPYRE_PT_SIZE;
 		if (!(va & (SZ_2M - 1)))
 			cond_resched();
 	}
 	/* Drain write-combining before the caller's TLB invalidation. */
 	wmb();
+}
+
+/* Frees the tables spyre_pt_unmap() unlinked, once the TLB was invalidated. */
+void spyre_pt_free_dead(struct spyre_device *sdev, struct list_head *dead)
+{
+	struct spyre_pt *pt, *next;
+
+	list_for_each_entry_safe(pt, next, dead, dead) {
+		list_del(&pt->dead);
+		spyre_pt_free(sdev, pt);
+	}
 }

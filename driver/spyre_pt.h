@@ -22,11 +22,15 @@ struct spyre_pt {
 	u64 addr;
 	struct list_head blocks;
 	struct spyre_pt **child;
+	u32 used;
+	struct list_head dead;
 };
 
 struct spyre_pt *spyre_pt_create(struct spyre_device *sdev);
 void spyre_pt_destroy(struct spyre_device *sdev, struct spyre_pt *root);
 int spyre_pt_map_page(struct spyre_device *sdev, struct spyre_pt *root, u64 va, u64 pte);
-void spyre_pt_unmap(struct spyre_device *sdev, struct spyre_pt *root, u64 va, u64 size);
+void spyre_pt_unmap(struct spyre_device *sdev, struct spyre_pt *root, u64 va, u64 size,
+		    struct list_head *dead);
+void spyre_pt_free_dead(struct spyre_device *sdev, struct list_head *dead);
 
 #endif /* SPYRE_PT_H */

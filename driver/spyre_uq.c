@@ -3,10 +3,11 @@
  * Spyre user-mode queues (driver 1.4, card interface 1.10): a hardware
  * ring whose descriptors and write-back live in the file's card address
  * space (RING_CTX.VA) and whose doorbell page of BAR4 is mapped into the
- * process. The driver only sets the ring up, tears it down, and sleeps
- * for waiters until the write-back reaches a value; everything the ring
- * runs is translated by the file's page tables. Design:
- * Documentation/accel/spyre/vm.rst ("User-mode queues").
+ * process. The driver only sets the ring up, tears it down, sleeps for
+ * waiters until the write-back reaches a value, and watches the rings for
+ * hangs (a ring that stops moving is reset and its queue ended with
+ * -ETIMEDOUT); everything the ring runs is translated by the file's page
+ * tables. Design: Documentation/accel/spyre/vm.rst ("User-mode queues").
  *
  * Copyright (C) 2026 The Spyre stack authors
  */
@@ -24,6 +25,7 @@
 
 #include "spyre_drv.h"
 #include "spyre_gem.h"
+#include "spyre_recovery.h"
 #include "spyre_uq.h"
 #include "spyre_vm.h"
 
@@ -49,6 +51,14 @@
  * @wb_off: its offset in the page
  * @error: 0 while the queue lives, else what waiters return (written
  *	under &spyre_device.uq_mutex)
+ * @sink: a zeroed page of the queue's own that the doorbell mapping shows
+ *	once the queue ended, so a process that rings a dead queue writes
+ *	into nothing instead of dying of SIGBUS (NULL: SIGBUS then)
+ * @seen_head: the ring's head at the watchdog's last look
+ * @seen_progress: its progress counter then
+ * @seen_done: its write-back's completed seqno then
+ * @seen_card: the sum over the card's rings then (see spyre_uq_watchdog())
+ * @moved: jiffies when the watchdog last saw the ring move or idle
  */
 struct spyre_uq {
 	struct kref ref;
@@ -60,12 +70,20 @@ struct spyre_uq {
 	struct page *wb_page;
 	u32 wb_off;
 	int error;
+	struct page *sink;
+	u32 seen_head;
+	u32 seen_progress;
+	u64 seen_done;
+	u64 seen_card;
+	unsigned long moved;
 };
 
 static void spyre_uq_release(struct kref *ref)
 {
 	struct spyre_uq *uq = container_of(ref, struct spyre_uq, ref);
 
+	if (uq->sink)
+		__free_page(uq->sink);
 	drm_gem_object_put(uq->wb_obj);
 	drm_dev_put(&uq->sdev->drm);
 	kfree(uq);
@@ -138,6 +156,16 @@ void spyre_uq_wake_all(struct spyre_device *sdev)
  * after this returns. The ring itself is stopped by the caller (or is gone
  * with a card reset or the device).
  */
+static void spyre_uq_revoke(struct spyre_uq *uq)
+{
+	struct spyre_device *sdev = uq->sdev;
+
+	/* Faults from now on see the error: revoke what was mapped before. */
+	unmap_mapping_range(sdev->drm.anon_inode->i_mapping,
+			    spyre_uq_doorbell_pgoff(uq->slot) << PAGE_SHIFT, PAGE_SIZE, 1);
+	wake_up_all(&uq->slot->wq);
+}
+
 static void spyre_uq_kill(struct spyre_uq *uq, int error)
 {
 	struct spyre_device *sdev = uq->sdev;
@@ -146,10 +174,7 @@ static void spyre_uq_kill(struct spyre_uq *uq, int error)
 	if (!uq->error)
 		WRITE_ONCE(uq->error, error);
 	mutex_unlock(&sdev->uq_mutex);
-	/* Faults from now on see the error: revoke what was mapped before. */
-	unmap_mapping_range(sdev->drm.anon_inode->i_mapping,
-			    spyre_uq_doorbell_pgoff(uq->slot) << PAGE_SHIFT, PAGE_SIZE, 1);
-	wake_up_all(&uq->slot->wq);
+	spyre_uq_revoke(uq);
 }
 
 /* After a card reset every ring is blank: the queues are lost. */
@@ -170,6 +195,113 @@ void spyre_uq_card_reset(struct spyre_device *sdev)
 		spyre_uq_kill(uqs[i], -ECANCELED);
 		spyre_uq_put(uqs[i]);
 	}
+}
+
+/* --- hang detection ----------------------------------------------------- */
+
+/*
+ * The kernel never sees the jobs of a user-mode queue, so drm_sched's job
+ * timeout cannot watch them: a periodic check does, by the same rule as
+ * spyre_ring_is_stuck_locked() for the kernel's rings. A ring with work
+ * (not idle) whose head, progress counter and write-back have not moved
+ * for the job timeout (at least SPYRE_MIN_HANG_MS) is hung; while the rest
+ * of the card moves it may be waiting its turn or for another ring (a
+ * WAIT_MEM), and gets SPYRE_MAX_STALLS times as long. A ring stopped on a
+ * ring error or by its context's translation fault is the process's to
+ * handle (its waiters hear -EIO or -EFAULT), not a hang.
+ */
+static unsigned long spyre_uq_hang_limit(void)
+{
+	return msecs_to_jiffies(max(READ_ONCE(spyre_job_timeout_ms), SPYRE_MIN_HANG_MS));
+}
+
+static unsigned long spyre_uq_watch_period(void)
+{
+	return max(spyre_uq_hang_limit() / 4, 1UL);
+}
+
+static u64 spyre_uq_completed(struct spyre_uq *uq)
+{
+	void *p = kmap_local_page(uq->wb_page);
+	u64 v = le64_to_cpu(READ_ONCE(*(__le64 *)(p + uq->wb_off)));
+
+	kunmap_local(p);
+	return v;
+}
+
+/* Under uq_mutex, inside drm_dev_enter(). */
+static bool spyre_uq_is_stuck(struct spyre_uq *uq, u64 card)
+{
+	struct spyre_device *sdev = uq->sdev;
+	u32 hw = uq->slot->hw;
+	u32 status = spyre_read(sdev, SPYRE_RING_REG(hw, SPYRE_RING_STATUS));
+	u32 head = spyre_read(sdev, SPYRE_RING_REG(hw, SPYRE_RING_HEAD));
+	u32 count = spyre_read(sdev, SPYRE_RING_REG(hw, SPYRE_RING_PROGRESS));
+	u64 done = spyre_uq_completed(uq);
+	bool card_moved = card != uq->seen_card;
+	unsigned long limit = spyre_uq_hang_limit();
+
+	uq->seen_card = card;
+	if (!(status & SPYRE_RING_STATUS_ENABLED) ||
+	    (status & (SPYRE_RING_STATUS_IDLE | SPYRE_RING_STATUS_ERROR |
+		       SPYRE_RING_STATUS_CTX_FAULT)) ||
+	    head != uq->seen_head || count != uq->seen_progress || done != uq->seen_done) {
+		uq->seen_head = head;
+		uq->seen_progress = count;
+		uq->seen_done = done;
+		uq->moved = jiffies;
+		return false;
+	}
+	if (card_moved)
+		limit *= SPYRE_MAX_STALLS;
+	return time_after_eq(jiffies, uq->moved + limit);
+}
+
+static void spyre_uq_watchdog(struct work_struct *work)
+{
+	struct spyre_device *sdev = container_of(to_delayed_work(work), struct spyre_device,
+						 uq_watchdog);
+	struct spyre_uq *hung[8];
+	bool busy = false;
+	u32 i, n = 0;
+	u64 card;
+	int idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return;
+	card = atomic64_read(&sdev->completions);
+	for (i = 0; i < sdev->hw_rings; i++)
+		card += spyre_read(sdev, SPYRE_RING_REG(i, SPYRE_RING_HEAD)) +
+			spyre_read(sdev, SPYRE_RING_REG(i, SPYRE_RING_PROGRESS));
+	mutex_lock(&sdev->uq_mutex);
+	for (i = 0; i < sdev->num_uq_slots; i++) {
+		struct spyre_uq *uq = sdev->uq_slots[i].uq;
+
+		if (!uq || uq->error)
+			continue;
+		busy = true;
+		if (n == ARRAY_SIZE(hung) || !spyre_uq_is_stuck(uq, card))
+			continue;
+		/*
+		 * The ban: the queue ends and its ring stops fetching, under
+		 * the lock a destroy takes, so the ring is still this queue's.
+		 */
+		WRITE_ONCE(uq->error, -ETIMEDOUT);
+		spyre_uq_hw_stop(sdev, uq->slot->hw);
+		atomic_inc(&sdev->reset_count);
+		kref_get(&uq->ref);
+		hung[n++] = uq;
+	}
+	mutex_unlock(&sdev->uq_mutex);
+	drm_dev_exit(idx);
+	for (i = 0; i < n; i++) {
+		drm_warn(&sdev->drm, "user queue %u (context %u) hung at seqno %llu, resetting its ring\n",
+			 hung[i]->id, hung[i]->ctx, hung[i]->seen_done);
+		spyre_uq_revoke(hung[i]);
+		spyre_uq_put(hung[i]);
+	}
+	if (busy)
+		queue_delayed_work(system_wq, &sdev->uq_watchdog, spyre_uq_watch_period());
 }
 
 /* --- create and destroy ------------------------------------------------- */
@@ -261,6 +393,8 @@ int spyre_uq_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 		return -ENOMEM;
 	kref_init(&uq->ref);
 	uq->sdev = sdev;
+	uq->sink = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	uq->moved = jiffies;
 	drm_dev_get(drm);
 
 	mutex_lock(&sfile->vm_lock);
@@ -290,6 +424,7 @@ int spyre_uq_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 		goto err_stop;
 	args->queue_id = uq->id;
 	args->doorbell_offset = spyre_uq_doorbell_pgoff(uq->slot) << PAGE_SHIFT;
+	mod_delayed_work(system_wq, &sdev->uq_watchdog, spyre_uq_watch_period());
 	return 0;
 
 err_stop:
@@ -347,15 +482,6 @@ void spyre_uq_destroy_all(struct spyre_file *sfile)
 }
 
 /* --- waiting ------------------------------------------------------------ */
-
-static u64 spyre_uq_completed(struct spyre_uq *uq)
-{
-	void *p = kmap_local_page(uq->wb_page);
-	u64 v = le64_to_cpu(READ_ONCE(*(__le64 *)(p + uq->wb_off)));
-
-	kunmap_local(p);
-	return v;
-}
 
 /* 0 when reached, -EAGAIN to sleep on, else why it never will be. */
 static int spyre_uq_poll(struct spyre_uq *uq, u64 value, u64 *seen)
@@ -440,7 +566,10 @@ static void spyre_uq_vm_close(struct vm_area_struct *vma)
 
 /*
  * The page is inserted at the first access, under the lock that
- * spyre_uq_kill() takes, so a destroyed queue's page is never mapped again.
+ * spyre_uq_kill() takes, so a destroyed queue's page is never mapped again:
+ * an ended queue shows its sink page instead. A process may be ringing the
+ * doorbell just when the watchdog ends its queue; it hears of the end from
+ * its next wait, not from a signal.
  */
 static vm_fault_t spyre_uq_vm_fault(struct vm_fault *vmf)
 {
@@ -456,6 +585,9 @@ static vm_fault_t spyre_uq_vm_fault(struct vm_fault *vmf)
 		      uq->slot->hw;
 		ret = vmf_insert_pfn(vmf->vma, vmf->address, pfn);
 		drm_dev_exit(idx);
+	} else if (uq->error && uq->sink) {
+		ret = vmf_insert_pfn_prot(vmf->vma, vmf->address, page_to_pfn(uq->sink),
+					  vm_get_page_prot(vmf->vma->vm_flags));
 	}
 	mutex_unlock(&sdev->uq_mutex);
 	return ret;
@@ -521,6 +653,7 @@ int spyre_uq_init(struct spyre_device *sdev)
 	int ret;
 
 	sdev->num_uq_slots = 0;
+	INIT_DELAYED_WORK(&sdev->uq_watchdog, spyre_uq_watchdog);
 	if (!n || sdev->hw_version < SPYRE_HW_VERSION(1, 11) ||
 	    !SPYRE_UQ_PAGE_IS_DOORBELL ||
 	    pci_resource_len(pdev, SPYRE_BAR_DOORBELL) < (u64)sdev->hw_rings * PAGE_SIZE)
@@ -551,6 +684,7 @@ void spyre_uq_fini(struct spyre_device *sdev)
 	struct spyre_uq *uq;
 	u32 i;
 
+	cancel_delayed_work_sync(&sdev->uq_watchdog);
 	for (i = 0; i < sdev->num_uq_slots; i++) {
 		struct spyre_uq_slot *slot = &sdev->uq_slots[i];
 

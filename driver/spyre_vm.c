@@ -244,6 +244,7 @@ static int spyre_vm_map(struct spyre_vm *vm, struct drm_file *file,
 	struct drm_gem_object *obj;
 	struct drm_gpuva *va;
 	u64 off, pte, bits = 0;
+	LIST_HEAD(dead);
 	int ret;
 
 	obj = drm_gem_object_lookup(file, args->handle);
@@ -292,8 +293,9 @@ static int spyre_vm_map(struct spyre_vm *vm, struct drm_file *file,
 
 err_unmap:
 	if (off) {
-		spyre_pt_unmap(sdev, vm->root, args->addr, off);
+		spyre_pt_unmap(sdev, vm->root, args->addr, off, &dead);
 		spyre_ctx_invalidate(sdev, vm->ctx);
+		spyre_pt_free_dead(sdev, &dead);
 	}
 	kfree(va);
 err_put:
@@ -306,6 +308,7 @@ static int spyre_vm_unmap(struct spyre_vm *vm, const struct drm_spyre_vm_bind *a
 	u64 end = args->addr + args->range;
 	struct drm_gpuva *va, *next;
 	bool found = false;
+	LIST_HEAD(dead);
 	long ret;
 	int idx;
 
@@ -325,9 +328,10 @@ static int spyre_vm_unmap(struct spyre_vm *vm, const struct drm_spyre_vm_bind *a
 	/* An unplugged card translates nothing any more: only forget. */
 	if (drm_dev_enter(&vm->sdev->drm, &idx)) {
 		drm_gpuvm_for_each_va_range(va, &vm->gpuvm, args->addr, end)
-			spyre_pt_unmap(vm->sdev, vm->root, va->va.addr, va->va.range);
-		/* Before the BOs' memory can be freed and handed to someone else. */
+			spyre_pt_unmap(vm->sdev, vm->root, va->va.addr, va->va.range, &dead);
+		/* Before the BOs' (and tables') memory can be handed to someone else. */
 		spyre_ctx_invalidate(vm->sdev, vm->ctx);
+		spyre_pt_free_dead(vm->sdev, &dead);
 		drm_dev_exit(idx);
 	}
 	/* A job submitted meanwhile may have translated before the invalidation. */

@@ -198,6 +198,10 @@ int main(int argc, char **argv)
 	TRY(spyre_device_open(0, &dev));
 	TRY(spyre_device_get_props(dev, &props));
 	backend_name = props.backend;
+	/* the bench report shows user-mode queue figures as their own backend */
+	if (!strcmp(backend_name, "drm") && getenv("SPYRE_DRM_QUEUES") &&
+	    !strcmp(getenv("SPYRE_DRM_QUEUES"), "user"))
+		backend_name = "drm-uq";
 	printf("pipeline on %s (%s backend): %d chunks of %llu MiB, %u vector passes each\n",
 	       props.name, props.backend, chunks, (unsigned long long)mib, reps);
 

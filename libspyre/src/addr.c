@@ -17,6 +17,12 @@
 #define VA_TAG_SHIFT 48
 #define VA_START (1ull << 32)	/* small integers are never addresses */
 #define VA_GAP (64ull << 10)
+/*
+ * The low 48 bits are the card VA on the drm backend (backend_drm.c maps
+ * every BO there); the top 1 TiB of the card space is the backend's own
+ * (its user-queue rings), never handed out here.
+ */
+#define VA_ROOM ((1ull << VA_TAG_SHIFT) - (1ull << 40))
 
 static uint64_t next_tag = 1;	/* atomic */
 
@@ -52,8 +58,8 @@ int spy_va_add(spyre_bo *bo)
 		dev->va = v;
 		dev->va_cap = cap;
 	}
-	if (bo->size + VA_GAP > room - (dev->va_next & room)) {
-		ret = -ENOSPC;	/* 256 TiB handed out by one open device */
+	if (bo->size + VA_GAP > VA_ROOM - (dev->va_next & room)) {
+		ret = -ENOSPC;	/* 255 TiB handed out by one open device */
 		goto out;
 	}
 	bo->addr = dev->va_next;

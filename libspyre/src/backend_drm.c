@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <xf86drm.h>
 
-#include "internal.h"
+#include "backend_drm.h"
 
 #define SYSFS_ACCEL "/sys/class/accel"
 
@@ -91,7 +91,7 @@ int spy_drm_path_of_index(int index, char *path, size_t len)
 	return 0;
 }
 
-static int xioctl(spyre_device *dev, unsigned long req, void *arg)
+int spy_drm_ioctl(spyre_device *dev, unsigned long req, void *arg)
 {
 	spy_stat_add(&dev->stat_ioctls, 1);
 	if (drmIoctl(dev->fd, req, arg))
@@ -99,7 +99,9 @@ static int xioctl(spyre_device *dev, unsigned long req, void *arg)
 	return 0;
 }
 
-static int drm_get_param(spyre_device *dev, uint32_t param, uint64_t *value)
+#define xioctl spy_drm_ioctl
+
+int spy_drm_get_param(spyre_device *dev, uint32_t param, uint64_t *value)
 {
 	struct drm_spyre_get_param gp = { .param = param };
 	int ret = xioctl(dev, DRM_IOCTL_SPYRE_GET_PARAM, &gp);
@@ -109,7 +111,7 @@ static int drm_get_param(spyre_device *dev, uint32_t param, uint64_t *value)
 	return ret;
 }
 
-static int drm_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, uint32_t *handle)
+int spy_drm_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, uint32_t *handle)
 {
 	struct drm_spyre_bo_create bc = { .size = size, .placement = placement };
 	int ret = xioctl(dev, DRM_IOCTL_SPYRE_BO_CREATE, &bc);
@@ -119,16 +121,16 @@ static int drm_bo_create(spyre_device *dev, uint64_t size, uint32_t placement, u
 	return ret;
 }
 
-static int drm_bo_info(spyre_device *dev, struct drm_spyre_bo_info *info)
+int spy_drm_bo_info(spyre_device *dev, struct drm_spyre_bo_info *info)
 {
 	return xioctl(dev, DRM_IOCTL_SPYRE_BO_INFO, info);
 }
 
-static int drm_bo_map(spyre_device *dev, uint32_t handle, uint64_t size, void **ptr)
+int spy_drm_bo_map(spyre_device *dev, uint32_t handle, uint64_t size, void **ptr)
 {
 	struct drm_spyre_bo_info info = { .handle = handle };
 	void *p;
-	int ret = drm_bo_info(dev, &info);
+	int ret = spy_drm_bo_info(dev, &info);
 
 	if (ret)
 		return ret;
@@ -141,18 +143,113 @@ static int drm_bo_map(spyre_device *dev, uint32_t handle, uint64_t size, void **
 	return 0;
 }
 
-static int drm_bo_unmap(spyre_device *dev, uint32_t handle, void *ptr, uint64_t size)
+int spy_drm_bo_unmap(spyre_device *dev, uint32_t handle, void *ptr, uint64_t size)
 {
 	(void)dev;
 	(void)handle;
 	return munmap(ptr, size) ? -errno : 0;
 }
 
-static int drm_bo_close(spyre_device *dev, uint32_t handle)
+int spy_drm_gem_close(spyre_device *dev, uint32_t handle)
 {
 	struct drm_gem_close gc = { .handle = handle };
 
 	return xioctl(dev, DRM_IOCTL_GEM_CLOSE, &gc);
+}
+
+/* ---- the file's card address space (driver 1.3) ---- */
+
+int spy_drm_vm_map(spyre_device *dev, uint32_t handle, uint64_t va, uint64_t size, uint32_t flags)
+{
+	struct drm_spyre_vm_bind b = {
+		.op = DRM_SPYRE_VM_BIND_OP_MAP, .flags = flags, .handle = handle,
+		.addr = va, .range = size,
+	};
+
+	return xioctl(dev, DRM_IOCTL_SPYRE_VM_BIND, &b);
+}
+
+int spy_drm_vm_unmap(spyre_device *dev, uint64_t va, uint64_t size)
+{
+	struct drm_spyre_vm_bind b = { .op = DRM_SPYRE_VM_BIND_OP_UNMAP, .addr = va, .range = size };
+
+	return xioctl(dev, DRM_IOCTL_SPYRE_VM_BIND, &b);
+}
+
+const struct drm_va_ent *spy_drm_va_of(struct drm_priv *priv, uint32_t handle)
+{
+	return handle < priv->nva && priv->va[handle].va ? &priv->va[handle] : NULL;
+}
+
+/*
+ * With user-mode queues every BO is mapped at its library address (the
+ * low 48 bits), so spyre_bo_addr is the card VA and a ring entry can use
+ * it. On the kernel's queues nothing is mapped yet: the page tables
+ * would count against the file's device memory for no use.
+ * Device BOs are executable: programs are device BOs of the same
+ * allocator, and a process's programs reach only its own mappings anyway.
+ * The first failure to bind (no free MMU context, an old card) leaves the
+ * file without an address space: the kernel queues work without one.
+ */
+int spy_drm_bo_bind(spyre_bo *bo)
+{
+	spyre_device *dev = bo->dev;
+	struct drm_priv *priv = dev->priv;
+	uint64_t va = SPY_CARD_VA(bo->addr);
+	int ret;
+
+	if (!priv->uq || !priv->has_vm || priv->vm_failed)
+		return 0;	/* the kernel's queues resolve handles themselves */
+	ret = spy_drm_vm_map(dev, bo->handle, va, bo->size,
+			     bo->mem == SPYRE_MEM_DEVICE ? DRM_SPYRE_VM_BIND_EXEC : 0);
+	if (ret) {
+		if (priv->uq)
+			return ret;	/* the user queues need every BO mapped */
+		priv->vm_failed = true;
+		return 0;
+	}
+	pthread_mutex_lock(&priv->lock);
+	if (bo->handle >= priv->nva) {
+		uint32_t n = priv->nva ? priv->nva : 64;
+		struct drm_va_ent *v;
+
+		while (n <= bo->handle)
+			n *= 2;
+		v = realloc(priv->va, n * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&priv->lock);
+			spy_drm_vm_unmap(dev, va, bo->size);
+			return -ENOMEM;
+		}
+		memset(v + priv->nva, 0, (n - priv->nva) * sizeof(*v));
+		priv->va = v;
+		priv->nva = n;
+	}
+	priv->va[bo->handle] = (struct drm_va_ent){ va, bo->size, bo->mem == SPYRE_MEM_HOST };
+	pthread_mutex_unlock(&priv->lock);
+	return 0;
+}
+
+/* Unmap a bound handle (its jobs on the kernel queues hold the BO itself). */
+static void drm_bo_unbind(spyre_device *dev, uint32_t handle)
+{
+	struct drm_priv *priv = dev->priv;
+	struct drm_va_ent e = { 0 };
+
+	pthread_mutex_lock(&priv->lock);
+	if (spy_drm_va_of(priv, handle)) {
+		e = priv->va[handle];
+		priv->va[handle].va = 0;
+	}
+	pthread_mutex_unlock(&priv->lock);
+	if (e.va)
+		spy_drm_vm_unmap(dev, e.va, e.size);	/* -ENODEV after unplug: gone anyway */
+}
+
+static int drm_bo_close(spyre_device *dev, uint32_t handle)
+{
+	drm_bo_unbind(dev, handle);
+	return spy_drm_gem_close(dev, handle);
 }
 
 static int drm_queue_create(spyre_device *dev, struct drm_spyre_queue_create *qc)
@@ -230,15 +327,7 @@ static int drm_syncobj_signal(spyre_device *dev, uint32_t handle, uint64_t point
  * scratch binary syncobj, export it as a sync_file and read the status of
  * the fences it holds (the point's job fence among them).
  */
-/* Per open device: a binary syncobj reused to read fence errors. */
-struct drm_priv {
-	pthread_mutex_t lock;
-	uint32_t scratch;
-	bool has_queue_error;	/* driver 1.1: DRM_IOCTL_SPYRE_QUEUE_ERROR */
-	bool has_userptr;	/* driver 1.2: DRM_IOCTL_SPYRE_BO_USERPTR */
-};
-
-static int drm_bo_userptr(spyre_device *dev, void *ptr, uint64_t size, uint32_t *handle)
+int spy_drm_bo_userptr(spyre_device *dev, void *ptr, uint64_t size, uint32_t *handle)
 {
 	struct drm_spyre_bo_userptr u = { .user_ptr = (uintptr_t)ptr, .size = size };
 	struct drm_priv *priv = dev->priv;
@@ -270,6 +359,10 @@ static int drm_queue_error(spyre_device *dev, uint32_t queue_id, bool clear,
 	out->point = qe.point;
 	out->failed = qe.failed;
 	out->fault = (struct spy_fault){ .core = -1, .insn = -1 };
+	if (qe.fault_flags & DRM_SPYRE_FAULT_ADDR_VIRTUAL) {
+		out->fault.space = SPY_FAULT_SPACE_VA;
+		out->fault.addr = qe.fault_addr;
+	}
 	if (qe.fault_flags & DRM_SPYRE_FAULT_LOCATED) {
 		out->fault.core = (int32_t)qe.fault_core;
 		out->fault.insn = qe.fault_insn;
@@ -277,7 +370,8 @@ static int drm_queue_error(spyre_device *dev, uint32_t queue_id, bool clear,
 			out->fault.space = SPY_FAULT_SPACE_SP;
 		else if (qe.fault_flags & DRM_SPYRE_FAULT_ADDR_DEVICE)
 			out->fault.space = SPY_FAULT_SPACE_DEV;
-		out->fault.addr = qe.fault_addr;
+		if (out->fault.space)
+			out->fault.addr = qe.fault_addr;
 	}
 	return 0;
 }
@@ -341,15 +435,17 @@ out:
 	return ret ? ret : err;
 }
 
-static void drm_close(spyre_device *dev)
+void spy_drm_close(spyre_device *dev)
 {
 	struct drm_priv *priv = dev->priv;
 
+	spy_uq_close(dev);
 	if (dev->fd >= 0)
 		close(dev->fd);	/* releases every handle, the scratch syncobj too */
 	dev->fd = -1;
 	if (priv) {
 		pthread_mutex_destroy(&priv->lock);
+		free(priv->va);
 		free(priv);
 		dev->priv = NULL;
 	}
@@ -361,7 +457,7 @@ int spy_drm_open(spyre_device *dev, const char *path)
 	const char *base = strrchr(path, '/');
 	drmVersionPtr v;
 	ssize_t n;
-	int fd, minor;
+	int fd, minor, ret;
 
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -392,9 +488,15 @@ int spy_drm_open(spyre_device *dev, const char *path)
 	drmFreeVersion(v);
 	((struct drm_priv *)dev->priv)->has_queue_error = minor >= 1;
 	((struct drm_priv *)dev->priv)->has_userptr = minor >= 2;
+	((struct drm_priv *)dev->priv)->has_vm = minor >= 3;
 	pthread_mutex_init(&((struct drm_priv *)dev->priv)->lock, NULL);
 	dev->fd = fd;
 	dev->ops = &spy_drm_ops;
+	ret = spy_uq_open(dev, minor);	/* may switch dev->ops to the user queues */
+	if (ret) {
+		spy_drm_close(dev);
+		return ret;
+	}
 	base = base ? base + 1 : path;
 	snprintf(dev->name, sizeof(dev->name), "%s", base);
 	snprintf(dev->path, sizeof(dev->path), "%s", path);
@@ -426,9 +528,9 @@ static int write_file(const char *path, const char *text)
  * (a raw SPYRE_REG_FAULT write per ring: ring 0 is compute, the others
  * DMA); "lost" removes the PCI function, as a hot unplug would.
  */
-static int drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind)
+int spy_drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind)
 {
-	char path[PATH_MAX], val[32];
+	char path[PATH_MAX];
 	uint64_t rings = 0;
 	unsigned int n;
 	int ret;
@@ -439,21 +541,31 @@ static int drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigne
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", dev->pci_slot);
 		return write_file(path, "1");
 	}
-	ret = drm_get_param(dev, DRM_SPYRE_PARAM_NUM_RINGS, &rings);
+	ret = spy_drm_get_param(dev, DRM_SPYRE_PARAM_NUM_RINGS, &rings);
 	if (ret)
 		return ret;
-	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/fault", dev->pci_slot);
 	for (n = 0; n < rings; n++) {
 		if ((n == 0) != (engine == SPYRE_ENGINE_COMPUTE))
 			continue;
-		snprintf(val, sizeof(val), "%u", kind | n << 8);
-		ret = write_file(path, val);
-		if (ret == -ENOENT)
-			return -EOPNOTSUPP;	/* no debugfs mounted */
+		ret = spy_drm_debugfs_fault(dev, kind | n << 8);
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/* Write @val (SPYRE_REG_FAULT: kind | ring << 8) to the driver's debugfs "fault". */
+int spy_drm_debugfs_fault(spyre_device *dev, unsigned int val)
+{
+	char path[PATH_MAX], text[32];
+	int ret;
+
+	if (!dev->pci_slot[0])
+		return -EOPNOTSUPP;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/fault", dev->pci_slot);
+	snprintf(text, sizeof(text), "%u", val);
+	ret = write_file(path, text);
+	return ret == -ENOENT ? -EOPNOTSUPP : ret;	/* no debugfs mounted */
 }
 
 /*
@@ -464,15 +576,15 @@ static int drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigne
  * no PRIME call of its own, so the handle is new in @dev's file and the
  * caller may close it.
  */
-static int drm_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t owner_handle,
-			      uint32_t *handle)
+int spy_drm_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t owner_handle,
+			   uint32_t *handle)
 {
 	struct drm_prime_handle ex = { .handle = owner_handle, .flags = DRM_CLOEXEC, .fd = -1 };
 	struct drm_prime_handle im = { 0 };
 	struct drm_spyre_bo_info info = { 0 };
 	int ret;
 
-	if (owner->ops != &spy_drm_ops)
+	if (owner->ops != &spy_drm_ops && owner->ops != &spy_drm_uq_ops)
 		return -EXDEV;
 	if (owner == dev)
 		return -EINVAL;
@@ -485,7 +597,7 @@ static int drm_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t o
 	if (ret)
 		return ret;
 	info.handle = im.handle;
-	ret = drm_bo_info(dev, &info);
+	ret = spy_drm_bo_info(dev, &info);
 	if (!ret && info.placement != DRM_SPYRE_PLACEMENT_PEER &&
 	    info.placement != DRM_SPYRE_PLACEMENT_DEVICE)
 		ret = -EOPNOTSUPP;
@@ -527,7 +639,7 @@ static int drm_bo_import(spyre_device *dev, int fd, uint64_t offset, uint64_t si
 	if (ret)
 		return ret;
 	info.handle = im.handle;
-	ret = drm_bo_info(dev, &info);
+	ret = spy_drm_bo_info(dev, &info);
 	if (ret)
 		return ret;
 	if (info.placement != DRM_SPYRE_PLACEMENT_PEER)
@@ -542,13 +654,14 @@ static int drm_bo_import(spyre_device *dev, int fd, uint64_t offset, uint64_t si
 
 const struct spy_backend_ops spy_drm_ops = {
 	.name = "drm",
-	.close = drm_close,
-	.get_param = drm_get_param,
-	.bo_create = drm_bo_create,
-	.bo_userptr = drm_bo_userptr,
-	.bo_info = drm_bo_info,
-	.bo_map = drm_bo_map,
-	.bo_unmap = drm_bo_unmap,
+	.close = spy_drm_close,
+	.get_param = spy_drm_get_param,
+	.bo_create = spy_drm_bo_create,
+	.bo_userptr = spy_drm_bo_userptr,
+	.bo_info = spy_drm_bo_info,
+	.bo_map = spy_drm_bo_map,
+	.bo_unmap = spy_drm_bo_unmap,
+	.bo_bind = spy_drm_bo_bind,
 	.bo_close = drm_bo_close,
 	.queue_create = drm_queue_create,
 	.queue_destroy = drm_queue_destroy,
@@ -560,8 +673,8 @@ const struct spy_backend_ops spy_drm_ops = {
 	.syncobj_signal = drm_syncobj_signal,
 	.fence_error = drm_fence_error,
 	.queue_error = drm_queue_error,
-	.inject_fault = drm_inject_fault,
-	.bo_peer_import = drm_bo_peer_import,
+	.inject_fault = spy_drm_inject_fault,
+	.bo_peer_import = spy_drm_bo_peer_import,
 	.bo_export = drm_bo_export,
 	.bo_import = drm_bo_import,
 };

@@ -30,6 +30,16 @@ int spy_bo_adopt(spyre_device *dev, const char *call, uint32_t handle, enum spyr
 		free(bo);
 		return spy_err(ret, "%s: %s: no device address range left", call, dev->name);
 	}
+	ret = dev->ops->bo_bind ? dev->ops->bo_bind(bo) : 0;
+	if (ret) {
+		uint64_t va = bo->addr & ((1ull << 48) - 1);
+
+		spy_va_remove(bo);
+		dev->ops->bo_close(dev, handle);
+		free(bo);
+		return spy_dev_err(dev, ret, call, "mapping %llu bytes at card address 0x%llx",
+				   (unsigned long long)size, (unsigned long long)va);
+	}
 	spy_dev_get(dev);
 	*out = bo;
 	return 0;

@@ -41,6 +41,7 @@ extern _Thread_local int spy_in_backend;
 /* ---- backends ---- */
 #define SPY_FAULT_SPACE_SP	1	/* addr: offset in the core's scratchpad */
 #define SPY_FAULT_SPACE_DEV	2	/* addr: device memory address */
+#define SPY_FAULT_SPACE_VA	3	/* addr: card virtual address that faulted */
 
 /* Where a failed launch stopped on the card (completion record fault_*). */
 struct spy_fault {
@@ -69,6 +70,12 @@ struct spy_backend_ops {
 	int (*bo_info)(spyre_device *dev, struct drm_spyre_bo_info *info);
 	int (*bo_map)(spyre_device *dev, uint32_t handle, uint64_t size, void **ptr);
 	int (*bo_unmap)(spyre_device *dev, uint32_t handle, void *ptr, uint64_t size);
+	/*
+	 * Map a new BO at its library address in the card's address space
+	 * (drm: DRM_IOCTL_SPYRE_VM_BIND; NULL: nothing to do); bo_close
+	 * unmaps it.
+	 */
+	int (*bo_bind)(spyre_bo *bo);
 	int (*bo_close)(spyre_device *dev, uint32_t handle);
 	int (*queue_create)(spyre_device *dev, struct drm_spyre_queue_create *qc);
 	int (*queue_destroy)(spyre_device *dev, uint32_t id);

@@ -96,9 +96,9 @@ int spy_stream_sticky_error(struct spyre_stream *s, const char *call)
 	pthread_mutex_unlock(&s->dev->lock);
 	if (!err)
 		return 0;
-	if (f.insn >= 0) {
-		int n = snprintf(where, sizeof(where), " at instruction %lld on core %d",
-				 (long long)f.insn, f.core);
+	if (f.insn >= 0 || f.space == SPY_FAULT_SPACE_VA) {
+		int n = f.insn >= 0 ? snprintf(where, sizeof(where), " at instruction %lld on "
+					       "core %d", (long long)f.insn, f.core) : 0;
 
 		if (f.space == SPY_FAULT_SPACE_SP)
 			snprintf(where + n, sizeof(where) - n, " (scratchpad offset 0x%llx)",
@@ -106,6 +106,9 @@ int spy_stream_sticky_error(struct spyre_stream *s, const char *call)
 		else if (f.space == SPY_FAULT_SPACE_DEV)
 			snprintf(where + n, sizeof(where) - n, " (device address 0x%llx)",
 				 (unsigned long long)f.addr);
+		else if (f.space == SPY_FAULT_SPACE_VA)
+			snprintf(where + n, sizeof(where) - n, " (page fault at card address "
+				 "0x%llx)", (unsigned long long)f.addr);
 	}
 	return spy_dev_err(s->dev, err, call, "operation %llu (%s) on the %s stream failed on "
 			   "the card%s", (unsigned long long)point, what ? what : "operation",
@@ -141,8 +144,9 @@ static void fill_info(const struct spyre_stream *s, struct spyre_error_info *inf
 	if (s->fault.insn >= 0) {
 		info->core = s->fault.core;
 		info->insn = s->fault.insn;
-		info->addr = s->fault.addr;
 	}
+	if (s->fault.insn >= 0 || s->fault.space == SPY_FAULT_SPACE_VA)
+		info->addr = s->fault.addr;
 }
 
 int spyre_stream_get_error(spyre_stream *s, struct spyre_error_info *info)

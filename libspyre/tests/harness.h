@@ -23,6 +23,11 @@ struct test {
 	void (*fn)(spyre_device *dev);
 	int order;		/* tests run by ascending order, then name */
 	struct test *next;
+	/*
+	 * drm: open the card with SPYRE_DRM_QUEUES=kernel (tests of the
+	 * kernel's recovery, armed through its debugfs on its own rings).
+	 */
+	bool kernel_queues;
 };
 
 void test_register(struct test *t);
@@ -30,15 +35,17 @@ extern int test_failures;
 extern const char *test_backend;	/* "sim" or "drm" */
 extern _Thread_local unsigned long test_allocs;	/* heap allocations of this thread */
 
-#define TEST_ORDER(fname, ord)                                                    \
+#define TEST_REG(fname, ord, kq)                                                  \
 	static void fname(spyre_device *dev);                                      \
 	__attribute__((constructor)) static void reg_##fname(void)                 \
 	{                                                                           \
-		static struct test t = { #fname, fname, ord, NULL };               \
+		static struct test t = { #fname, fname, ord, NULL, kq };           \
 		test_register(&t);                                                  \
 	}                                                                           \
 	static void fname(spyre_device *dev)
+#define TEST_ORDER(fname, ord) TEST_REG(fname, ord, false)
 #define TEST(fname) TEST_ORDER(fname, 0)
+#define TEST_KERNEL_QUEUES(fname, ord) TEST_REG(fname, ord, true)
 
 #define CHECK(cond, ...)                                                              \
 	do {                                                                           \

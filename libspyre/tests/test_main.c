@@ -32,6 +32,8 @@ static int run_child(struct test *t)
 	int ret;
 
 	alarm(120);
+	if (t->kernel_queues)
+		setenv("SPYRE_DRM_QUEUES", "kernel", 1);
 	ret = spyre_device_open(0, &dev);
 	if (ret) {
 		fprintf(stderr, "  cannot open the device: %s\n", spyre_last_error());

@@ -161,19 +161,23 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 
 /*
  * Deliver queued completions whose device time has come. Returns the
- * earliest device time still queued, or SPYRE_MODEL_NEVER.
+ * earliest device time still queued, or SPYRE_MODEL_NEVER; *@delivered
+ * says whether any became visible.
  */
-uint64_t card_fence_release(struct spyre_model *m, uint64_t now)
+uint64_t card_fence_release(struct spyre_model *m, uint64_t now, bool *delivered)
 {
 	uint64_t next = SPYRE_MODEL_NEVER;
 	unsigned int n, i;
 
+	*delivered = false;
 	for (n = 0; n < m->cfg.num_rings; n++) {
 		struct card_ring *r = &m->rings[n];
 
-		for (i = 0; i < r->npend && r->pend[i].ns <= now; i++)
+		for (i = 0; i < r->npend && r->pend[i].ns <= now; i++) {
 			if (!emit(m, n, &r->pend[i]))
 				break;
+			*delivered = true;
+		}
 		if (r->error) {
 			r->npend = 0;
 			continue;

@@ -279,7 +279,7 @@ uint64_t card_sched_run(struct spyre_model *m);
 /* card_fence.c */
 uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd *c,
 		     uint64_t t);
-uint64_t card_fence_release(struct spyre_model *m, uint64_t now);
+uint64_t card_fence_release(struct spyre_model *m, uint64_t now, bool *delivered);
 
 /* spyre_timing.c */
 uint64_t card_time_bytes(uint64_t bytes, uint64_t bytes_per_us);

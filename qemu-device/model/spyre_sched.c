@@ -464,8 +464,10 @@ uint64_t card_sched_run(struct spyre_model *m)
 	unsigned int i, j, cnt;
 	enum step_result res;
 	uint64_t next;
+	bool delivered;
 
 	card_wait_mem_wake(m);	/* software may have written a counter */
+again:
 	for (;;) {
 		if (card_abort_pending(m))
 			return SPYRE_MODEL_NEVER;
@@ -500,6 +502,17 @@ uint64_t card_sched_run(struct spyre_model *m)
 			break;
 	}
 	/* pacing: deliver the completions whose device time has come */
-	next = card_fence_release(m, card_now(m));
+	next = card_fence_release(m, card_now(m), &delivered);
+	/*
+	 * With pacing a FENCE's write-back and record become visible only
+	 * now, after the rings above looked at their counters: a WAIT_MEM
+	 * on one of them must look again, or it would sleep until the next
+	 * register write. Its device time comes from the card's history of
+	 * those writes, so the timeline is the same as without pacing.
+	 */
+	if (delivered && card_wait_mem_pending(m)) {
+		card_wait_mem_wake(m);
+		goto again;
+	}
 	return next == SPYRE_MODEL_NEVER ? next : m->time_base + next;
 }

@@ -382,6 +382,54 @@ TEST(mmu_wait_mem_on_another_queue)
 	tc_free(t);
 }
 
+static void paced(struct spyre_model_config *c)
+{
+	c->pacing = true;
+}
+
+/*
+ * The same with pacing: A's write-back becomes visible only when the
+ * embedder's clock reaches A's FENCE, after B looked at the counter in
+ * that run. B must go on in the run that delivers it (no register write
+ * comes), and from A's FENCE's device time as without pacing.
+ */
+TEST(mmu_wait_mem_paced_write_back)
+{
+	struct tcard *t = tc_new(paced);
+	const uint64_t ring_a = 0x500000000ull, ring_b = 0x500001000ull;
+	const uint64_t wb_a = 0x600000000ull, wb_b = 0x600000040ull, va = 0x40000000ull;
+	struct pt p;
+
+	pt_init(&p, t, 1, PT1);
+	map_records(&p);
+	map4k(&p, ring_a, HOST_BASE + H_RING(0), SPYRE_PTE_SYS);
+	map4k(&p, ring_b, HOST_BASE + H_RING(1), SPYRE_PTE_SYS);
+	map4k(&p, wb_a, 0x180000, SPYRE_PTE_WRITE);
+	map4k(&p, va, 0x100000, SPYRE_PTE_WRITE);
+	ring_va_setup(t, 0, 1, ring_a, 6, wb_a);
+	ring_va_setup(t, 1, 1, ring_b, 6, wb_b);
+	t->now = 3000;
+	push_va_dma(t, 0, SPYRE_DMA_FILL, 4, va, 0, 0, 0x11111111);
+	push_fence_va(t, 0, 1, 0);
+	ring_run(t, 0);
+	push_wait_mem(t, 1, wb_a, 1);
+	push_va_dma(t, 1, SPYRE_DMA_FILL, 4, va, 0, 0, 0x22222222);
+	push_fence_va(t, 1, 7, 1);
+	ring_run(t, 1);
+	CHECK(!(ring_status(t, 1) & SPYRE_RING_STATUS_IDLE));	/* A's FENCE is not out */
+	CHECK_EQ(rec(t, 0)->seqno, 0);
+	t->now = 10000;	/* past both FENCEs: one run delivers A's and runs B */
+	tc_run(t);
+	CHECK_EQ(rec(t, 0)->status, SPYRE_CMD_OK);
+	CHECK_EQ(rec(t, 0)->end_ns, 3000 + 400 + 1001);
+	CHECK_EQ(rec(t, 1)->seqno, 7);
+	CHECK_EQ(rec(t, 1)->status, SPYRE_CMD_OK);
+	CHECK_EQ(rec(t, 1)->end_ns, rec(t, 0)->end_ns + 1001);
+	CHECK_EQ(t->dev[0x100000], 0x22);
+	CHECK_EQ(ring_status(t, 1), SPYRE_RING_STATUS_ENABLED | SPYRE_RING_STATUS_IDLE);
+	tc_free(t);
+}
+
 /*
  * A counter software writes: the card looks again on the next register
  * write and the wait ends at that device time. In context 0 the counter

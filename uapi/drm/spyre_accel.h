@@ -741,7 +741,8 @@ struct drm_spyre_uq_create {
  *
  * Stops the ring at once: work still on it is dropped (a running command
  * is abandoned), the doorbell mapping is revoked (a later access raises
- * SIGBUS) and waiters return -ECANCELED. Closing the file destroys its
+ * SIGBUS before driver 1.6; from 1.6 it reaches a page of the queue's own
+ * that the card never sees) and waiters return -ECANCELED. Closing the file destroys its
  * queues the same way.
  */
 struct drm_spyre_uq_destroy {
@@ -771,6 +772,9 @@ struct drm_spyre_uq_destroy {
  * DRM_IOCTL_SPYRE_VM_BIND restarts the queue where it stopped), -EIO when
  * the ring stopped on a ring error (a bad doorbell value, a ring or
  * write-back that does not translate at enable: destroy the queue),
+ * -ETIMEDOUT (driver 1.6) when the driver found the queue hung (its ring
+ * did not move for the job timeout, see Documentation/accel/spyre/vm.rst)
+ * and ended it: the ring is reset and the queue is dead, as if destroyed,
  * -ECANCELED when the queue was destroyed or lost to a card reset,
  * -ENODEV after the card was removed, -EINTR/-ERESTARTSYS on a signal.
  */

@@ -394,4 +394,77 @@ TEST_F(uq, teardown_with_work)
 	EXPECT_EQ(-ECANCELED, uq_wait(q, s + 1, SP_WAIT_NS, NULL));
 }
 
+#define TIMEOUT_PARAM	"/sys/module/spyre/parameters/job_timeout_ms"
+
+/*
+ * A ring that never moves (a WAIT_MEM on a counter nobody raises) is
+ * found by the driver's watchdog (driver 1.6): the waiter hears -ETIMEDOUT
+ * within the hang limit, the queue is dead (its doorbell page is a sink:
+ * writing it raises no signal) and another file's queue is unaffected.
+ */
+TEST_F_TIMEOUT(uq, hang_ends_queue, 60)
+{
+	struct uq *q = &self->a, b;
+	union spyre_hw_desc *d;
+	char saved[32] = "";
+	uint64_t s, s2, r0 = 0, r1 = 0;
+	int ret;
+
+	if (sp_read_file(TIMEOUT_PARAM, saved, sizeof(saved)) ||
+	    sp_write_file(TIMEOUT_PARAM, "500"))
+		SKIP(return, "cannot set the job timeout (not root?)");
+	ASSERT_EQ(0, sp_get_param(q->d.fd, DRM_SPYRE_PARAM_RESET_COUNT, &r0));
+	ASSERT_EQ(0, uq_open(&b, &q->d));
+	d = uq_slot(q);
+	memset(d, 0, sizeof(*d));
+	d->wait_mem.opcode = SPYRE_OP_WAIT_MEM;
+	d->wait_mem.addr = spyre_cpu_to_le64(WVA + 2048);	/* 0, nobody writes it */
+	d->wait_mem.value = spyre_cpu_to_le64(1);
+	s = uq_fence(q);
+	uq_ring(q);
+	/* the other file's queue runs meanwhile */
+	s2 = uq_fill(&b, DVA, 4096, 9);
+	uq_ring(&b);
+	EXPECT_EQ(0, uq_wait(&b, s2, SP_WAIT_NS, NULL));
+	ret = uq_wait(q, s, 30ll * 1000000000, NULL);
+	EXPECT_EQ(-ETIMEDOUT, ret);
+	ASSERT_EQ(0, sp_get_param(q->d.fd, DRM_SPYRE_PARAM_RESET_COUNT, &r1));
+	EXPECT_LT(r0, r1);
+	/* ringing a dead queue is harmless, and it stays dead */
+	uq_ring(q);
+	EXPECT_EQ(-ETIMEDOUT, uq_wait(q, s, 0, NULL));
+	/* the other file's queue still works */
+	s = uq_fill(&b, DVA, 4096, 10);
+	uq_ring(&b);
+	EXPECT_EQ(0, uq_wait(&b, s, SP_WAIT_NS, NULL));
+	uq_close(&b);
+	if (saved[0])
+		sp_write_file(TIMEOUT_PARAM, saved);
+}
+
+/*
+ * Binding and unbinding BOs at ever new addresses: the page tables an
+ * unmap empties are freed (driver 1.6), so device memory comes back.
+ */
+TEST_F(uq, unmap_frees_tables)
+{
+	struct uq *q = &self->a;
+	uint64_t free0, free1, va, s;
+	int i;
+
+	ASSERT_EQ(0, sp_get_param(q->d.fd, DRM_SPYRE_PARAM_MEM_FREE, &free0));
+	for (i = 0; i < 8; i++) {
+		va = 0x100000000ull + (uint64_t)i * 0x40000000ull;	/* a new table each */
+		ASSERT_EQ(0, sp_vm_bind(q->d.fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, q->dev_bo, 0, va,
+					DSIZE));
+		ASSERT_EQ(0, sp_vm_bind(q->d.fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, va, DSIZE));
+	}
+	ASSERT_EQ(0, sp_get_param(q->d.fd, DRM_SPYRE_PARAM_MEM_FREE, &free1));
+	EXPECT_EQ(free0, free1);
+	/* the queue's own mappings are untouched */
+	s = uq_fill(q, DVA, 4096, 3);
+	uq_ring(q);
+	EXPECT_EQ(0, uq_wait(q, s, SP_WAIT_NS, NULL));
+}
+
 TEST_HARNESS_MAIN

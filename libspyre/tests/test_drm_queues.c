@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The drm backend's two submission paths, each forced with
+ * SPYRE_DRM_QUEUES: the kernel's queues (a SUBMIT ioctl per operation) and
+ * user-mode queues (descriptors written into the process's own rings, a
+ * doorbell write, no ioctl). The same work must give the same results and
+ * the same errors on both; only the ioctl count differs.
+ */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "kernels.h"
+
+/* Copy in, scale on a compute stream behind an event, copy out: y = 2x + 1. */
+static void pipeline(spyre_device *d, const char *mode)
+{
+	spyre_stream *dma, *comp;
+	spyre_event *in, *done;
+	spyre_program *prog;
+	spyre_bo *h, *x;
+	struct spyre_buf a[2], hb, xb;
+	float *m;
+	void *img;
+	size_t sz;
+	int i, bad = -1;
+
+	img = kern_scale_f32(1024, 2.0f, 1.0f, &sz);
+	OK(spyre_program_load(d, img, sz, &prog));
+	free(img);
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &dma));
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &comp));
+	OK(spyre_event_create(d, 0, &in));
+	OK(spyre_event_create(d, 0, &done));
+	OK(host_bo(d, 8192, &h, (void **)&m));
+	OK(spyre_bo_create(d, 8192, SPYRE_MEM_DEVICE, &x));
+	for (i = 0; i < 1024; i++)
+		m[i] = (float)i - 100.0f;
+	hb = buf_of(h, 0, 4096);
+	xb = buf_of(x, 0, 4096);
+	OK(spyre_memcpy_async(dma, &xb, &hb, 4096));
+	OK(spyre_event_record(in, dma));
+	OK(spyre_stream_wait_event(comp, in));
+	a[0] = buf_of(x, 0, 4096);
+	a[1] = buf_of(x, 4096, 4096);
+	OK(spyre_launch_async(comp, prog, a, 2, NULL));
+	OK(spyre_event_record(done, comp));
+	OK(spyre_stream_wait_event(dma, done));
+	hb = buf_of(h, 4096, 4096);
+	xb = buf_of(x, 4096, 4096);
+	OK(spyre_memcpy_async(dma, &hb, &xb, 4096));
+	OK(spyre_stream_synchronize(dma));
+	for (i = 0; i < 1024 && bad < 0; i++)
+		if (m[1024 + i] != 2.0f * ((float)i - 100.0f) + 1.0f)
+			bad = i;
+	CHECK(bad < 0, "%s queues: y[%d] = %g", mode, bad, bad < 0 ? 0.0 : m[1024 + bad]);
+	OK(spyre_event_destroy(in));
+	OK(spyre_event_destroy(done));
+	OK(spyre_stream_destroy(dma));
+	OK(spyre_stream_destroy(comp));
+	OK(spyre_program_destroy(prog));
+	OK(spyre_bo_destroy(h));
+	OK(spyre_bo_destroy(x));
+}
+
+/* 64 fills and a synchronize: how many ioctls did they take? */
+static void ioctls_of_fills(spyre_device *d, uint64_t *n)
+{
+	struct spyre_device_stats st0, st1;
+	spyre_stream *s;
+	spyre_bo *x;
+	struct spyre_buf b;
+	int i;
+
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &s));
+	OK(spyre_bo_create(d, 4096, SPYRE_MEM_DEVICE, &x));
+	b = spyre_bo_buf(x);
+	OK(spyre_memset_async(s, &b, 0, 4, 4096));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_device_get_stats(d, &st0));
+	for (i = 0; i < 64; i++)
+		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, 4096));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_device_get_stats(d, &st1));
+	OK(spyre_stream_destroy(s));
+	OK(spyre_bo_destroy(x));
+	*n = st1.ioctls - st0.ioctls;
+}
+
+/*
+ * A launch that reads past its slot fails with the place it stopped; a
+ * copy on another stream that waits for it fails with its error (on user
+ * queues it may have run if it was written while the launch ran); one
+ * written after the failure is known does not run on either path.
+ */
+static void faults(spyre_device *d, const char *mode)
+{
+	struct spyre_error_info info;
+	spyre_stream *comp, *dma;
+	spyre_program *p;
+	spyre_event *ev;
+	spyre_bo *x, *h;
+	struct spyre_buf arg, hb, xb;
+	void *img, *m;
+	size_t sz;
+	int ret;
+
+	img = kern_touch(4096 + 128, &sz);
+	OK(spyre_program_load(d, img, sz, &p));
+	free(img);
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &comp));
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &dma));
+	OK(spyre_event_create(d, 0, &ev));
+	OK(spyre_bo_create(d, 8192, SPYRE_MEM_DEVICE, &x));
+	OK(host_bo(d, 4096, &h, &m));
+	arg = buf_of(x, 0, 4096);
+	OK(spyre_launch_async(comp, p, &arg, 1, NULL));
+	OK(spyre_event_record(ev, comp));
+	OK(spyre_stream_wait_event(dma, ev));
+	hb = spyre_bo_buf(h);
+	xb = buf_of(x, 4096, 4096);
+	OK(spyre_memcpy_async(dma, &hb, &xb, 4096));
+	ret = spyre_stream_synchronize(dma);
+	CHECK(ret == -EFAULT, "%s queues: the dependent copy returned %d", mode, ret);
+	FAILS_WITH(spyre_stream_synchronize(comp), -EFAULT, "spyre_launch_async");
+	OK(spyre_stream_get_error(comp, &info));
+	CHECK(info.error == -EFAULT && info.insn >= 0 && info.core >= 0,
+	      "%s queues: error %d at insn %lld core %d", mode, info.error,
+	      (long long)info.insn, info.core);
+	OK(spyre_stream_clear_error(dma));
+	memset(m, 0x5a, 4096);
+	OK(spyre_stream_wait_event(dma, ev));
+	OK(spyre_memcpy_async(dma, &hb, &xb, 4096));
+	ret = spyre_stream_synchronize(dma);
+	CHECK(ret == -EFAULT, "%s queues: a copy after the failure returned %d", mode, ret);
+	CHECK(((uint8_t *)m)[0] == 0x5a && ((uint8_t *)m)[4095] == 0x5a,
+	      "%s queues: a copy after the failure ran", mode);
+	OK(spyre_stream_clear_error(comp));
+	OK(spyre_stream_clear_error(dma));
+	/* the streams work again */
+	OK(spyre_memcpy_async(dma, &hb, &xb, 4096));
+	OK(spyre_stream_synchronize(dma));
+	OK(spyre_event_destroy(ev));
+	OK(spyre_stream_destroy(comp));
+	OK(spyre_stream_destroy(dma));
+	OK(spyre_program_destroy(p));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_bo_destroy(h));
+}
+
+TEST(drm_queues_both_paths)
+{
+	static const char *const modes[] = { "kernel", "user" };
+	unsigned int i;
+
+	if (strcmp(test_backend, "drm"))
+		return;	/* the sim has no such choice */
+	for (i = 0; i < 2; i++) {
+		spyre_device *d;
+		uint64_t n = 0;
+
+		setenv("SPYRE_DRM_QUEUES", modes[i], 1);
+		OK(spyre_device_open(0, &d));
+		pipeline(d, modes[i]);
+		faults(d, modes[i]);
+		ioctls_of_fills(d, &n);
+		if (i == 0)
+			CHECK(n >= 64, "kernel queues: 64 fills took %llu ioctls",
+			      (unsigned long long)n);
+		else
+			CHECK(n <= 8, "user queues: 64 fills took %llu ioctls",
+			      (unsigned long long)n);
+		OK(spyre_device_close(d));
+	}
+	unsetenv("SPYRE_DRM_QUEUES");
+}
+
+TEST(drm_queues_env_checked)
+{
+	spyre_device *d = NULL;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	setenv("SPYRE_DRM_QUEUES", "fast", 1);
+	FAILS_WITH(spyre_device_open(0, &d), -EINVAL, "SPYRE_DRM_QUEUES=fast");
+	unsetenv("SPYRE_DRM_QUEUES");
+}
+
+/*
+ * A hang on a user-mode queue (the card's debug fault, armed on the ring
+ * of the newest compute stream): the driver's watchdog ends the queue,
+ * the launch fails with -ETIMEDOUT instead of hanging, the stream is
+ * banned (-ECANCELED), a DMA stream on another ring is unaffected, and a
+ * new stream works on a ring set up again.
+ */
+TEST(drm_user_queue_hang_bans_stream)
+{
+	struct spyre_device_props p0, p1;
+	spyre_stream *s, *s2, *dma;
+	spyre_program *prog;
+	spyre_device *d;
+	spyre_bo *x, *h;
+	struct spyre_buf a[2], hb, xb;
+	void *img, *m;
+	size_t sz;
+	FILE *f;
+	int ret;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	f = fopen("/sys/module/spyre/parameters/job_timeout_ms", "w");
+	if (!f)
+		return;	/* not root: no debugfs faults either */
+	fputs("500", f);
+	fclose(f);
+	setenv("SPYRE_DRM_QUEUES", "user", 1);
+	ret = spyre_device_open(0, &d);
+	unsetenv("SPYRE_DRM_QUEUES");
+	if (ret == -EOPNOTSUPP)
+		return;	/* no user-mode queues on this card or driver */
+	OK(ret);
+	OK(spyre_device_get_props(d, &p0));
+	img = kern_scale_f32(1024, 1, 0, &sz);
+	OK(spyre_program_load(d, img, sz, &prog));
+	free(img);
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &dma));
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &s));
+	OK(spyre_bo_create(d, 8192, SPYRE_MEM_DEVICE, &x));
+	OK(host_bo(d, 4096, &h, &m));
+	a[0] = buf_of(x, 0, 4096);
+	a[1] = buf_of(x, 4096, 4096);
+	OK(spyre_sim_inject_fault(d, SPYRE_ENGINE_COMPUTE, 1));
+	OK(spyre_launch_async(s, prog, a, 2, NULL));
+	ret = spyre_stream_synchronize(s);
+	CHECK(ret == -ETIMEDOUT, "hung launch: %d (%s)", ret, spyre_last_error());
+	FAILS_WITH(spyre_launch_async(s, prog, a, 2, NULL), -ECANCELED, "banned");
+	OK(spyre_device_get_props(d, &p1));
+	CHECK(p1.reset_count > p0.reset_count, "reset count %llu -> %llu",
+	      (unsigned long long)p0.reset_count, (unsigned long long)p1.reset_count);
+	/* the DMA stream's ring was not touched */
+	hb = spyre_bo_buf(h);
+	xb = buf_of(x, 0, 4096);
+	memset(m, 0x33, 4096);
+	OK(spyre_memcpy_async(dma, &xb, &hb, 4096));
+	OK(spyre_stream_synchronize(dma));
+	/* a new stream works */
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &s2));
+	OK(spyre_launch_async(s2, prog, a, 2, NULL));
+	OK(spyre_stream_synchronize(s2));
+	OK(spyre_stream_destroy(s2));
+	spyre_stream_destroy(s);
+	OK(spyre_stream_destroy(dma));
+	OK(spyre_program_destroy(prog));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_bo_destroy(h));
+	OK(spyre_device_close(d));
+}
