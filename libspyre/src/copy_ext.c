@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-static int check_stream(struct spyre_stream *s, const struct spyre_buf *b, const char *call)
+int spy_check_stream_buf(struct spyre_stream *s, const struct spyre_buf *b, const char *call)
 {
 	if (!s || !b || !b->bo)
 		return spy_err(-EINVAL, "%s: stream or buffer is NULL", call);
@@ -30,7 +30,7 @@ int spyre_memcpy_from_host_async(spyre_stream *s, const struct spyre_buf *dst, c
 	struct drm_spyre_cmd c;
 	uint64_t point;
 	void *p;
-	int ret = check_stream(s, dst, call);
+	int ret = spy_check_stream_buf(s, dst, call);
 
 	if (ret)
 		return ret;
@@ -60,7 +60,7 @@ int spyre_memcpy_to_host(spyre_stream *s, void *dst, const struct spyre_buf *src
 	struct drm_spyre_cmd c;
 	uint64_t point;
 	void *p;
-	int ret = check_stream(s, src, call);
+	int ret = spy_check_stream_buf(s, src, call);
 
 	if (ret)
 		return ret;
@@ -118,9 +118,9 @@ int spyre_memcpy3d_async(spyre_stream *s, const struct spyre_copy3d *c)
 
 	if (!c)
 		return spy_err(-EINVAL, "%s: copy is NULL", call);
-	ret = check_stream(s, &c->dst, call);
+	ret = spy_check_stream_buf(s, &c->dst, call);
 	if (!ret)
-		ret = check_stream(s, &c->src, call);
+		ret = spy_check_stream_buf(s, &c->src, call);
 	if (ret)
 		return ret;
 	if (!c->width || !c->height || !c->depth)
@@ -207,7 +207,7 @@ int spyre_memset_async(spyre_stream *s, const struct spyre_buf *dst, uint32_t pa
 	uint8_t *p = NULL;
 	uint32_t word = 0;
 	uint64_t point;
-	int ret = check_stream(s, dst, call);
+	int ret = spy_check_stream_buf(s, dst, call);
 
 	if (ret)
 		return ret;

@@ -303,6 +303,8 @@ static inline void spy_stat_add(uint64_t *ctr, uint64_t n)
 /* ---- submission engine (stream*.c; recipes and others also stream_use.h) ---- */
 /* Enqueue @op on @s (under no lock); the op memory must stay valid until done. */
 int spy_op_enqueue(struct spyre_stream *s, struct spy_op *op);
+/* -EINVAL for a NULL stream or buffer, -EXDEV for a buffer of another card (copy_ext.c). */
+int spy_check_stream_buf(struct spyre_stream *s, const struct spyre_buf *b, const char *call);
 void spy_flush_deferred_locked(spyre_device *dev);
 /* Does an op not yet handed to the kernel name BO @handle? */
 bool spy_deferred_uses_locked(spyre_device *dev, uint32_t handle);

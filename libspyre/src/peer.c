@@ -21,16 +21,6 @@
  */
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int check_stream(struct spyre_stream *s, const struct spyre_buf *b, const char *call)
-{
-	if (!s || !b || !b->bo)
-		return spy_err(-EINVAL, "%s: stream or buffer is NULL", call);
-	if (b->bo->dev != s->dev)
-		return spy_err(-EXDEV, "%s: buffer of %s on a stream of %s", call, b->bo->dev->name,
-			       s->dev->name);
-	return 0;
-}
-
 static bool spyre_peer_dma_enabled(void)
 {
 	const char *v = getenv("SPYRE_PEER_DMA");
@@ -119,9 +109,9 @@ int spyre_memcpy_peer(spyre_stream *dst_stream, const struct spyre_buf *dst,
 	static const char *call = "spyre_memcpy_peer";
 	int ret;
 
-	ret = check_stream(dst_stream, dst, call);
+	ret = spy_check_stream_buf(dst_stream, dst, call);
 	if (!ret)
-		ret = check_stream(src_stream, src, call);
+		ret = spy_check_stream_buf(src_stream, src, call);
 	if (ret)
 		return ret;
 	if (size > dst->size || size > src->size)
