@@ -32,6 +32,10 @@ spyre_tensor describe(const at::Tensor &t);
 // kernel treats as @as (e.g. int64 indices below 2^31 are described as
 // SPYRE_INT64; bool as SPYRE_BOOL).
 spyre_tensor describe_as(const at::Tensor &t, spyre_dtype as);
+// @t described with every element split into @lanes lanes of dtype @as (a
+// trailing dim of @lanes, stride 1): exact moves of bytes the card has no
+// element type for.
+spyre_tensor describe_lanes(const at::Tensor &t, spyre_dtype as, int64_t lanes);
 
 // The libspyre stream of the calling thread's current stream on @t's
 // device: where a kernel launches.
@@ -41,6 +45,8 @@ spyre_stream *launch_stream(const at::Tensor &t);
 // message when it fails (for -EOPNOTSUPP, a NotImplementedError, so the
 // caller can see that the card, not the input, is the limit).
 void check_op(int rc, const char *op);
+// spyre_op_copy from @src to @dst on @like's card and current stream.
+void run_copy(const at::Tensor &like, const spyre_tensor &src, const spyre_tensor &dst);
 
 // Counts device kernels run per op name (torch.spyre.op_counts()).
 void count_device_op(const char *op);

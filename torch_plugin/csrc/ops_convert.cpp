@@ -17,22 +17,6 @@
 namespace torch_spyre {
 namespace {
 
-// @t's description with every element split into @lanes lanes of dtype @as
-// (a trailing dim of @lanes, stride 1).
-spyre_tensor describe_lanes(const at::Tensor &t, spyre_dtype as, int64_t lanes)
-{
-	TORCH_CHECK_NOT_IMPLEMENTED(t.dim() < SPYRE_MAX_DIMS, "spyre: a ", t.scalar_type(),
-				    " copy of a ", t.dim(), "-dim tensor (the card handles ",
-				    SPYRE_MAX_DIMS - 1, " dims for this dtype)");
-	spyre_tensor d = describe_as(t, as);
-	for (unsigned i = 0; i < d.ndim; i++)
-		d.strides[i] *= lanes;
-	d.shape[d.ndim] = lanes;
-	d.strides[d.ndim] = 1;
-	d.ndim++;
-	return d;
-}
-
 // The same described bytes as int8 lanes (for exact integer moves).
 spyre_tensor as_bytes(spyre_tensor d, int64_t lanes)
 {
@@ -45,12 +29,6 @@ spyre_tensor as_bytes(spyre_tensor d, int64_t lanes)
 	d.strides[d.ndim] = 1;
 	d.ndim++;
 	return d;
-}
-
-void run_copy(const at::Tensor &like, const spyre_tensor &src, const spyre_tensor &dst)
-{
-	check_op(spyre_op_copy(ops_context(like.device().index()), launch_stream(like), &src, &dst),
-		 "copy");
 }
 
 bool exact_integer(at::ScalarType t)

@@ -25,29 +25,6 @@
 namespace torch_spyre {
 namespace {
 
-// @t's bytes as int8 lanes: a trailing dim of @lanes, stride 1.
-spyre_tensor byte_lanes(const at::Tensor &t, int64_t lanes)
-{
-	TORCH_CHECK_NOT_IMPLEMENTED(t.dim() < SPYRE_MAX_DIMS, "spyre: a ", t.scalar_type(),
-				    " tensor of ", t.dim(), " dims (the card takes ",
-				    SPYRE_MAX_DIMS - 1, " dims for this dtype), shape ", t.sizes());
-	spyre_tensor d = describe_as(t, SPYRE_INT8);
-	if (lanes == 1)
-		return d;
-	for (unsigned i = 0; i < d.ndim; i++)
-		d.strides[i] *= lanes;
-	d.shape[d.ndim] = lanes;
-	d.strides[d.ndim] = 1;
-	d.ndim++;
-	return d;
-}
-
-void copy_desc(const at::Tensor &like, const spyre_tensor &src, const spyre_tensor &dst)
-{
-	check_op(spyre_op_copy(ops_context(like.device().index()), launch_stream(like), &src, &dst),
-		 "copy");
-}
-
 // @t with no stride-0 dims (a casting copy reads each element once).
 at::Tensor unexpanded_bytes(const at::Tensor &t)
 {
@@ -84,7 +61,8 @@ at::Tensor small_widen(const at::Tensor &t_in)
 	if (lanes > 1)
 		shape.push_back(lanes);
 	at::Tensor w = at::empty(shape, t.options().dtype(at::kInt));
-	copy_desc(t, byte_lanes(t, lanes), describe(w)); // each byte sign-extended
+	spyre_tensor bytes = lanes > 1 ? describe_lanes(t, SPYRE_INT8, lanes) : describe_as(t, SPYRE_INT8);
+	run_copy(t, bytes, describe(w)); // each byte sign-extended
 	if (dt == at::kByte)
 		return at::bitwise_and(w, 255);
 	// the low byte unsigned, the high byte keeps the sign
@@ -106,12 +84,12 @@ void small_narrow(const at::Tensor &x32, const at::Tensor &dst)
 		return;
 	}
 	if (dt == at::kByte) {
-		copy_desc(dst, byte_lanes(lo, 1), byte_lanes(dst, 1));
+		run_copy(dst, describe_as(lo, SPYRE_INT8), describe_as(dst, SPYRE_INT8));
 		return;
 	}
 	at::Tensor hi = card_cast(at::bitwise_right_shift(x32, 8), at::kChar);
 	at::Tensor both = at::stack({ lo, hi }, -1); // contiguous [..., 2]: little endian
-	copy_desc(dst, describe_as(both, SPYRE_INT8), byte_lanes(dst, 2));
+	run_copy(dst, describe_as(both, SPYRE_INT8), describe_lanes(dst, SPYRE_INT8, 2));
 }
 
 at::Tensor small_result(const at::Tensor &x32, at::ScalarType dt)
