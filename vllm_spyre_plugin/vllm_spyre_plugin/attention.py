@@ -1,18 +1,27 @@
 # SPDX-License-Identifier: MIT
-"""Paged attention on the Spyre card, from torch ops the plugin runs on the card.
+"""Paged attention on the Spyre card: the op library's paged-attention op.
 
 KV cache of one layer: [num_blocks, num_kv_heads, block_size, 2 * head_size]
 on the card (vLLM's LBHNC layout), K in the first head_size columns, V in
-the rest. One step writes the new tokens' K/V rows into their slots (one
-strided card copy per run of consecutive slots in one block: one per
-request in a decode step, one per block a prefill fills; the card has no
-scatter, and index_copy_ would rewrite the whole cache), then, for the whole batch at once,
-gathers each request's K/V rows through its block table (index_select),
-pads the queries to [requests, heads, max_query_len, head_size] and runs one
-batched scaled-dot-product attention with an additive mask that hides
-padding and future positions. All the index arithmetic is done once per step
-on the host (build()) and uploaded as a few int64 index tensors shared by
-every layer.
+the rest. One step
+
+1. writes the new tokens' K/V rows into their slots on the card: one strided
+   card-to-card copy per run of consecutive slots in one block (one per
+   request in a decode step, one per block a prefill fills). The card has
+   no scatter store, and index_copy_ would rewrite the whole cache;
+2. runs torch.ops.spyre.paged_attention (libspyre's spyre_op_paged_attention)
+   once for the whole batch: the card turns the block table into cache rows,
+   gathers them into its scratchpad and runs a causal attention over each
+   request's context. Prefill, decode and mixed batches are the same op:
+   queries are padded right aligned to [requests, heads, max_query_len,
+   head_size] (query row i of request r sits at position
+   seq_len[r] - max_query_len + i), so a decode-only step is the op's
+   one-query case and needs no padding at all.
+
+The index arithmetic (write runs, the block table cut to the step's longest
+context, the padded query rows) is done once per step on the host (build())
+from the scheduler's host copies, and uploaded as a few small int tensors
+shared by every layer.
 """
 
 from __future__ import annotations
@@ -82,11 +91,42 @@ class SpyreAttentionMetadata:
     # to consecutive rows of one block
     write_runs: list[tuple[int, int, int, int]]
     # card tensors, shared by all layers of the step
-    gather_block: torch.Tensor  # [R * Lmax] block of each context position
-    gather_offset: torch.Tensor  # [R * Lmax]
-    query_rows: torch.Tensor  # [R * Qmax] token gathered into each padded query row
-    out_rows: torch.Tensor  # [T] padded row of each token
-    mask: torch.Tensor  # [R, 1, Qmax, Lmax] additive: 0 or -inf
+    block_table: torch.Tensor  # [R, blocks of the longest context] int32
+    seq_lens: torch.Tensor  # [R] int32
+    # None when the step's tokens already are the padded query rows (every
+    # request has max_query_len tokens: decode-only steps, one prefill)
+    query_rows: torch.Tensor | None  # [R * Qmax] token in each padded query row
+    out_rows: torch.Tensor | None  # [T] padded row of each token
+
+
+def plan_write_runs(slots: np.ndarray, block_size: int) -> list[tuple[int, int, int, int]]:
+    """Runs (block, first row, first token, count) of tokens whose slots are
+    consecutive rows of one block: each run is one card copy."""
+    runs: list[tuple[int, int, int, int]] = []
+    for t, slot in enumerate(slots.tolist()):
+        b, o = divmod(slot, block_size)
+        if runs and runs[-1][0] == b and runs[-1][1] + runs[-1][3] == o \
+                and runs[-1][2] + runs[-1][3] == t:
+            runs[-1] = (b, runs[-1][1], runs[-1][2], runs[-1][3] + 1)
+        else:
+            runs.append((b, o, t, 1))
+    return runs
+
+
+def plan_query_rows(qsl: np.ndarray, qmax: int) -> tuple[np.ndarray, np.ndarray]:
+    """Right-aligned padding of the step's tokens to [R, Qmax]: the token
+    each padded row reads (rows above a short request's queries read token
+    0; their result is dropped) and the padded row each token's result
+    comes back from."""
+    R = len(qsl) - 1
+    qlens = qsl[1:] - qsl[:-1]
+    qi = np.arange(qmax, dtype=np.int64)
+    first = qmax - qlens  # first real row of each request
+    real = qi[None, :] >= first[:, None]
+    rows = np.where(real, qsl[:-1, None] + qi[None, :] - first[:, None], 0)
+    out = np.concatenate([r * qmax + np.arange(first[r], qmax, dtype=np.int64)
+                          for r in range(R)]) if R else np.zeros(0, np.int64)
+    return rows.reshape(-1), out
 
 
 class SpyreAttentionMetadataBuilder(AttentionMetadataBuilder[SpyreAttentionMetadata]):
@@ -94,7 +134,6 @@ class SpyreAttentionMetadataBuilder(AttentionMetadataBuilder[SpyreAttentionMetad
         super().__init__(kv_cache_spec, layer_names, vllm_config, device)
         self.block_size = kv_cache_spec.block_size
         self.device = device
-        self.dtype = vllm_config.model_config.dtype
 
     def build(
         self,
@@ -113,45 +152,21 @@ class SpyreAttentionMetadataBuilder(AttentionMetadataBuilder[SpyreAttentionMetad
         qlens = qsl[1:] - qsl[:-1]
         Qmax = int(qlens.max()) if R else 0
         Lmax = int(seq_lens.max()) if R else 0
-        block_table = m.block_table_tensor[:R].cpu().numpy().astype(np.int64)
+        # the slot mapping and block table of this step only: its T tokens
+        # and the blocks its longest context spans
+        nblk = -(-Lmax // bs)
+        block_table = m.block_table_tensor[:R, :nblk].cpu().numpy()
         slots = m.slot_mapping[:T].cpu().numpy().astype(np.int64)
         if (slots < 0).any():
             raise NotImplementedError("spyre attention: padded slot mapping")
 
-        # positions 0..Lmax-1 of each request -> (block, offset); past the
-        # request's length they point at its first slot and are masked
-        pos = np.arange(Lmax, dtype=np.int64)
-        valid_k = pos[None, :] < seq_lens[:, None]  # [R, Lmax]
-        posc = np.where(valid_k, pos[None, :], 0)
-        gblock = np.take_along_axis(block_table, posc // bs, axis=1)
-        goff = posc % bs
-
-        # padded query row (r, i) holds token qsl[r] + i; query i of request
-        # r sits at position seq_len - qlen + i and sees keys 0..that position
-        qi = np.arange(Qmax, dtype=np.int64)
-        valid_q = qi[None, :] < qlens[:, None]  # [R, Qmax]
-        qrows = np.where(valid_q, qsl[:-1, None] + qi[None, :], 0)
-        qpos = seq_lens[:, None] - qlens[:, None] + qi[None, :]  # [R, Qmax]
-        see = (pos[None, None, :] <= qpos[:, :, None]) & valid_k[:, None, :]
-        # a padding query row sees key 0 only, so its softmax stays finite
-        see[:, :, 0] |= ~valid_q
-        mask = np.where(see, 0.0, -np.inf).astype(np.float32)[:, None]  # [R,1,Qmax,Lmax]
-        out_rows = np.concatenate(
-            [r * Qmax + np.arange(qlens[r], dtype=np.int64) for r in range(R)]
-        ) if R else np.zeros(0, np.int64)
-
-        runs: list[tuple[int, int, int, int]] = []
-        for t, slot in enumerate(slots.tolist()):
-            b, o = divmod(slot, bs)
-            if runs and runs[-1][0] == b and runs[-1][1] + runs[-1][3] == o \
-                    and runs[-1][2] + runs[-1][3] == t:
-                runs[-1] = (b, runs[-1][1], runs[-1][2], runs[-1][3] + 1)
-            else:
-                runs.append((b, o, t, 1))
-
         def dev(a: np.ndarray, dtype=torch.int64) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(a)).to(dtype).to(self.device)
 
+        query_rows = out_rows = None
+        if T != R * Qmax:
+            rows, out = plan_query_rows(qsl, Qmax)
+            query_rows, out_rows = dev(rows), dev(out)
         return SpyreAttentionMetadata(
             num_actual_tokens=T,
             num_reqs=R,
@@ -159,12 +174,11 @@ class SpyreAttentionMetadataBuilder(AttentionMetadataBuilder[SpyreAttentionMetad
             max_seq_len=Lmax,
             query_start_loc_cpu=torch.from_numpy(qsl),
             seq_lens_cpu=torch.from_numpy(seq_lens),
-            write_runs=runs,
-            gather_block=dev(gblock.reshape(-1)),
-            gather_offset=dev(goff.reshape(-1)),
-            query_rows=dev(qrows.reshape(-1)),
-            out_rows=dev(out_rows),
-            mask=dev(mask, self.dtype),
+            write_runs=plan_write_runs(slots, bs),
+            block_table=dev(block_table, torch.int32),
+            seq_lens=dev(seq_lens, torch.int32),
+            query_rows=query_rows,
+            out_rows=out_rows,
         )
 
 
@@ -204,7 +218,6 @@ class SpyreAttentionImpl(AttentionImpl):
         self.head_size = head_size
         self.scale = float(scale)
         self.num_kv_heads = num_kv_heads
-        self.group = num_heads // num_kv_heads
         self.kv_sharing_target_layer_name = None
         self.attn_type = attn_type
 
@@ -225,40 +238,27 @@ class SpyreAttentionImpl(AttentionImpl):
         if attn_metadata is None:  # profiling run without a cache
             return output.zero_()
         md = attn_metadata
-        T, H, Hkv, D = md.num_actual_tokens, self.num_heads, self.num_kv_heads, self.head_size
-        R, Qmax, Lmax = md.num_reqs, md.max_query_len, md.max_seq_len
-        nblk, _, bs, _ = kv_cache.shape
+        T, H, D = md.num_actual_tokens, self.num_heads, self.head_size
+        R, Qmax = md.num_reqs, md.max_query_len
 
-        # 1. the new tokens' K and V into their slots
+        # 1. the new tokens' K and V into their slots (card-to-card copies)
         kv_new = torch.cat([key[:T], value[:T]], dim=-1)  # [T, Hkv, 2D]
         for b, o, t, n in md.write_runs:
             kv_cache[b, :, o:o + n, :].copy_(kv_new[t:t + n].transpose(0, 1))
 
-        # 2. every request's context, [R, Hkv, Lmax, 2D]: row (b, h, n) of
-        #    the cache viewed as [nblk * Hkv * bs, 2D] is (b * Hkv + h) * bs + n
-        heads = torch.arange(Hkv, device=kv_cache.device, dtype=torch.int64)
-        cache_rows = kv_cache.view(nblk * Hkv * bs, 2 * D)
-        grows = (md.gather_block[:, None] * Hkv + heads[None, :]) * bs + md.gather_offset[:, None]
-        ctx = cache_rows.index_select(0, grows.reshape(-1)).view(R, Lmax, Hkv, 2 * D)
-        ctx = ctx.permute(0, 2, 1, 3)
-        k = ctx[..., :D]
-        v = ctx[..., D:]
+        # 2. queries as [R, H, Qmax, D], right aligned
+        q = query[:T].reshape(T, H * D)
+        if md.query_rows is not None:
+            q = q.index_select(0, md.query_rows)
+        q = q.view(R, Qmax, H, D).transpose(1, 2)
 
-        # 3. queries padded to [R, Hkv, group * Qmax, D] (query heads of one
-        #    KV head side by side), scaled
-        q = query[:T].reshape(T, H * D).index_select(0, md.query_rows)
-        q = q.view(R, Qmax, Hkv, self.group, D).permute(0, 2, 3, 1, 4)
-        q = q.reshape(R, Hkv, self.group * Qmax, D) * self.scale
-        mask = md.mask
-        if self.group > 1:
-            mask = mask.repeat(1, 1, self.group, 1)
-
-        scores = torch.matmul(q, k.transpose(-1, -2)) + mask
-        probs = torch.softmax(scores, dim=-1)
-        out = torch.matmul(probs, v)  # [R, Hkv, group * Qmax, D]
+        # 3. one op library launch: block table -> cache rows -> attention
+        out = torch.ops.spyre.paged_attention(q, kv_cache, md.block_table, md.seq_lens,
+                                              self.scale)
 
         # 4. back to token order, [T, H, D]
-        out = out.view(R, Hkv, self.group, Qmax, D).permute(0, 3, 1, 2, 4)
-        out = out.reshape(R * Qmax, H * D).index_select(0, md.out_rows)
+        out = out.transpose(1, 2).reshape(R * Qmax, H * D)
+        if md.out_rows is not None:
+            out = out.index_select(0, md.out_rows)
         output[:T].copy_(out.view(T, H, D))
         return output
