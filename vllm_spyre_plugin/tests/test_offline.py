@@ -60,6 +60,21 @@ def test_greedy_equals_hf_one_by_one(llm, tiny_model):
         assert list(llm.generate([p], sp)[0].outputs[0].token_ids) == w
 
 
+def test_attention_runs_the_card_paged_attention_op(llm):
+    """The steps above ran attention as the op library's paged attention
+    (one launch per layer and step), nothing on the CPU."""
+    from vllm import SamplingParams
+
+    before = llm.collective_rpc("spyre_stats")[0]["ops"].get("paged_attention", 0)
+    # 2 prompts, 4 new tokens: at least 1 prefill and 3 decode steps, and
+    # one launch per layer (2) in each
+    llm.generate(PROMPTS[:2], SamplingParams(temperature=0.0, max_tokens=4, ignore_eos=True))
+    stats = llm.collective_rpc("spyre_stats")[0]
+    launches = stats["ops"].get("paged_attention", 0) - before
+    assert launches >= 4 * 2 and launches % 2 == 0, launches
+    assert stats["fallbacks"] == {}
+
+
 def test_too_long_prompt_rejected(llm):
     from vllm import SamplingParams
 
@@ -85,3 +100,29 @@ def test_sampling_top_k_1_is_greedy_and_seeded_sampling_repeats(llm):
     assert a == b
     vocab = len(llm.get_tokenizer())
     assert all(0 <= t < vocab for row in a for t in row)
+
+
+def test_sampling_runs_on_the_card_and_masks_like_greedy(llm):
+    """Temperature, top-k and top-p sampling through vLLM's sampler on card
+    tensors: the sort, cumulative sum, masks, exponential noise and argmax
+    are card kernels (no CPU fallback), and masks that leave one candidate
+    give the greedy tokens (a wrong top-p cut-off or temperature scaling
+    would not)."""
+    from vllm import SamplingParams
+
+    p = [PROMPTS[0], PROMPTS[3]]
+    greedy = llm.generate(p, SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True))
+    before = llm.collective_rpc("spyre_stats")[0]["ops"]
+    one_left = [
+        SamplingParams(temperature=1.0, top_p=1e-6, max_tokens=6, ignore_eos=True, seed=3),
+        SamplingParams(temperature=1e-4, max_tokens=6, ignore_eos=True, seed=4),
+    ]
+    for sp in one_left:
+        outs = llm.generate(p, sp)
+        assert [o.outputs[0].token_ids for o in outs] == \
+            [o.outputs[0].token_ids for o in greedy], sp
+    stats = llm.collective_rpc("spyre_stats")[0]
+    assert stats["fallbacks"] == {}
+    ran = {op for op, n in stats["ops"].items() if n > before.get(op, 0)}
+    for op in ("sort", "cumsum", "argmax"):
+        assert any(op in name for name in ran), (op, sorted(ran))

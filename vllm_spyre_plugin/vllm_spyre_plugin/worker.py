@@ -95,6 +95,14 @@ class SpyreWorker(Worker):
         set_random_seed(self.model_config.seed)
         return CompilationTimes(language_model=0.0, encoder=0.0)
 
+    def spyre_stats(self) -> dict:
+        """What ran where in this worker (collective_rpc("spyre_stats")):
+        card kernels per op and CPU fallbacks per op."""
+        return {
+            "ops": torch.spyre.op_counts(),
+            "fallbacks": torch.spyre.fallback_counts(),
+        }
+
     def sleep(self, level: int = 1) -> None:
         raise NotImplementedError("spyre: sleep mode is not supported")
 
