@@ -5,7 +5,8 @@ vLLM's GPU model runner (V1) does the batching bookkeeping on the host and
 keeps the step's inputs, the weights and the KV cache on its device: here
 that device is the card. What it does with CUDA (streams and events for
 overlapped copies, CUDA graphs, memory profiling) is replaced: copies are
-synchronous, the model runs eagerly.
+synchronous, and the model's forward runs through torch.compile's default
+path on the card (compile.py), eagerly when that is turned off or fails.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from vllm.model_executor.model_loader import get_model
 from vllm.v1.kv_cache_interface import FullAttentionSpec
 from vllm.v1.worker.block_table import BlockTable, SlotMappingMode
 from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+from vllm_spyre_plugin.compile import compile_model
 
 logger = init_logger(__name__)
 
@@ -101,6 +104,13 @@ class SpyreModelRunner(GPUModelRunner):
         bad = [n for n, p in self.model.named_parameters() if p.device != self.device]
         if bad:
             raise RuntimeError(f"spyre: parameters not on {self.device}: {bad[:5]}")
+        self.compiled_forward = compile_model(self.model)
+
+    def compile_state(self) -> str:
+        """"compiled", or "eager (...)" saying why."""
+        if self.compiled_forward is None:
+            return "eager (VLLM_SPYRE_COMPILE=0)"
+        return self.compiled_forward.state()
 
     def get_model(self) -> nn.Module:
         return self.model

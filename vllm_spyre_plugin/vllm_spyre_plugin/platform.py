@@ -32,9 +32,9 @@ class SpyrePlatform(Platform):
     # gloo until the project's torch.distributed backend is wired in here
     dist_backend: str = "gloo"
     device_control_env_var: str = "SPYRE_VISIBLE_DEVICES"
-    # vLLM compiles small helper functions with this backend; the card's
-    # compile path is torch.compile(backend="spyre"), but the model itself
-    # runs eagerly (check_and_update_config sets CompilationMode.NONE).
+    # vLLM compiles small helper functions with this backend. The model's
+    # forward is compiled by the model runner through torch.compile's
+    # default path (compile.py), not by vLLM's compilation (mode NONE).
     simple_compile_backend: str = "eager"
 
     @property
@@ -102,8 +102,12 @@ class SpyrePlatform(Platform):
 
     @classmethod
     def opaque_attention_op(cls) -> bool:
-        # eager model: attention layers call the backend directly
-        return False
+        # compiled model: attention is vLLM's custom op, opaque to Dynamo,
+        # so the per-step metadata never reaches a trace; eager model:
+        # attention layers call the backend directly
+        from vllm_spyre_plugin.compile import compile_enabled
+
+        return compile_enabled()
 
     @classmethod
     def check_and_update_config(cls, vllm_config: VllmConfig) -> None:
@@ -123,7 +127,8 @@ class SpyrePlatform(Platform):
         if cache is not None and not cache.user_specified_block_size:
             cache.block_size = 16
 
-        # Eager execution: no CUDA graphs, no vLLM/Inductor compilation.
+        # No CUDA graphs and no vLLM compilation: the model runner compiles
+        # the model's forward itself (compile.py).
         comp = vllm_config.compilation_config
         comp.mode = CompilationMode.NONE
         comp.cudagraph_mode = CUDAGraphMode.NONE

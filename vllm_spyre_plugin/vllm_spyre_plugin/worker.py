@@ -23,6 +23,12 @@ from vllm_spyre_plugin.model_runner import SpyreModelRunner
 logger = init_logger(__name__)
 
 
+def _inductor_recipes() -> int:
+    from torch_spyre import inductor
+
+    return inductor.stats()["recipes"]
+
+
 class SpyreWorker(Worker):
     def init_device(self) -> None:
         ncards = torch.spyre.device_count()
@@ -97,10 +103,13 @@ class SpyreWorker(Worker):
 
     def spyre_stats(self) -> dict:
         """What ran where in this worker (collective_rpc("spyre_stats")):
-        card kernels per op and CPU fallbacks per op."""
+        card kernels per op, CPU fallbacks per op, the model's compile state."""
         return {
             "ops": torch.spyre.op_counts(),
             "fallbacks": torch.spyre.fallback_counts(),
+            "compile": self.model_runner.compile_state(),
+            # card recipes Inductor's spyre pass built in this worker
+            "compile_recipes": _inductor_recipes(),
         }
 
     def sleep(self, level: int = 1) -> None:
