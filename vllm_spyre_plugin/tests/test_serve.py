@@ -3,70 +3,24 @@
 concurrent requests batched, over-long and cancelled requests."""
 
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.error
 import urllib.request
 
 import pytest
 
+from serve_util import post as _post
+from serve_util import serve
 from test_offline import hf_greedy
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _post(url, body, timeout=120):
-    req = urllib.request.Request(url, json.dumps(body).encode(),
-                                 {"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 @pytest.fixture(scope="module")
 def server(tiny_model, tmp_path_factory):
-    port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    vllm = os.path.join(os.path.dirname(sys.executable), "vllm")
-    with open(log, "w") as f:
-        p = subprocess.Popen(
-            [vllm, "serve", tiny_model, "--host", "127.0.0.1", "--port", str(port),
-             "--dtype", "float32", "--max-model-len", "128", "--max-num-seqs", "16",
-             "--block-size", "8", "--kv-cache-memory-bytes", str(8 << 20),
-             "--served-model-name", "tiny", "--seed", "0"],
-            stdout=f, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 300
-        while time.time() < deadline:
-            assert p.poll() is None, f"vllm serve exited: {log.read_text()[-3000:]}"
-            try:
-                with urllib.request.urlopen(base + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(1)
-        else:
-            pytest.fail("vllm serve did not come up in 300 s")
+    with serve(tiny_model, log, ["--max-num-seqs", "16",
+                                 "--kv-cache-memory-bytes", str(8 << 20)]) as base:
         yield base
-    finally:
-        p.terminate()
-        try:
-            p.wait(30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 def test_completions_greedy_equals_hf(server, tiny_model):
