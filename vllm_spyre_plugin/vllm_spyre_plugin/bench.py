@@ -4,7 +4,9 @@
 Runs the engine in this process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so that
 the card's modelled device clock (torch.spyre.device_time_ns) can be read
 around each run. Prints host tokens/s and modelled device time per
-generated token, greedy, fixed-length outputs (ignore_eos).
+generated token, greedy, fixed-length outputs (ignore_eos), after one
+warm-up run of each batch size (the compiled forward builds a graph per
+token count; VLLM_SPYRE_COMPILE=0 for the eager model).
 
     SPYRE_BACKEND=sim python -m vllm_spyre_plugin.bench [--batch 16] [--tokens 32]
 """
@@ -35,7 +37,8 @@ def main() -> None:
     sp = SamplingParams(temperature=0.0, max_tokens=a.tokens, ignore_eos=True)
     words = "the card reads the descriptors and moves tensors into its memory".split()
     prompts = [" ".join(words[: 3 + i % 8]) for i in range(a.batch)]
-    llm.generate(prompts[:1], sp)  # warm-up
+    for n in (1, a.batch):  # warm-up: the compiled forward's graphs for these sizes
+        llm.generate(prompts[:n], sp, use_tqdm=False)
     for n in (1, a.batch):
         torch.spyre.synchronize()
         d0, t0 = torch.spyre.device_time_ns(), time.perf_counter()
@@ -43,8 +46,10 @@ def main() -> None:
         torch.spyre.synchronize()
         dt, dd = time.perf_counter() - t0, torch.spyre.device_time_ns() - d0
         ntok = sum(len(o.outputs[0].token_ids) for o in outs)
-        print(f"batch {n:3d}: {ntok} tokens in {dt:.2f} s host = {ntok / dt:.1f} tokens/s; "
-              f"modelled device time {dd / 1e6:.2f} ms = {dd / ntok / 1e3:.1f} us/token")
+        print(f"batch {n:3d}: {ntok} tokens in {dt:.2f} s host = {ntok / dt:.1f} tokens/s, "
+              f"{dt / ntok * 1e3:.2f} ms host per token; modelled device time "
+              f"{dd / 1e6:.2f} ms = {dd / ntok / 1e3:.1f} us/token")
+    print("model forward:", llm.collective_rpc("spyre_stats")[0]["compile"])
 
 
 if __name__ == "__main__":
