@@ -2,22 +2,23 @@
 // The c10d backend for spyre tensors (torch.distributed "spyre").
 //
 // Between the cards of one machine the bytes go card to card
-// (distributed_peer.cpp: the ranks pass their receive buffers' dma-buf
-// fds once per group and write into each other's cards with peer DMA) for
-// allreduce, broadcast, allgather(_into_tensor), reduce_scatter(_tensor)
-// and send/recv. Everything else, and every collective when the ranks
-// span machines or their cards cannot reach each other, stages its
-// spyre tensors through pinned host memory and runs on gloo, the CPU
-// engine PyTorch already has: inputs come down to pinned host buffers
-// (non_blocking D2H on the caller's current stream, after the work that
-// produced them), an event marks the end of those copies, and the call
-// returns. The backend's launcher thread waits for the event and starts
-// gloo's collective on the host buffers, collectives in call order (gloo
-// pairs them across ranks by that order). The Work's wait() waits for
-// gloo and copies the results back to the card on the caller's current
-// stream (non_blocking from pinned memory: ordered before anything the
-// caller queues on that stream later, as NCCL's wait orders the current
-// CUDA stream). Documentation/distributed.rst says which path runs when.
+// (distributed_peer.cpp: the ranks pass their receive buffers' dma-buf fds
+// once per group and write into each other's cards with peer DMA) for
+// allreduce, broadcast, allgather(_into_tensor), reduce_scatter(_tensor),
+// alltoall(_base), gather, scatter and send/recv. Everything else, and
+// every collective when the ranks span machines or their cards cannot
+// reach each other, stages its spyre tensors through pinned host memory
+// and runs on gloo, the CPU engine PyTorch already has: inputs come down
+// to pinned host buffers (non_blocking D2H on the caller's current stream,
+// after the work that produced them), an event marks the end of those
+// copies, and the call returns. The backend's launcher thread waits for
+// the event and starts gloo's collective on the host buffers, collectives
+// in call order (gloo pairs them across ranks by that order). The Work's
+// wait() waits for gloo and copies the results back to the card on the
+// caller's current stream (non_blocking from pinned memory: ordered before
+// anything the caller queues on that stream later, as NCCL's wait orders
+// the current CUDA stream). Documentation/distributed.rst says which path
+// runs when.
 //
 // Why C++ and not a Python ProcessGroup: torch 2.13's pybind trampoline
 // exists for ProcessGroup only, not for Backend, so a Python backend has to
@@ -32,6 +33,7 @@
 #include "stream.h"
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Utils.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/extension.h>
 
@@ -98,6 +100,47 @@ struct Flat {
 			user.copy_(flat.view(user.sizes()));
 	}
 };
+
+// Output tensors as Flats (their values not loaded), and back.
+std::shared_ptr<std::vector<Flat>> flats(const TensorList &ts)
+{
+	auto v = std::make_shared<std::vector<Flat>>();
+	for (auto &t : ts)
+		v->emplace_back(t, false);
+	return v;
+}
+
+TensorList flat_views(const std::vector<Flat> &fs)
+{
+	TensorList v;
+	for (auto &f : fs)
+		v.push_back(f.flat);
+	return v;
+}
+
+void write_back(const std::vector<Flat> &fs)
+{
+	for (auto &f : fs)
+		f.write_back();
+}
+
+// all_to_all_single's @n parts of @flat: the elements of @shaped, whose
+// dim-0 rows @splits divides (c10d::checkSplitSizes checked them), or
+// equal parts when @splits is empty.
+TensorList split_rows(const at::Tensor &flat, const at::Tensor &shaped,
+		      const std::vector<int64_t> &splits, int n)
+{
+	int64_t rows = shaped.size(0);
+	int64_t row = rows ? shaped.numel() / rows : 0;
+	TensorList parts;
+	int64_t off = 0;
+	for (int i = 0; i < n; i++) {
+		int64_t r = splits.empty() ? rows / n : splits[i];
+		parts.push_back(flat.narrow(0, off * row, r * row));
+		off += r;
+	}
+	return parts;
+}
 
 // What a collective does after gloo finished, before the copies back
 // (AVG's division: gloo has no AVG).
@@ -396,17 +439,11 @@ public:
 			all.push_back(inputs[0]);
 			if (PeerComm *pc = peer_for("allgather", all, false)) {
 				auto in = inputs[0].contiguous().view(-1);
-				auto outs = std::make_shared<std::vector<Flat>>();
-				for (auto &t : outputs[0])
-					outs->emplace_back(t, false);
+				auto outs = flats(outputs[0]);
 				return peer_work(pc, c10d::OpType::ALLGATHER, outputs[0],
 						 [outs, in](PeerComm &c) {
-							 TensorList o;
-							 for (auto &f : *outs)
-								 o.push_back(f.flat);
-							 c.allgather(o, in);
-							 for (auto &f : *outs)
-								 f.write_back();
+							 c.allgather(flat_views(*outs), in);
+							 write_back(*outs);
 						 });
 			}
 		}
@@ -480,6 +517,24 @@ public:
 	WorkPtr gather(std::vector<TensorList> &outputs, TensorList &inputs,
 		       const c10d::GatherOptions &opts) override
 	{
+		int root = int(opts.rootRank);
+		if (inputs.size() == 1 && rooted_parts("gather", outputs, "gather_list", inputs[0],
+						       "tensor", root)) {
+			TensorList all = inputs;
+			if (getRank() == root)
+				all.insert(all.end(), outputs[0].begin(), outputs[0].end());
+			if (PeerComm *pc = peer_for("gather", all, false)) {
+				auto in = inputs[0].contiguous().view(-1);
+				auto outs = flats(getRank() == root ? outputs[0] : TensorList{});
+				return peer_work(pc, c10d::OpType::GATHER,
+						 getRank() == root ? outputs[0] : TensorList{},
+						 [outs, in, root](PeerComm &c) {
+							 c.gather(flat_views(*outs), in, root);
+							 write_back(*outs);
+						 });
+			}
+		}
+		count_staged_collective();
 		Staging s("gather");
 		auto in = s.in(inputs, "tensor");
 		std::vector<TensorList> out;
@@ -494,6 +549,26 @@ public:
 	WorkPtr scatter(TensorList &outputs, std::vector<TensorList> &inputs,
 			const c10d::ScatterOptions &opts) override
 	{
+		int root = int(opts.rootRank);
+		if (outputs.size() == 1 && rooted_parts("scatter", inputs, "scatter_list", outputs[0],
+							"tensor", root)) {
+			TensorList all = outputs;
+			if (getRank() == root)
+				all.insert(all.end(), inputs[0].begin(), inputs[0].end());
+			if (PeerComm *pc = peer_for("scatter", all, false)) {
+				TensorList ins;
+				if (getRank() == root)
+					for (auto &t : inputs[0])
+						ins.push_back(t.contiguous().view(-1));
+				auto out = std::make_shared<Flat>(outputs[0], false);
+				return peer_work(pc, c10d::OpType::SCATTER, outputs,
+						 [out, ins, root](PeerComm &c) {
+							 c.scatter(out->flat, ins, root);
+							 out->write_back();
+						 });
+			}
+		}
+		count_staged_collective();
 		Staging s("scatter");
 		std::vector<TensorList> in;
 		for (auto &l : inputs)
@@ -600,9 +675,25 @@ public:
 			      std::vector<int64_t> &input_splits,
 			      const c10d::AllToAllOptions &opts) override
 	{
+		if (PeerComm *pc = peer_for("all_to_all_single", { output, input }, false)) {
+			// gloo's checks and errors, raised at the call on this rank
+			c10d::checkSplitSizes(input_splits, input, getSize());
+			c10d::checkSplitSizes(output_splits, output, getSize());
+			int n = getSize();
+			auto ins = split_rows(input.contiguous().view(-1), input, input_splits, n);
+			auto out = std::make_shared<Flat>(output, false);
+			auto osplits = output_splits;
+			return peer_work(pc, c10d::OpType::ALLTOALL_BASE, { output },
+					 [out, ins, osplits, n](PeerComm &c) {
+						 c.alltoall(split_rows(out->flat, out->user, osplits, n),
+							    ins);
+						 out->write_back();
+					 });
+		}
 		Staging s("all_to_all_single");
 		auto in = s.in1(input, "input");
 		auto out = s.out1(output, "output");
+		count_staged_collective();
 		return s.done(this, c10d::OpType::ALLTOALL_BASE,
 			      [g = gloo_, out, in, output_splits, input_splits, opts]() mutable {
 				      return g->alltoall_base(out, in, output_splits, input_splits,
@@ -613,6 +704,28 @@ public:
 	WorkPtr alltoall(TensorList &outputs, TensorList &inputs,
 			 const c10d::AllToAllOptions &opts) override
 	{
+		int n = getSize(), me = getRank();
+		if (int(outputs.size()) == n && int(inputs.size()) == n) {
+			TensorList all = outputs;
+			all.insert(all.end(), inputs.begin(), inputs.end());
+			if (PeerComm *pc = peer_for("all_to_all", all, false)) {
+				TORCH_CHECK_VALUE(outputs[me].numel() == inputs[me].numel(),
+						  "spyre c10d backend: all_to_all: output_tensor_list[",
+						  me, "] has ", outputs[me].numel(),
+						  " elements but input_tensor_list[", me, "] has ",
+						  inputs[me].numel(), " (rank ", me, " to itself)");
+				TensorList ins;
+				for (auto &t : inputs)
+					ins.push_back(t.contiguous().view(-1));
+				auto outs = flats(outputs);
+				return peer_work(pc, c10d::OpType::ALLTOALL, outputs,
+						 [outs, ins](PeerComm &c) {
+							 c.alltoall(flat_views(*outs), ins);
+							 write_back(*outs);
+						 });
+			}
+		}
+		count_staged_collective();
 		Staging s("all_to_all");
 		auto in = s.in(inputs, "input_tensor_list");
 		auto out = s.out(outputs, "output_tensor_list");
@@ -819,6 +932,31 @@ private:
 				  part.numel() * getSize());
 	}
 
+	// gather's and scatter's list: on the root world_size parts of @one's
+	// dtype and size (else ValueError, naming them), elsewhere none. True
+	// when the call has the card-to-card form; a root's malformed list
+	// goes to gloo, which raises its own error.
+	bool rooted_parts(const char *op, const std::vector<TensorList> &lists,
+			  const char *list_arg, const at::Tensor &one, const char *one_arg,
+			  int root) const
+	{
+		if (getRank() != root)
+			return lists.empty() || (lists.size() == 1 && lists[0].empty());
+		if (lists.size() != 1 || int(lists[0].size()) != getSize() || !one.defined())
+			return false;
+		for (auto &t : lists[0]) {
+			if (!t.defined())
+				return false;
+			TORCH_CHECK_VALUE(t.scalar_type() == one.scalar_type() &&
+						  t.numel() == one.numel(),
+					  "spyre c10d backend: ", op, ": ", list_arg, " holds a ",
+					  t.scalar_type(), " tensor of ", t.numel(),
+					  " elements, but ", one_arg, " is ", one.scalar_type(),
+					  " of ", one.numel());
+		}
+		return true;
+	}
+
 	// Gloo has no AVG: sum, then divide the results by the group size on
 	// the host (the dtype's own rounding, as a CPU sum / n). An integer
 	// average has no exact result, so it is refused as PREMUL_SUM is.
@@ -1008,6 +1146,10 @@ void init_distributed_bindings(py::module &m)
 		d["groups_peer"] = s.groups_peer;
 		d["groups_staged"] = s.groups_staged;
 		d["last_reason"] = s.last_reason;
+		py::dict by_op;
+		for (auto &[op, n] : s.by_op)
+			by_op[py::str(op)] = n;
+		d["by_op"] = by_op;
 		return d;
 	});
 }

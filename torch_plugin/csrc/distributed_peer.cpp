@@ -12,15 +12,20 @@
 // own card. The ranks then agree through the store: all imports worked, or
 // everybody stays on gloo.
 //
-// An operation moves at most a slot per peer per step: the writer's card
-// writes its bytes into the reader's slot (peer DMA, a COPY whose
-// destination is the peer BO), the writer waits for the copy and sends
-// FULL over the socket; the reader waits for FULL, consumes the slot with
-// card work on its stream (a copy out, or a reduction with its own data,
-// in rank order so every rank computes the same result), waits for it and
-// sends FREE, which gives the writer back its right to write that slot.
-// The sockets also carry a failure: a rank that dies closes them, and the
-// others' next wait raises instead of hanging (or the group's timeout).
+// A pair's region of a receive buffer is split into cells (depth of them,
+// SPYRE_C10D_PEER_DEPTH, default 4), and an operation's bytes go in
+// cell-sized chunks, several in flight per pair: the writer's card writes
+// a chunk into the reader's next cell (peer DMA, a COPY whose destination
+// is the peer BO, on a DMA-engine stream), waits for the copy and sends
+// FULL over the socket; the reader waits for FULL and consumes the cell
+// with card work on its compute stream (a copy out, or a reduction with
+// its own data, in rank order so every rank computes the same result);
+// once that work ran it sends FREE, which gives the writer the cell back.
+// A rank issues the writes of chunk k before it waits for the reads of
+// chunk k-1, so the peer DMA of one chunk overlaps the reduction of the
+// previous one, on both cards. The sockets also carry a failure: a rank
+// that dies closes them, and the others' next wait raises instead of
+// hanging (or the group's timeout).
 #include "distributed_peer.h"
 #include "allocator.h"
 #include "device.h"
@@ -32,6 +37,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -48,8 +54,9 @@ namespace {
 
 std::atomic<uint64_t> g_peer_ops{0}, g_peer_bytes{0}, g_staged{0}, g_groups_peer{0},
 	g_groups_staged{0};
-std::mutex g_reason_mu;
+std::mutex g_reason_mu; // and g_by_op
 std::string g_reason;
+std::map<std::string, uint64_t> g_by_op;
 
 using Clock = std::chrono::steady_clock;
 
@@ -62,7 +69,7 @@ struct Hello {
 	uint32_t rank;
 	uint64_t export_offset, export_size; // spyre_bo_export's range
 	uint64_t buf_offset;		     // the receive buffer within it
-	uint64_t slot;
+	uint64_t slot, depth;
 };
 
 struct Msg {
@@ -72,11 +79,21 @@ struct Msg {
 
 const char *op_name(uint32_t op)
 {
-	static const char *names[] = { "?", "allreduce", "broadcast", "allgather",
-				       "reduce_scatter", "send/recv" };
+	static const char *names[] = { "?",	      "allreduce", "broadcast", "allgather",
+				       "reduce_scatter", "send/recv", "alltoall",  "gather",
+				       "scatter" };
 	return op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
 }
-enum : uint32_t { kAllreduce = 1, kBroadcast, kAllgather, kReduceScatter, kP2P };
+enum : uint32_t {
+	kAllreduce = 1,
+	kBroadcast,
+	kAllgather,
+	kReduceScatter,
+	kP2P,
+	kAlltoall,
+	kGather,
+	kScatter
+};
 
 std::string machine_id()
 {
@@ -212,6 +229,7 @@ PeerStats peer_stats()
 	s.groups_staged = g_groups_staged.load();
 	std::lock_guard<std::mutex> lock(g_reason_mu);
 	s.last_reason = g_reason;
+	s.by_op = g_by_op;
 	return s;
 }
 
@@ -224,7 +242,9 @@ struct PeerComm::Peer {
 	int fd = -1;
 	spyre_bo *bo = nullptr; // the peer's receive buffer, imported
 	uint64_t base = 0;	// its first byte within bo
-	int credits = 1;	// may write our slot of its buffer
+	size_t credits = 0;	// cells of our region of its buffer we may write
+	uint64_t puts = 0;	// chunks written to it (the next goes to cell puts % depth)
+	uint64_t takes = 0;	// chunks read from it (likewise, in our buffer)
 	std::deque<Msg> fulls;	// FULLs received, not consumed yet
 
 	~Peer()
@@ -237,7 +257,8 @@ struct PeerComm::Peer {
 };
 
 PeerComm::PeerComm(int rank, int size, c10::Device dev, std::chrono::milliseconds timeout)
-	: rank_(rank), size_(size), dev_(dev), timeout_(timeout), stream_(new_stream(dev.index()))
+	: rank_(rank), size_(size), dev_(dev), timeout_(timeout), stream_(new_stream(dev.index())),
+	  xfer_(new_transfer_stream(dev.index()))
 {
 }
 
@@ -258,8 +279,14 @@ std::unique_ptr<PeerComm> PeerComm::connect(c10d::Store &store, int rank, int si
 	std::unique_ptr<PeerComm> c(new PeerComm(rank, size, dev, timeout));
 	const char *env = getenv("SPYRE_C10D_PEER");
 	const char *slot_env = getenv("SPYRE_C10D_PEER_SLOT");
+	const char *depth_env = getenv("SPYRE_C10D_PEER_DEPTH");
+	// Two cells at least: a rank writes chunk k before it frees the cell
+	// of chunk k-1 (exchange()), so with one cell both ranks of a pair
+	// would wait for the other's FREE.
+	c->depth_ = std::clamp<size_t>(depth_env ? std::strtoull(depth_env, nullptr, 0) : 4, 2, 64);
 	c->slot_ = slot_env ? std::strtoull(slot_env, nullptr, 0) : size_t(4) << 20;
-	c->slot_ = std::max<size_t>(4096, c->slot_ / 4096 * 4096);
+	c->cell_ = std::max<size_t>(4096, c->slot_ / c->depth_ / 4096 * 4096);
+	c->slot_ = c->cell_ * c->depth_;
 
 	// Phase 1: the buffer, its export and our socket; publish.
 	std::string local_why;
@@ -324,15 +351,16 @@ std::unique_ptr<PeerComm> PeerComm::connect(c10d::Store &store, int rank, int si
 
 	// Phase 2: connect the pairs, pass the fds, import.
 	c->peers_.resize(size);
-	Hello me{ kHelloMagic, uint32_t(rank), ex.offset, ex.size, rb.offset, c->slot_ };
+	Hello me{ kHelloMagic, uint32_t(rank), ex.offset, ex.size, rb.offset, c->slot_, c->depth_ };
 	auto deadline = Clock::now() + timeout;
 	try {
 		auto import = [&](const Hello &h, int fd, int from) {
 			TORCH_CHECK(h.magic == kHelloMagic && int(h.rank) == from,
 				    "bad hello from rank ", from);
-			TORCH_CHECK(h.slot == c->slot_, "rank ", from, " uses ", h.slot,
-				    "-byte slots, this rank ", c->slot_,
-				    " (SPYRE_C10D_PEER_SLOT differs)");
+			TORCH_CHECK(h.slot == c->slot_ && h.depth == c->depth_, "rank ", from,
+				    " uses ", h.depth, " cells in ", h.slot, " bytes per rank, this rank ",
+				    c->depth_, " in ", c->slot_,
+				    " (SPYRE_C10D_PEER_SLOT or SPYRE_C10D_PEER_DEPTH differ)");
 			TORCH_CHECK(fd >= 0, "rank ", from, " sent no fd");
 			struct spyre_bo_export pe = { fd, h.export_offset, h.export_size };
 			spyre_bo *bo = nullptr;
@@ -342,6 +370,7 @@ std::unique_ptr<PeerComm> PeerComm::connect(c10d::Store &store, int rank, int si
 				    "'s buffer: ", spyre_last_error());
 			c->peers_[from]->bo = bo;
 			c->peers_[from]->base = h.buf_offset;
+			c->peers_[from]->credits = c->depth_;
 		};
 		for (int j = 0; j < rank; j++) { // we connect to the lower ranks
 			auto p = std::make_unique<Peer>();
@@ -399,26 +428,6 @@ std::unique_ptr<PeerComm> PeerComm::connect(c10d::Store &store, int rank, int si
 	return c;
 }
 
-std::vector<int> PeerComm::others() const
-{
-	std::vector<int> r;
-	for (int i = 0; i < size_; i++)
-		if (i != rank_)
-			r.push_back(i);
-	return r;
-}
-
-int64_t PeerComm::chunk_elems(const at::Tensor &t) const
-{
-	return int64_t(slot_ / t.element_size());
-}
-
-at::Tensor PeerComm::slot(int from, at::ScalarType dtype, int64_t numel) const
-{
-	int64_t es = int64_t(c10::elementSize(dtype));
-	return rbuf_.narrow(0, int64_t(from * slot_), numel * es).view(dtype);
-}
-
 template <typename F> void PeerComm::guarded(const char *op, F &&body)
 {
 	TORCH_CHECK(!broken_, "spyre c10d backend: ", op,
@@ -426,19 +435,26 @@ template <typename F> void PeerComm::guarded(const char *op, F &&body)
 		    "exited, timed out or its card failed); the group cannot be used any more");
 	c10::DeviceGuard dg(dev_);
 	c10::StreamGuard sg(stream_);
+	nesting_++; // (an operation made of others counts once, as itself)
 	try {
 		body();
 	} catch (...) {
+		nesting_--;
 		broken_ = true;
 		for (auto &p : peers_) // the others' waits end now, not at their timeout
 			if (p && p->fd >= 0)
 				shutdown(p->fd, SHUT_RDWR);
 		throw;
 	}
+	if (--nesting_)
+		return;
 	g_peer_ops++;
+	std::lock_guard<std::mutex> lock(g_reason_mu);
+	g_by_op[op]++;
 }
 
-void PeerComm::put(int p, const at::Tensor &piece, uint32_t op, uint32_t tag)
+// Writes @piece into rank @p's next cell for us, once p freed it.
+void PeerComm::put(int p, const at::Tensor &piece)
 {
 	auto &pe = *peers_[p];
 	auto deadline = Clock::now() + timeout_;
@@ -452,20 +468,11 @@ void PeerComm::put(int p, const at::Tensor &piece, uint32_t op, uint32_t tag)
 	}
 	pe.credits--;
 	uint64_t n = uint64_t(piece.numel()) * piece.element_size();
+	uint64_t cell = pe.puts++ % depth_;
 	spyre_buf src = resolve_device_ptr(piece.data_ptr(), n);
-	spyre_buf dst = { pe.bo, pe.base + uint64_t(rank_) * slot_, n };
-	SPYRE_CHECK(spyre_memcpy_async(native_stream(stream_), &dst, &src, n));
+	spyre_buf dst = { pe.bo, pe.base + uint64_t(rank_) * slot_ + cell * cell_, n };
+	SPYRE_CHECK(spyre_memcpy_async(native_stream(xfer_), &dst, &src, n));
 	g_peer_bytes += n;
-	(void)op;
-	(void)tag;
-}
-
-void PeerComm::flush(const std::vector<int> &peers, uint32_t op, uint32_t tag, uint64_t bytes)
-{
-	sync_stream(native_stream(stream_)); // the bytes are in the peers' memory
-	Msg m{ kFull, op, tag, 0, bytes };
-	for (int p : peers)
-		write_all(peers_[p]->fd, &m, sizeof(m), p);
 }
 
 void PeerComm::wait_full(int p, uint32_t op, uint32_t tag, uint64_t bytes)
@@ -488,9 +495,17 @@ void PeerComm::wait_full(int p, uint32_t op, uint32_t tag, uint64_t bytes)
 		    bytes, " bytes): the ranks called different collectives or sizes");
 }
 
+// The cell rank @from filled next (after wait_full), as @numel elements.
+at::Tensor PeerComm::take_cell(int from, at::ScalarType dtype, int64_t numel)
+{
+	uint64_t cell = peers_[from]->takes++ % depth_;
+	int64_t es = int64_t(c10::elementSize(dtype));
+	return rbuf_.narrow(0, int64_t(from * slot_ + cell * cell_), numel * es).view(dtype);
+}
+
 void PeerComm::release(const std::vector<int> &peers)
 {
-	sync_stream(native_stream(stream_)); // done reading the slots
+	sync_stream(native_stream(stream_)); // done reading the cells
 	Msg m{ kFree, 0, 0, 0, 0 };
 	// A peer that finished this step may have left the group already (its
 	// last step needs no FREE from us): a closed socket is no error here;
@@ -504,6 +519,60 @@ void PeerComm::release(const std::vector<int> &peers)
 			    "spyre c10d backend: writing to rank ", p, ": ",
 			    n < 0 ? strerror(errno) : "short write");
 	}
+}
+
+// Step k (every rank's k-th chunk of each message, elements k * ce on):
+// write the chunks of step k, then wait for the reads of step k-1 and free
+// their cells, then wait for step k's chunks and queue their reads. The
+// writes of step k run on the card while the reads of step k-1 do; a
+// rank never waits for a FULL before it freed what it read earlier, so
+// with two cells or more no pair waits on itself.
+void PeerComm::exchange(uint32_t op, uint32_t tag, const std::vector<at::Tensor> &send,
+			const std::vector<int64_t> &recv, at::ScalarType dtype,
+			const Consume &consume)
+{
+	int64_t es = int64_t(c10::elementSize(dtype));
+	int64_t ce = int64_t(cell_) / es;
+	auto sends = [&](int p) { return send[p].defined() ? send[p].numel() : int64_t(0); };
+	int64_t steps = 0;
+	for (int p = 0; p < size_; p++)
+		if (p != rank_)
+			steps = std::max({ steps, (sends(p) + ce - 1) / ce, (recv[p] + ce - 1) / ce });
+	std::vector<int> reading; // the ranks whose cells the queued reads use
+	for (int64_t k = 0; k < steps; k++) {
+		int64_t off = k * ce;
+		std::vector<std::pair<int, uint64_t>> wrote;
+		for (int p = 0; p < size_; p++) {
+			if (p == rank_ || sends(p) <= off)
+				continue;
+			int64_t m = std::min(ce, sends(p) - off);
+			put(p, send[p].narrow(0, off, m));
+			wrote.emplace_back(p, uint64_t(m * es));
+		}
+		if (!wrote.empty()) {
+			sync_stream(native_stream(xfer_)); // the bytes are in the peers' memory
+			for (auto &[p, bytes] : wrote) {
+				Msg m{ kFull, op, tag, 0, bytes };
+				write_all(peers_[p]->fd, &m, sizeof(m), p);
+			}
+		}
+		if (!reading.empty())
+			release(reading);
+		reading.clear();
+		std::vector<at::Tensor> got(size_);
+		for (int q = 0; q < size_; q++) {
+			if (q == rank_ || recv[q] <= off)
+				continue;
+			int64_t m = std::min(ce, recv[q] - off);
+			wait_full(q, op, tag, uint64_t(m * es));
+			got[q] = take_cell(q, dtype, m);
+			reading.push_back(q);
+		}
+		if (!reading.empty())
+			consume(off, got);
+	}
+	if (!reading.empty())
+		release(reading);
 }
 
 void PeerComm::fold(const at::Tensor &out, const std::vector<at::Tensor> &operands,
@@ -539,71 +608,95 @@ void PeerComm::fold(const at::Tensor &out, const std::vector<at::Tensor> &operan
 		out.div_(size_);
 }
 
+namespace {
+// The reads of the ops that only move bytes: outs[q] gets what rank q
+// sent, chunk by chunk.
+std::function<void(int64_t, const std::vector<at::Tensor> &)>
+copy_into(const std::vector<at::Tensor> &outs)
+{
+	return [&outs](int64_t off, const std::vector<at::Tensor> &got) {
+		for (size_t q = 0; q < got.size(); q++)
+			if (got[q].defined())
+				outs[q].narrow(0, off, got[q].numel()).copy_(got[q]);
+	};
+}
+
+// @x where rank @from's bytes go, in a list indexed by rank.
+std::vector<at::Tensor> only(int size, int from, const at::Tensor &x)
+{
+	std::vector<at::Tensor> v(size);
+	v[from] = x;
+	return v;
+}
+} // namespace
+
+std::vector<at::Tensor> PeerComm::to_all(const at::Tensor &in) const
+{
+	std::vector<at::Tensor> send(size_);
+	for (int p = 0; p < size_; p++)
+		if (p != rank_)
+			send[p] = in;
+	return send;
+}
+
+// Below this size every rank reduces the whole message (one round of
+// messages); from it on, each rank reduces its 1/size part of it (a
+// reduce-scatter) and hands the result to the others (an all-gather),
+// as NCCL's ring does: the cards' reduction work is then split instead of
+// repeated, at the cost of a second round of messages.
+constexpr int64_t kSplitReduceBytes = 256 << 10;
+
 void PeerComm::allreduce(const at::Tensor &x, c10d::ReduceOp::RedOpType op)
 {
-	guarded("allreduce", [&] {
-		int64_t ce = chunk_elems(x), n = x.numel();
-		auto ps = others();
-		for (int64_t off = 0; off < n; off += ce) {
-			int64_t m = std::min(ce, n - off);
-			auto mine = x.narrow(0, off, m);
-			uint64_t bytes = uint64_t(m) * x.element_size();
-			for (int p : ps)
-				put(p, mine, kAllreduce, 0);
-			flush(ps, kAllreduce, 0, bytes);
-			std::vector<at::Tensor> operands;
-			for (int i = 0; i < size_; i++) {
-				if (i != rank_)
-					wait_full(i, kAllreduce, 0, bytes);
-				operands.push_back(i == rank_ ? mine : slot(i, x.scalar_type(), m));
-			}
-			fold(mine, operands, op);
-			release(ps);
+	int64_t n = x.numel();
+	if (n * x.element_size() >= kSplitReduceBytes) {
+		int64_t part = (n + size_ - 1) / size_;
+		std::vector<at::Tensor> parts;
+		for (int i = 0; i < size_; i++) {
+			int64_t off = std::min(n, i * part);
+			parts.push_back(x.narrow(0, off, std::min(part, n - off)));
 		}
+		guarded("allreduce", [&] {
+			reduce_scatter(parts[rank_], parts, op);
+			allgather(parts, parts[rank_]);
+		});
+		return;
+	}
+	guarded("allreduce", [&] {
+		std::vector<int64_t> recv(size_, n);
+		exchange(kAllreduce, 0, to_all(x), recv, x.scalar_type(),
+			 [&](int64_t off, const std::vector<at::Tensor> &got) {
+				 auto mine = x.narrow(0, off, got[rank_ ? 0 : 1].numel());
+				 std::vector<at::Tensor> operands = got;
+				 operands[rank_] = mine;
+				 fold(mine, operands, op);
+			 });
 	});
 }
 
 void PeerComm::broadcast(const at::Tensor &x, int root)
 {
 	guarded("broadcast", [&] {
-		int64_t ce = chunk_elems(x), n = x.numel();
-		auto ps = others();
-		for (int64_t off = 0; off < n; off += ce) {
-			int64_t m = std::min(ce, n - off);
-			auto mine = x.narrow(0, off, m);
-			uint64_t bytes = uint64_t(m) * x.element_size();
-			if (rank_ == root) {
-				for (int p : ps)
-					put(p, mine, kBroadcast, uint32_t(root));
-				flush(ps, kBroadcast, uint32_t(root), bytes);
-			} else {
-				wait_full(root, kBroadcast, uint32_t(root), bytes);
-				mine.copy_(slot(root, x.scalar_type(), m));
-				release({ root });
-			}
-		}
+		std::vector<at::Tensor> send(size_);
+		std::vector<int64_t> recv(size_, 0);
+		if (rank_ == root)
+			send = to_all(x);
+		else
+			recv[root] = x.numel();
+		auto outs = only(size_, root, x);
+		exchange(kBroadcast, uint32_t(root), send, recv, x.scalar_type(), copy_into(outs));
 	});
 }
 
 void PeerComm::allgather(const std::vector<at::Tensor> &outs, const at::Tensor &in)
 {
 	guarded("allgather", [&] {
-		int64_t ce = chunk_elems(in), n = in.numel();
-		auto ps = others();
 		if (!outs[rank_].is_same(in))
 			outs[rank_].copy_(in);
-		for (int64_t off = 0; off < n; off += ce) {
-			int64_t m = std::min(ce, n - off);
-			uint64_t bytes = uint64_t(m) * in.element_size();
-			for (int p : ps)
-				put(p, in.narrow(0, off, m), kAllgather, 0);
-			flush(ps, kAllgather, 0, bytes);
-			for (int i : ps) {
-				wait_full(i, kAllgather, 0, bytes);
-				outs[i].narrow(0, off, m).copy_(slot(i, in.scalar_type(), m));
-			}
-			release(ps);
-		}
+		std::vector<int64_t> recv(size_);
+		for (int q = 0; q < size_; q++)
+			recv[q] = q == rank_ ? 0 : outs[q].numel();
+		exchange(kAllgather, 0, to_all(in), recv, in.scalar_type(), copy_into(outs));
 	});
 }
 
@@ -611,24 +704,65 @@ void PeerComm::reduce_scatter(const at::Tensor &out, const std::vector<at::Tenso
 			      c10d::ReduceOp::RedOpType op)
 {
 	guarded("reduce_scatter", [&] {
-		int64_t ce = chunk_elems(out), n = out.numel();
-		auto ps = others();
-		for (int64_t off = 0; off < n; off += ce) {
-			int64_t m = std::min(ce, n - off);
-			uint64_t bytes = uint64_t(m) * out.element_size();
-			for (int p : ps)
-				put(p, ins[p].narrow(0, off, m), kReduceScatter, 0);
-			flush(ps, kReduceScatter, 0, bytes);
-			std::vector<at::Tensor> operands;
-			for (int i = 0; i < size_; i++) {
-				if (i != rank_)
-					wait_full(i, kReduceScatter, 0, bytes);
-				operands.push_back(i == rank_ ? ins[rank_].narrow(0, off, m)
-							      : slot(i, out.scalar_type(), m));
-			}
-			fold(out.narrow(0, off, m), operands, op);
-			release(ps);
+		std::vector<at::Tensor> send = ins;
+		send[rank_] = at::Tensor();
+		std::vector<int64_t> recv(size_, out.numel());
+		exchange(kReduceScatter, 0, send, recv, out.scalar_type(),
+			 [&](int64_t off, const std::vector<at::Tensor> &got) {
+				 int64_t m = got[rank_ ? 0 : 1].numel();
+				 std::vector<at::Tensor> operands = got;
+				 operands[rank_] = ins[rank_].narrow(0, off, m);
+				 fold(out.narrow(0, off, m), operands, op);
+			 });
+	});
+}
+
+void PeerComm::alltoall(const std::vector<at::Tensor> &outs, const std::vector<at::Tensor> &ins)
+{
+	guarded("alltoall", [&] {
+		if (!outs[rank_].is_same(ins[rank_]))
+			outs[rank_].copy_(ins[rank_]);
+		std::vector<at::Tensor> send = ins;
+		send[rank_] = at::Tensor();
+		std::vector<int64_t> recv(size_);
+		for (int q = 0; q < size_; q++)
+			recv[q] = q == rank_ ? 0 : outs[q].numel();
+		exchange(kAlltoall, 0, send, recv, ins[rank_].scalar_type(), copy_into(outs));
+	});
+}
+
+void PeerComm::gather(const std::vector<at::Tensor> &outs, const at::Tensor &in, int root)
+{
+	guarded("gather", [&] {
+		std::vector<at::Tensor> send(size_);
+		std::vector<int64_t> recv(size_, 0);
+		if (rank_ == root) {
+			if (!outs[rank_].is_same(in))
+				outs[rank_].copy_(in);
+			for (int q = 0; q < size_; q++)
+				recv[q] = q == rank_ ? 0 : in.numel();
+		} else {
+			send[root] = in;
 		}
+		exchange(kGather, uint32_t(root), send, recv, in.scalar_type(), copy_into(outs));
+	});
+}
+
+void PeerComm::scatter(const at::Tensor &out, const std::vector<at::Tensor> &ins, int root)
+{
+	guarded("scatter", [&] {
+		std::vector<at::Tensor> send(size_);
+		std::vector<int64_t> recv(size_, 0);
+		if (rank_ == root) {
+			if (!out.is_same(ins[rank_]))
+				out.copy_(ins[rank_]);
+			send = ins;
+			send[rank_] = at::Tensor();
+		} else {
+			recv[root] = out.numel();
+		}
+		auto outs = only(size_, root, out);
+		exchange(kScatter, uint32_t(root), send, recv, out.scalar_type(), copy_into(outs));
 	});
 }
 
@@ -636,24 +770,21 @@ void PeerComm::send(const at::Tensor &x, int dst, int tag)
 {
 	guarded("send", [&] {
 		uint64_t bytes = uint64_t(x.numel()) * x.element_size();
-		if (!bytes)
-			return; // the receiver knows the size too: nothing to say
 		TORCH_CHECK(bytes <= slot_, "spyre c10d backend: send of ", bytes,
 			    " bytes over peer DMA (at most ", slot_, ")");
-		put(dst, x, kP2P, uint32_t(tag));
-		flush({ dst }, kP2P, uint32_t(tag), bytes);
+		exchange(kP2P, uint32_t(tag), only(size_, dst, x), std::vector<int64_t>(size_, 0),
+			 x.scalar_type(), nullptr);
 	});
 }
 
 void PeerComm::recv(const at::Tensor &x, int src, int tag)
 {
 	guarded("recv", [&] {
-		uint64_t bytes = uint64_t(x.numel()) * x.element_size();
-		if (!bytes)
-			return;
-		wait_full(src, kP2P, uint32_t(tag), bytes);
-		x.copy_(slot(src, x.scalar_type(), x.numel()));
-		release({ src });
+		std::vector<int64_t> recv(size_, 0);
+		recv[src] = x.numel();
+		auto outs = only(size_, src, x);
+		exchange(kP2P, uint32_t(tag), std::vector<at::Tensor>(size_), recv, x.scalar_type(),
+			 copy_into(outs));
 	});
 }
 

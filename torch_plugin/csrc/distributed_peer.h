@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +30,7 @@ struct PeerStats {
 	uint64_t groups_peer = 0;	// process groups whose ranks connected card to card
 	uint64_t groups_staged = 0;	// process groups that could not (why: last_reason)
 	std::string last_reason;	// why the last group that tried stayed on gloo
+	std::map<std::string, uint64_t> by_op; // peer_collectives by operation
 };
 PeerStats peer_stats();
 void count_staged_collective();
@@ -50,9 +53,9 @@ public:
 	{
 		return dev_;
 	}
-	// The bytes one rank can hand another in one step (send/recv of more
-	// go through gloo: a larger message would need the receiver's
-	// attention in the middle of a send).
+	// The bytes one rank can hand another before the other reads any
+	// (send/recv of more go through gloo: a larger message would need the
+	// receiver's attention in the middle of a send).
 	size_t slot_bytes() const
 	{
 		return slot_;
@@ -71,14 +74,21 @@ public:
 	}
 
 	// Tensors are flat and contiguous on device(); pieces of one call
-	// have the same number of elements and dtype on every rank.
+	// have one dtype. The sizes of what a rank sends another are the
+	// sizes the other expects (else the operation raises, naming both).
 	void allreduce(const at::Tensor &x, c10d::ReduceOp::RedOpType op);
 	void broadcast(const at::Tensor &x, int root);
-	// outs[i] (rank i's part) gets rank i's @in.
+	// outs[i] (rank i's part, of the size rank i's @in has) gets rank i's @in.
 	void allgather(const std::vector<at::Tensor> &outs, const at::Tensor &in);
 	// @out gets the reduction over ranks of their ins[rank].
 	void reduce_scatter(const at::Tensor &out, const std::vector<at::Tensor> &ins,
 			    c10d::ReduceOp::RedOpType op);
+	// outs[i] gets rank i's ins[rank] (sizes may differ between pairs).
+	void alltoall(const std::vector<at::Tensor> &outs, const std::vector<at::Tensor> &ins);
+	// On @root, outs[i] gets rank i's @in; other ranks pass no outs.
+	void gather(const std::vector<at::Tensor> &outs, const at::Tensor &in, int root);
+	// @out gets @root's ins[rank]; only @root passes ins.
+	void scatter(const at::Tensor &out, const std::vector<at::Tensor> &ins, int root);
 	void send(const at::Tensor &x, int dst, int tag);
 	void recv(const at::Tensor &x, int src, int tag);
 
@@ -87,26 +97,42 @@ public:
 
 private:
 	struct Peer;
+	// What exchange() hands the caller at each step: the received chunks
+	// (got[q]: a view of q's cell, undefined where q sent nothing at this
+	// step) and their element offset within q's message.
+	using Consume = std::function<void(int64_t off, const std::vector<at::Tensor> &got)>;
+
 	PeerComm(int rank, int size, c10::Device dev, std::chrono::milliseconds timeout);
 	template <typename F> void guarded(const char *op, F &&body);
-	void put(int p, const at::Tensor &piece, uint32_t op, uint32_t tag);
-	void flush(const std::vector<int> &peers, uint32_t op, uint32_t tag, uint64_t bytes);
+	// One operation as messages between pairs: send[p] (flat, or
+	// undefined) goes to rank p, recv[q] elements come from rank q, in
+	// cell-sized chunks; @consume queues the card work that reads each
+	// step's chunks on stream().
+	void exchange(uint32_t op, uint32_t tag, const std::vector<at::Tensor> &send,
+		      const std::vector<int64_t> &recv, at::ScalarType dtype,
+		      const Consume &consume);
+	void put(int p, const at::Tensor &piece);
 	void wait_full(int p, uint32_t op, uint32_t tag, uint64_t bytes);
+	at::Tensor take_cell(int from, at::ScalarType dtype, int64_t numel);
 	void release(const std::vector<int> &peers);
-	at::Tensor slot(int from, at::ScalarType dtype, int64_t numel) const;
 	void fold(const at::Tensor &out, const std::vector<at::Tensor> &operands,
 		  c10d::ReduceOp::RedOpType op) const;
-	std::vector<int> others() const;
-	int64_t chunk_elems(const at::Tensor &t) const;
+	// Every other rank, its message @in (a step-wise copy for the ops
+	// that only move bytes).
+	std::vector<at::Tensor> to_all(const at::Tensor &in) const;
 
 	int rank_, size_;
 	c10::Device dev_;
 	std::chrono::milliseconds timeout_;
-	size_t slot_ = 0;
-	c10::Stream stream_;
-	at::Tensor rbuf_; // size_ slots: slot i receives rank i's bytes
+	size_t slot_ = 0;  // a pair's region of a receive buffer
+	size_t depth_ = 0; // cells per region: chunks in flight per pair
+	size_t cell_ = 0;  // slot_ / depth_
+	c10::Stream stream_; // the reads of the cells (copies, reductions)
+	c10::Stream xfer_;   // the writes into the peers' cells (DMA engine)
+	at::Tensor rbuf_;    // size_ regions: region i receives rank i's bytes
 	std::vector<std::unique_ptr<Peer>> peers_;
 	bool broken_ = false;
+	int nesting_ = 0; // guarded() calls under way
 };
 
 } // namespace torch_spyre

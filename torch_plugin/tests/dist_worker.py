@@ -234,6 +234,11 @@ def case_collectives(rank, world, store_file):
     if os.environ.get("SPYRE_C10D_PEER") != "0":
         assert paths["groups_peer"] == 1 and paths["peer_collectives"] >= 300 and \
             paths["peer_bytes"] > 0, paths
+        # all_to_all(_single), gather and scatter too, for every dtype
+        # (the ops with nothing to send at a shape of (0,) count as well)
+        ops = paths["by_op"]
+        assert all(ops.get(o, 0) >= len(DTYPES) * len(SHAPES) * 2
+                   for o in ("alltoall", "gather", "scatter")), paths
     if c.failures:
         raise AssertionError(f"rank {rank}: {len(c.failures)} collectives disagree with gloo:\n"
                              + "\n".join(c.failures[:40]))
@@ -245,6 +250,134 @@ def case_collectives(rank, world, store_file):
           f"{paths['peer_collectives']} staged {paths['staged_collectives']} "
           f"refused-by-both {len(c.refused)}: "
           f"{c.refused[0] if c.refused else ''}")
+
+
+def case_chunked(rank, world, store_file):
+    """Messages of many cells (the test makes the cells 4 KiB, three per
+    pair, so most messages here are several pipelined chunks): every
+    card-to-card collective against gloo on CPU tensors, all_to_all_single
+    whose pairs move different numbers of chunks (one none), and a send of
+    a whole region before the receiver reads it."""
+    init("cpu:gloo,spyre:spyre", rank, world, store_file)
+    dev = torch.device("spyre", rank)
+    torch.spyre.set_device(rank)
+    import torch_spyre.distributed as sd
+    c = Checker(rank)
+    for dtype, n in ((torch.float32, 5000), (torch.float16, 9000), (torch.bfloat16, 4097),
+                     (torch.int64, 1537), (torch.int32, 3071)):
+        tag = f"{dtype} {n}"
+        x = data((n,), dtype, 31 + rank)
+        for name, op in OPS.items():
+            if name == "avg" and not dtype.is_floating_point:
+                continue
+            ref, p = x.clone(), Placed(x, dev, strided=name == "max")
+            c.same(f"all_reduce {name} {tag}", lambda: dist.all_reduce(ref, op), [ref],
+                   lambda: dist.all_reduce(p.t, op), [p.t], [p])
+        ref, p = x.clone(), Placed(x, dev, False)
+        c.same(f"broadcast {tag}", lambda: dist.broadcast(ref, src=0), [ref],
+               lambda: dist.broadcast(p.t, src=0), [p.t])
+        ref = [torch.empty_like(x) for _ in range(world)]
+        outs = [Placed(torch.zeros_like(x), dev, True) for _ in range(world)]
+        c.same(f"all_gather {tag}", lambda: dist.all_gather(ref, x), ref,
+               lambda: dist.all_gather([o.t for o in outs], x.to(dev)), [o.t for o in outs],
+               outs)
+        ref = torch.empty(world * n, dtype=dtype)
+        got = torch.empty(world * n, dtype=dtype, device=dev)
+        c.same(f"all_gather_into_tensor {tag}", lambda: dist.all_gather_into_tensor(ref, x),
+               [ref], lambda: dist.all_gather_into_tensor(got, x.to(dev)), [got])
+        parts = [data((n,), dtype, 71 + rank * world + i) for i in range(world)]
+        cat = torch.cat(parts)
+        ref = torch.empty_like(x)
+        got = torch.empty(n, dtype=dtype, device=dev)
+        c.same(f"reduce_scatter_tensor {tag}",
+               lambda: dist.reduce_scatter_tensor(ref, cat.clone()), [ref],
+               lambda: dist.reduce_scatter_tensor(got, cat.to(dev)), [got])
+        ref = torch.empty_like(x)
+        got = torch.empty(n, dtype=dtype, device=dev)
+        c.same(f"reduce_scatter {tag}",
+               lambda: dist.reduce_scatter(ref, [q.clone() for q in parts], dist.ReduceOp.MIN),
+               [ref],
+               lambda: dist.reduce_scatter(got, [q.to(dev) for q in parts], dist.ReduceOp.MIN),
+               [got])
+        ref = torch.empty_like(cat)
+        got = torch.empty(world * n, dtype=dtype, device=dev)
+        c.same(f"all_to_all_single {tag}", lambda: dist.all_to_all_single(ref, cat.clone()),
+               [ref], lambda: dist.all_to_all_single(got, cat.to(dev)), [got])
+        # all_to_all lists whose pairs differ in size (rank r sends q
+        # n + 1000 (r + 2q) elements): gloo's all_to_all refuses those (NCCL
+        # takes them), so the reference is gloo's all_to_all_single with
+        # the same splits, into views of one CPU tensor
+        size = [[n + 1000 * (r + 2 * q) for q in range(world)] for r in range(world)]
+        ins = [data((size[rank][q],), dtype, 5 + q) for q in range(world)]
+        got_sizes = [size[q][rank] for q in range(world)]
+        flat = torch.empty(sum(got_sizes), dtype=dtype)
+        ref = list(flat.split(got_sizes))
+        outs = [Placed(torch.zeros(m, dtype=dtype), dev, True) for m in got_sizes]
+        c.same(f"all_to_all uneven {tag}",
+               lambda: dist.all_to_all_single(flat, torch.cat(ins), got_sizes, size[rank]), ref,
+               lambda: dist.all_to_all([o.t for o in outs], [t.to(dev) for t in ins]),
+               [o.t for o in outs], outs)
+        ref = [torch.empty_like(x) for _ in range(world)] if rank == 1 else None
+        got = ([torch.empty(n, dtype=dtype, device=dev) for _ in range(world)]
+               if rank == 1 else None)
+        c.same(f"gather {tag}", lambda: dist.gather(x, ref, dst=1), ref or [],
+               lambda: dist.gather(x.to(dev), got, dst=1), got or [])
+        ref = torch.empty_like(x)
+        out = Placed(torch.zeros_like(x), dev, True)
+        c.same(f"scatter {tag}",
+               lambda: dist.scatter(ref, [q.clone() for q in parts] if rank == 1 else None,
+                                    src=1), [ref],
+               lambda: dist.scatter(out.t, [q.to(dev) for q in parts] if rank == 1 else None,
+                                    src=1), [out.t], [out])
+
+    # all_reduce from 256 KiB on: each rank reduces its half (reduce-scatter,
+    # then all-gather), halves of odd sizes too
+    for dtype, n in ((torch.float32, 65537), (torch.float16, 131075), (torch.int64, 40000)):
+        x = data((n,), dtype, 17 + rank)
+        for name in ("sum", "avg", "max"):
+            if name == "avg" and not dtype.is_floating_point:
+                continue
+            ref, p = x.clone(), Placed(x, dev, strided=name == "max")
+            c.same(f"all_reduce {name} {dtype} {n}", lambda: dist.all_reduce(ref, OPS[name]),
+                   [ref], lambda: dist.all_reduce(p.t, OPS[name]), [p.t], [p])
+
+    # uneven all_to_all_single of 3-element rows: rank 0 -> 1 2500 rows
+    # (8 chunks), 1 -> 0 7000 rows (21 chunks), 1 -> 1 none
+    rows = [[10, 2500], [7000, 0]]
+    ins_, outs_ = rows[rank], [rows[q][rank] for q in range(world)]
+    x = data((sum(ins_), 3), torch.float32, 3 + rank)
+    ref = torch.empty(sum(outs_), 3)
+    got = torch.empty(sum(outs_), 3, device=dev)
+    c.same("all_to_all_single uneven chunked",
+           lambda: dist.all_to_all_single(ref, x, outs_, ins_), [ref],
+           lambda: dist.all_to_all_single(got, x.to(dev), outs_, ins_), [got])
+
+    # a send of the whole region (three cells) returns before the receiver
+    # reads; the next one waits for the receiver to free a cell
+    a, b = data((3072,), torch.float32, 1), data((100,), torch.float32, 2)
+    if rank == 0:
+        dist.send(a.to(dev), 1)
+        dist.send(b.to(dev), 1)
+    else:
+        time.sleep(0.5)
+        ga, gb = torch.empty(3072, device=dev), torch.empty(100, device=dev)
+        dist.recv(ga, 0)
+        dist.recv(gb, 0)
+        if not (torch.equal(ga.cpu(), a) and torch.equal(gb.cpu(), b)):
+            c.failures.append("send/recv of a whole region: wrong bytes")
+    dist.barrier()
+    dist.destroy_process_group()
+    stats = sd.peer_stats()
+    ops = stats["by_op"]
+    moved = ["allreduce", "broadcast", "allgather", "reduce_scatter", "alltoall", "gather",
+             "scatter", "send" if rank == 0 else "recv"]
+    assert all(ops.get(o, 0) > 0 for o in moved), stats
+    assert stats["staged_collectives"] == 0, stats  # (the barrier is gloo's own)
+    if c.failures:
+        raise AssertionError(f"rank {rank}: {len(c.failures)} collectives disagree with gloo:\n"
+                             + "\n".join(c.failures[:40]))
+    assert not c.refused, c.refused
+    print(f"chunked-OK rank {rank} checked {c.checked} card-to-card {ops}")
 
 
 def _ring(out, x, rank, peer, world):

@@ -58,6 +58,13 @@ def test_collectives_match_gloo_on_the_cpu(tmp_path):
     print(res[0][1].strip().splitlines()[-1])
 
 
+def test_chunked_collectives_match_gloo_on_the_cpu(tmp_path):
+    """Messages of many 4 KiB cells, three per pair (so pipelined chunks,
+    cells reused, pairs of different lengths), card to card."""
+    check_ok("chunked", run_ranks("chunked", tmp_path, SPYRE_C10D_PEER_SLOT=12288,
+                                  SPYRE_C10D_PEER_DEPTH=3))
+
+
 def test_default_backend_async_work_functional_collectives_and_bad_input(tmp_path):
     check_ok("semantics", run_ranks("semantics", tmp_path))
 

@@ -10,7 +10,8 @@ asks for it), as the default backend of the "spyre" device::
 
 The backend itself is C++ (``csrc/distributed.cpp``): between the cards
 of one machine all_reduce, broadcast, all_gather(_into_tensor),
-reduce_scatter(_tensor) and send/recv move bytes card to card (peer DMA,
+reduce_scatter(_tensor), all_to_all(_single), gather, scatter and
+send/recv move bytes card to card (peer DMA,
 ``csrc/distributed_peer.cpp``); everything else, and ranks on several
 machines, stage spyre tensors through pinned host memory and run on a gloo
 backend of its own, on the same store (Documentation/distributed.rst).
@@ -38,7 +39,8 @@ def _create_backend(store, rank, size, timeout):
 def peer_stats():
     """Process-wide counters of the backend's two paths: ``peer_collectives``
     (operations card to card) and ``peer_bytes`` (bytes written card to
-    card), ``staged_collectives`` (through host memory and gloo),
+    card; ``by_op`` splits them by operation: ``allreduce``, ``alltoall``,
+``send``...), ``staged_collectives`` (through host memory and gloo),
     ``groups_peer`` / ``groups_staged`` (process groups that connected
     card to card or could not) and ``last_reason`` (why the last one could
     not)."""
