@@ -5,6 +5,7 @@ Dynamo tracing, no Inductor, no card program built, the same logits bit
 for bit and the CPU's within tolerance; a file made for another card
 interface, op library or lowering is refused."""
 import json
+import os
 import subprocess
 import sys
 
@@ -12,6 +13,7 @@ import pytest
 import torch
 
 from conftest import child_env
+from test_inductor_cache import _other_card, _other_lowering, _other_ops
 from torch_spyre.inductor import graph_pass, precompile
 
 D = "spyre"
@@ -52,7 +54,7 @@ print("STATS", json.dumps(st))
 
 def gpt2_process(mode, path, **env):
     p = subprocess.run([sys.executable, "-c", GPT2, mode, str(path)], env=child_env(**env),
-                       cwd=__import__("os").path.dirname(__file__), capture_output=True,
+                       cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     line = [s for s in p.stdout.splitlines() if s.startswith("STATS ")]
@@ -78,15 +80,19 @@ def _f(x):
     return torch.softmax(x @ x.T, -1).sum(0)
 
 
-def test_a_file_for_another_identity_is_refused(tmp_path, monkeypatch):
+@pytest.mark.parametrize("change", [_other_card, _other_ops, _other_lowering],
+                         ids=["card-interface", "ops-version", "lowering"])
+def test_a_file_for_another_identity_is_refused(change, tmp_path, monkeypatch):
     x = torch.randn(5, 7)
     torch._dynamo.reset()
+    monkeypatch.setattr(graph_pass, "_identity", None)
     path = tmp_path / "f.spyreaot"
     precompile.save(precompile.aot_compile(_f, (x.to(D),)), path)
     torch.testing.assert_close(precompile.load(path)(x.to(D)).cpu(), _f(x), rtol=1e-5,
                                atol=1e-5)
     ident = graph_pass.identity()
-    monkeypatch.setattr(graph_pass, "_identity", "another card interface or lowering")
+    change(monkeypatch)
+    monkeypatch.setattr(graph_pass, "_identity", None)  # (computed once per process)
     with pytest.raises(precompile.StaleArtifact, match="compile it again"):
         precompile.load(path)
     monkeypatch.setattr(graph_pass, "_identity", ident)
