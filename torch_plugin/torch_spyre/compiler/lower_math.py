@@ -11,7 +11,8 @@ import math
 
 import torch
 
-from .lower import BINARY, REDUCE, UNARY, Unsupported, _integral, ints, lowers, result_dtype
+from .lower import (BINARY, REDUCE, UNARY, Unsupported, _filled, _integral, ints, lowers,
+                    result_dtype)
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -130,12 +131,6 @@ def _product(ctx, x, dim):
     return x
 
 
-def _ones(ctx, shape, dt):
-    flat = ctx.g.arange(1.0, 0.0, math.prod(shape), torch.int64 if _integral(dt) else
-                        torch.float32)
-    return ctx.cast(ctx.g.reshape(flat, shape), dt)
-
-
 @lowers(aten.prod.default, aten.prod.dim_int)
 def _prod(ctx, n):
     g, x = ctx.g, ctx.v(n.args[0])
@@ -146,7 +141,7 @@ def _prod(ctx, n):
     want = ints(n.meta["val"].shape)
     shape = ctx.shape(x)
     if not math.prod(shape):  # an empty input (or an empty rest): ones
-        return _ones(ctx, want, dt)
+        return _filled(ctx, n, 1)
     if n.target is aten.prod.default or not shape:  # all elements (a 0-d: itself)
         x, dim = g.reshape(g.contiguous(x), [math.prod(shape)]), 0
     else:
