@@ -40,6 +40,7 @@ CASES = {
     "flip": (lambda t: torch.flip(t, [0, 1]), EDGES),
     "flip int": (lambda t: torch.flip(t, [1]), INTS),
     "flip empty": (lambda t: torch.flip(t, [0]), torch.zeros(0, 3)),
+    "flip no dims": (lambda t: torch.flip(t, ()), EDGES),
 }
 
 

@@ -158,7 +158,7 @@ def _flip(ctx, n):
     shape = ctx.shape(x)
     if not shape or not math.prod(shape):
         return g.contiguous(x)
-    for d in _dims(n.args[1], len(shape)):
+    for d in sorted({d % len(shape) for d in n.args[1]}):  # () flips nothing
         size = shape[d]
         if size == 1:
             continue
