@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """GPT-2 small (12 layers, 768 wide, random weights) in fp16, a 32-token
-forward (no KV cache), compiled two ways: ``torch.compile(model)`` (PyTorch's
-default backend, Inductor, with the spyre device pass) and
-``torch.compile(model, backend="spyre")``. For each: the first compiled
+forward (no KV cache), compiled three ways: ``torch.compile(model)``
+(PyTorch's default backend, Inductor, with the spyre device pass),
+``torch.compile(model, backend="spyre")``, and ahead of time with
+``torch_spyre.inductor.precompile`` (the fresh process compiles and saves
+the forward, the second one loads it: no Dynamo tracing). For each: the first compiled
 call's wall time in a fresh process with empty caches (cold) and in a second
 process that finds the first one's caches (warm: Inductor's FX graph cache
 and AOTAutogradCache, the spyre compile cache), card programs built in each,
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import warnings
 
 PROMPT = 32
@@ -49,11 +52,13 @@ def child(backend):
     model = model.to(torch.float16).to("spyre")
     ids = torch.randint(0, 50257, (1, PROMPT), generator=torch.Generator().manual_seed(1))
     ids = ids.to("spyre")
-    kwargs = {} if backend == "inductor" else {"backend": "spyre"}
     built = torch.spyre._C._ops_counters(0)["programs_built"]
     with torch.no_grad():
-        fn = torch.compile(model, **kwargs)
         t0 = time.perf_counter()
+        if backend == "precompile":
+            fn = precompiled(model, ids, os.environ["SPYRE_BENCH_SAVED"])
+        else:
+            fn = torch.compile(model, **({} if backend == "inductor" else {"backend": "spyre"}))
         fn(ids, use_cache=False).logits.cpu()
         first = time.perf_counter() - t0
         programs = torch.spyre._C._ops_counters(0)["programs_built"] - built
@@ -82,6 +87,24 @@ def child(backend):
                                   "caches": caches, "dynamo_s": dynamo, **recipes(),
                                   "device_ms": a.elapsed_time(b),
                                   "host_ms": statistics.median(hosts) * 1e3}))
+
+
+def logits(model, ids):
+    return model(ids, use_cache=False).logits
+
+
+def precompiled(model, ids, path):
+    """The forward saved ahead of time (torch_spyre.inductor.precompile):
+    compiled and saved when @path does not exist yet, else loaded from it;
+    called as the compiled model is."""
+    from torch_spyre.inductor import precompile
+    if os.path.exists(path):
+        fn = precompile.load(path)
+    else:
+        fn = precompile.aot_compile(logits, (model, ids))
+        precompile.save(fn, path)
+
+    return lambda ids, use_cache: types.SimpleNamespace(logits=fn(model, ids))
 
 
 def recipes():
@@ -129,7 +152,8 @@ def eager_child():
 
 def run(backend, caches):
     env = dict(os.environ, SPYRE_COMPILE_CACHE=os.path.join(caches, "spyre"),
-               TORCHINDUCTOR_CACHE_DIR=os.path.join(caches, "inductor"))
+               TORCHINDUCTOR_CACHE_DIR=os.path.join(caches, "inductor"),
+               SPYRE_BENCH_SAVED=os.path.join(caches, "gpt2.spyreaot"))
     p = subprocess.run([sys.executable, __file__, "--child", backend], env=env,
                        capture_output=True, text=True, timeout=3600)
     line = [s for s in p.stdout.splitlines() if s.startswith("RESULT ")]
@@ -160,7 +184,7 @@ def eager_ops():
 def main():
     eager_ops()
     res = {}
-    for backend in ("inductor", "spyre"):
+    for backend in ("inductor", "spyre", "precompile"):
         with tempfile.TemporaryDirectory(prefix="spyre-bench-caches-") as caches:
             cold, warm = run(backend, caches), run(backend, caches)
         res[backend] = cold, warm
@@ -180,7 +204,8 @@ def main():
         record(f"GPT-2 small kernels per compiled graph, {backend}", warm["kernels"], "count")
         record(f"GPT-2 small card programs launched per compiled graph, {backend}",
                warm["recipe_programs"], "count")
-        what = f"torch.compile(model{'' if backend == 'inductor' else ', backend=spyre'})"
+        what = {"inductor": "torch.compile(model)", "spyre": "torch.compile(model, backend=spyre)",
+                "precompile": "precompile.aot_compile + save, then precompile.load"}[backend]
         record(f"GPT-2 small first compiled call cold vs warm process, {backend}",
                cold["first_s"] / warm["first_s"], "x",
                f"{what}: first call in a fresh process ({cold['first_s']:.1f} s) / in a second "
@@ -190,6 +215,14 @@ def main():
         record(f"GPT-2 small SUBMITs per compiled forward, {backend}", warm["submits"], "count")
         record(f"GPT-2 small {PROMPT}-token forward modelled device time, {backend}",
                warm["device_ms"], "ms", how="timing events around one warm call")
+    cold, saved = res["inductor"][0], res["precompile"][1]
+    print(f"GPT-2 small first call in a second process loading the saved forward: "
+          f"{saved['first_s']:.1f} s vs {cold['first_s']:.1f} s for torch.compile(model) in a "
+          f"fresh process ({cold['first_s'] / saved['first_s']:.2f}x)")
+    record("GPT-2 small first compiled call, fresh torch.compile(model) vs a second process "
+           "loading the saved forward", cold["first_s"] / saved["first_s"], "x",
+           f"{cold['first_s']:.1f} s / {saved['first_s']:.1f} s (torch_spyre.inductor.precompile: "
+           "no Dynamo tracing, no Inductor, no card program built)")
     i, s = res["inductor"][1], res["spyre"][1]
     record("GPT-2 small forward modelled device time, Inductor path vs backend=spyre",
            i["device_ms"] / s["device_ms"], "x",

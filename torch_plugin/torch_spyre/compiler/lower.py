@@ -632,5 +632,6 @@ def _index(ctx, n):
     return ctx.cast(ctx.g.reshape(rows, bshape + rest), out_dt)
 
 
-# convolution, max pooling and MoE routing (their own files), registered on import
-from . import lower_conv, lower_routing  # noqa: E402,F401
+# convolution, max pooling, the composed math ops and MoE routing (their own
+# files), registered on import
+from . import lower_conv, lower_math, lower_routing  # noqa: E402,F401

@@ -41,6 +41,8 @@ OPS = frozenset(f"aten::{n}" for n in (
     "addmv", "aminmax", "count_nonzero", "dist", "hardshrink", "hardsigmoid", "hardswish",
     "hardtanh", "huber_loss", "leaky_relu", "lerp", "linalg_vector_norm", "logit",
     "mse_loss", "norm", "renorm", "roll", "smooth_l1_loss", "threshold",
+    # lowered in compiler/lower_math.py
+    "fix", "flip", "log1p", "prod", "sign", "std", "trunc", "var",
 ))
 
 _local = threading.local()
