@@ -247,8 +247,31 @@ static int un_expr(struct ewb *b, enum spyre_unary_op op, int x)
 		/* log(x) / ln 2: a few fp32 ulps; 0, inf, NaN and x < 0 as log's */
 		t = g_ew_op(b, SPYRE_VF_LOG, x, -1, 0, 0);
 		return g_ew_op(b, SPYRE_VF_SCALE, t, -1, (float)M_LOG2E, -0.0f);
+	case SPYRE_UN_ROUND: {
+		/*
+		 * r = sign(x) * ((|x| + 2^23) - 2^23): each sum rounded to fp32
+		 * nearest-even leaves |x| < 2^23 rounded to an integer, ties to
+		 * even, and -0 for -0.5 <= x < 0 as PyTorch. |x| >= 2^23 (already
+		 * an integer), inf and NaN: x itself, through r0 + (x - r0) * big
+		 * with r0 = 0 there (exact). Only x = -0.0 gives +0.0.
+		 */
+		int ax, sm, big, zero = g_ew_const(b, 0.0f);
+
+		t = g_ew_op(b, SPYRE_VF_SCALE, x, -1, -1.0f, -0.0f);
+		ax = g_ew_op(b, SPYRE_VF_MAX, x, t, 0, 0);
+		sm = g_ew_op(b, SPYRE_VF_CMP_LT, ax, g_ew_const(b, 8388608.0f), 0, 0);
+		t = g_ew_op(b, SPYRE_VF_SCALE, ax, -1, 1.0f, 8388608.0f);
+		t = g_ew_op(b, SPYRE_VF_SCALE, t, -1, 1.0f, -8388608.0f);
+		u = g_ew_op(b, SPYRE_VF_CMP_LT, x, zero, 0, 0);
+		u = g_ew_op(b, SPYRE_VF_SCALE, u, -1, -2.0f, 1.0f);
+		t = g_ew_op(b, SPYRE_VF_MUL, t, u, 0, 0);
+		t = g_ew_op(b, SPYRE_VF_SELECT, t, sm, 0.0f, 0);
+		big = g_ew_op(b, SPYRE_VF_CMP_EQ, sm, zero, 0, 0);
+		u = g_ew_op(b, SPYRE_VF_SUB, x, t, 0, 0);
+		u = g_ew_op(b, SPYRE_VF_MUL, u, big, 0, 0);
+		return g_ew_op(b, SPYRE_VF_ADD, t, u, 0, 0);
+	}
 	default:
-		(void)u;
 		return -1;
 	}
 }
