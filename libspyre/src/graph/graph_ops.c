@@ -553,31 +553,34 @@ int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
 	return make_mm(g, call, name, a, b, false, out);
 }
 
-int spyre_graph_matmul(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out)
+/* The checks of a two-operand product's arguments. */
+static int mm_args(spyre_graph *g, const char *call, spyre_value a, spyre_value b,
+		   spyre_value *out)
 {
-	static const char *call = "spyre_graph_matmul";
 	int ret = g_check_val(g, call, a, "a");
 
 	if (!ret)
 		ret = g_check_val(g, call, b, "b");
-	if (ret)
-		return ret;
-	if (!out)
-		return spy_err(-EINVAL, "%s: out is NULL", call);
-	return g_make_mm(g, call, "matmul", a, b, out);
+	if (!ret && !out)
+		ret = spy_err(-EINVAL, "%s: out is NULL", call);
+	return ret;
+}
+
+int spyre_graph_matmul(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out)
+{
+	static const char *call = "spyre_graph_matmul";
+	int ret = mm_args(g, call, a, b, out);
+
+	return ret ? ret : g_make_mm(g, call, "matmul", a, b, out);
 }
 
 int spyre_graph_matmul_w8(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out)
 {
 	static const char *call = "spyre_graph_matmul_w8";
-	int ret = g_check_val(g, call, a, "a");
+	int ret = mm_args(g, call, a, b, out);
 
-	if (!ret)
-		ret = g_check_val(g, call, b, "b");
 	if (ret)
 		return ret;
-	if (!out)
-		return spy_err(-EINVAL, "%s: out is NULL", call);
 	if (g->v[b].dt != SPYRE_INT8 || !g_is_float(g->v[a].dt))
 		return spy_err(-EINVAL, "%s: a must be a float type and b int8, got %s and %s",
 			       call, spyre_dtype_name(g->v[a].dt), spyre_dtype_name(g->v[b].dt));
