@@ -5,7 +5,8 @@
  * around it) against its roofline, the larger of
  *
  *   bytes / 200 GB/s   every operand byte read and every result byte
- *                      written once through LPDDR5
+ *                      written once through LPDDR5 (int8 weights: one
+ *                      byte each, plus their per-channel scales)
  *   FLOPs / peak       2 per multiply-accumulate at the PE arrays' rate
  *                      (32 cores x 1 GHz x 1024 fp16 / 4096 int8 MAC)
  *
@@ -40,7 +41,8 @@
 		}                                                                           \
 	} while (0)
 
-enum kind { K_MM, K_LINEAR, K_LINEAR_BIAS_GELU, K_SDPA };
+/* K_LINEAR_W8: spyre_op_linear_w8, int8 weight + per-channel scale */
+enum kind { K_MM, K_LINEAR, K_LINEAR_BIAS_GELU, K_LINEAR_W8, K_SDPA };
 
 struct row {
 	const char *name;
@@ -62,6 +64,12 @@ static const struct row rows[] = {
 	{ "mm fp32 1024x1024x1024", K_MM, SPYRE_FLOAT32, 0, 1, 1024, 1024, 1024, 0 },
 	{ "linear fp16 1x768 -> 3072 (decode)", K_LINEAR, SPYRE_FLOAT16, 0, 1, 1, 3072, 768, 0 },
 	{ "linear fp16 1x3072 -> 768 (decode)", K_LINEAR, SPYRE_FLOAT16, 0, 1, 1, 768, 3072, 0 },
+	{ "linear w8 fp16 1x768 -> int8 3072 (decode)", K_LINEAR_W8, SPYRE_FLOAT16, SPYRE_INT8,
+	  1, 1, 3072, 768, 0 },
+	{ "linear w8 fp16 1x3072 -> int8 768 (decode)", K_LINEAR_W8, SPYRE_FLOAT16, SPYRE_INT8,
+	  1, 1, 768, 3072, 0 },
+	{ "linear w8 fp16 512x768 -> int8 3072 (prefill)", K_LINEAR_W8, SPYRE_FLOAT16,
+	  SPYRE_INT8, 1, 512, 3072, 768, 0 },
 	{ "linear fp16 512x768 -> 3072 +bias+gelu (prefill)", K_LINEAR_BIAS_GELU, SPYRE_FLOAT16,
 	  0, 1, 512, 3072, 768, 0 },
 	{ "linear fp16 512x768 -> 768 (prefill)", K_LINEAR, SPYRE_FLOAT16, 0, 1, 512, 768, 768,
@@ -118,6 +126,8 @@ static int call(spyre_ops *ops, spyre_stream *s, const struct row *r, struct spy
 	case K_LINEAR_BIAS_GELU:
 		return spyre_op_linear(ops, s, &t[0], &t[1], &t[3], &t[2]) ?:
 		       spyre_op_unary(ops, s, SPYRE_UN_GELU, &t[2], &t[2]);
+	case K_LINEAR_W8:
+		return spyre_op_linear_w8(ops, s, &t[0], &t[1], &t[3], NULL, &t[2]);
 	case K_SDPA:
 		return spyre_op_sdpa(ops, s, &t[0], &t[1], &t[3], NULL, r->causal, 0, &t[2]);
 	}
@@ -159,7 +169,7 @@ static void run_row(spyre_device *dev, spyre_stream *s, spyre_ops *ops, const st
 		t[2] = mk(dev, s, &b, odt, nd, o + off);
 		bytes = (double)r->batch * ((double)r->m * r->k * es + (double)r->m * r->n * os) +
 			(double)(r->kind == K_MM ? r->batch : 1) * r->k * r->n * ws;
-		if (r->kind == K_LINEAR_BIAS_GELU) {
+		if (r->kind == K_LINEAR_BIAS_GELU || r->kind == K_LINEAR_W8) {
 			t[3] = mk(dev, s, &b, r->dt, 1, bias);
 			bytes += (double)r->n * es;
 		}

@@ -47,6 +47,8 @@ static double ref_unary(enum spyre_unary_op op, double x)
 		return erf(x);
 	case SPYRE_UN_LOG2:
 		return log2(x);
+	case SPYRE_UN_ROUND:
+		return nearbyint(x);	/* the default mode: to nearest, ties to even */
 	default:
 		return NAN;	/* a new op without a reference fails ops_unary */
 	}
@@ -1648,4 +1650,32 @@ TEST(ops_gather_rows)
 	free(w);
 	free(y);
 	free(r);
+}
+
+/* round: ties to even, the sign of a zero result, past 2^22, inf and NaN. */
+TEST(ops_round_edges)
+{
+	static const double xs[] = { 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.3, 0.0,
+				     4194304.5, 4194305.5, 8388607.5, -8388607.5, 8388609.0,
+				     1e30, -1e30, INFINITY, -INFINITY, NAN, 123.456, -7.5 };
+	int64_t n = sizeof(xs) / sizeof(xs[0]), i;
+	double y[sizeof(xs) / sizeof(xs[0])];
+	struct dtensor dx, dy;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 1, &n));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 1, &n));
+	OK(dt_write(&c, &dx, xs));
+	OK(spyre_op_unary(c.ops, c.s, SPYRE_UN_ROUND, &dx.t, &dy.t));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < n; i++) {
+		double want = nearbyint((float)xs[i]);
+
+		CHECK(isnan(want) ? isnan(y[i]) : y[i] == want && signbit(y[i]) == signbit(want),
+		      "round(%.9g) = %.9g, want %.9g", xs[i], y[i], want);
+	}
+	dt_free(&dx);
+	dt_free(&dy);
+	tctx_close(&c);
 }

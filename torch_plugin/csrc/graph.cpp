@@ -520,6 +520,12 @@ void init_graph_bindings(py::module &m)
 				     return spyre_graph_matmul(G.g(), a, b, v);
 			     });
 		     })
+		.def("matmul_w8",
+		     [](Graph &G, int a, int b) {
+			     return make("graph matmul_w8", [&](int *v) {
+				     return spyre_graph_matmul_w8(G.g(), a, b, v);
+			     });
+		     })
 		.def("linear",
 		     [](Graph &G, int x, int w, int bias) {
 			     return make("graph linear", [&](int *v) {

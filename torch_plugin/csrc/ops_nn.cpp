@@ -143,6 +143,52 @@ at::Tensor spyre_mm(const at::Tensor &self, const at::Tensor &mat2)
 	return out;
 }
 
+// torch._int_mm: int8 [M, K] @ int8 [K, N] -> int32, exact (the PE array's
+// int8 mode accumulates into int32; K * 128 * 128 stays below 2^31 for any
+// K under 2^17, past that it wraps modulo 2^32 as CUDA's).
+void int_mm_into(const at::Tensor &self, const at::Tensor &mat2, const at::Tensor &out)
+{
+	TORCH_CHECK(self.dim() == 2, "Expected self to be 2D, but got ", self.dim(), "D");
+	TORCH_CHECK(mat2.dim() == 2, "Expected mat2 to be 2D, but got ", mat2.dim(), "D");
+	TORCH_CHECK(self.size(1) == mat2.size(0), "self.size(1) needs to match mat2.size(0) but got ",
+		    self.size(1), " and ", mat2.size(0));
+	TORCH_CHECK(self.scalar_type() == at::kChar, "Expected self dtype int8 but got ",
+		    self.scalar_type());
+	TORCH_CHECK(mat2.scalar_type() == at::kChar, "Expected mat2 dtype int8 but got ",
+		    mat2.scalar_type());
+	TORCH_CHECK(out.scalar_type() == at::kInt, "Expected result dtype int32 but got ",
+		    out.scalar_type());
+	check_same_device("_int_mm", self, mat2);
+	if (out.numel() == 0)
+		return;
+	if (self.size(1) == 0) {
+		out.zero_();
+		return;
+	}
+	spyre_tensor da = describe(self), db = describe(mat2), dout = describe(out);
+	check_op(spyre_op_matmul(ops_context(out.device().index()), launch_stream(out), &da, &db,
+				 &dout),
+		 "_int_mm");
+	count_device_op("_int_mm");
+}
+
+at::Tensor spyre_int_mm(const at::Tensor &self, const at::Tensor &mat2)
+{
+	c10::DeviceGuard guard(self.device());
+	auto out = at::empty({self.size(0), mat2.dim() == 2 ? mat2.size(1) : 0},
+			     self.options().dtype(at::kInt));
+	int_mm_into(self, mat2, out);
+	return out;
+}
+
+at::Tensor &spyre_int_mm_out(const at::Tensor &self, const at::Tensor &mat2, at::Tensor &out)
+{
+	c10::DeviceGuard guard(self.device());
+	at::native::resize_output(out, {self.size(0), mat2.dim() == 2 ? mat2.size(1) : 0});
+	int_mm_into(self, mat2, out);
+	return out;
+}
+
 at::Tensor spyre_bmm(const at::Tensor &self, const at::Tensor &mat2)
 {
 	TORCH_CHECK(self.dim() == 3, "batch1 must be a 3D tensor");
@@ -535,6 +581,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
 	m.impl("mm", spyre_mm);
 	m.impl("mm.out", mm_out);
+	m.impl("_int_mm", spyre_int_mm);
+	m.impl("_int_mm.out", spyre_int_mm_out);
 	m.impl("bmm", spyre_bmm);
 	m.impl("bmm.out", bmm_out);
 	m.impl("mv", spyre_mv);

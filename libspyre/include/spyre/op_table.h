@@ -94,7 +94,10 @@
 	  SPYRE_OPF_TORCH)                                                                         \
 	/* ~x: integers in integer mode; on bool it is logical not */                              \
 	X(BITWISE_NOT, 19, "bitwise_not", SPYRE_IFACE(1, 3),                                        \
-	  SPYRE_DTYPES_INT | SPYRE_DTYPE_BIT(SPYRE_BOOL), SPYRE_RESULT_SAME, SPYRE_OPF_TORCH)
+	  SPYRE_DTYPES_INT | SPYRE_DTYPE_BIT(SPYRE_BOOL), SPYRE_RESULT_SAME, SPYRE_OPF_TORCH)      \
+	/* to the nearest integer, ties to even (fp32 magic-number addition) */                    \
+	X(ROUND, 20, "round", SPYRE_IFACE(1, 3), SPYRE_DTYPES_FLOAT, SPYRE_RESULT_SAME,              \
+	  SPYRE_OPF_TORCH)
 
 /* Elementwise functions of two broadcast tensors of one dtype. */
 #define SPYRE_BINARY_OPS(X)                                                                        \

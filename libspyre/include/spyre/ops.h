@@ -216,6 +216,20 @@ int spyre_op_matmul(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *
 int spyre_op_linear(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
 		    const struct spyre_tensor *w, const struct spyre_tensor *bias,
 		    const struct spyre_tensor *out);
+/*
+ * Weight-only int8 linear: out = (x @ w^T) * scale + bias, per output
+ * channel. x float [.., K]; w int8 [N, K] (PyTorch's weight layout, any
+ * strides along one of its dims); scale [N] and bias [N] (or NULL) of x's
+ * dtype. The card reads w as int8 (half the bytes of fp16) and widens each
+ * chunk to x's dtype in the scratchpad (exact) before the PE array; the
+ * product is fp32, scaled, biased and rounded once to out's dtype (x's).
+ * Scales are applied as IEEE fp32 multiplies: an inf scale gives +-inf
+ * where the column's product is nonzero and NaN where it is 0; a NaN scale
+ * gives a NaN column.
+ */
+int spyre_op_linear_w8(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+		       const struct spyre_tensor *w, const struct spyre_tensor *scale,
+		       const struct spyre_tensor *bias, const struct spyre_tensor *out);
 /* Reduction over any one dimension @dim (negative counts from the end). */
 int spyre_op_reduce(spyre_ops *ops, spyre_stream *s, enum spyre_reduce_op op,
 		    const struct spyre_tensor *x, int dim, int keepdim,
@@ -412,6 +426,16 @@ int spyre_graph_matmul(spyre_graph *g, spyre_value a, spyre_value b, spyre_value
 /* bias: a value or -1 for none. */
 int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value bias,
 		       spyre_value *out);
+/*
+ * a [.., M, K] (float) @ b [.., K, N] (int8, widened on the card as
+ * spyre_op_linear_w8's weight) -> a's dtype: a weight-only int8 product
+ * whose scale the caller applies (an elementwise consumer fuses into the
+ * product's epilogue).
+ */
+int spyre_graph_matmul_w8(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out);
+/* spyre_op_linear_w8 in a graph (bias < 0: none). */
+int spyre_graph_linear_w8(spyre_graph *g, spyre_value x, spyre_value w, spyre_value scale,
+			  spyre_value bias, spyre_value *out);
 int spyre_graph_reduce(spyre_graph *g, enum spyre_reduce_op op, spyre_value x, int dim,
 		       int keepdim, spyre_value *out);
 int spyre_graph_reduce_dims(spyre_graph *g, enum spyre_reduce_op op, spyre_value x,

@@ -365,6 +365,26 @@ int spyre_op_linear(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *
 	return eager(ops, s, "spyre_op_linear", ins, names, 3, out, f_linear, &a);
 }
 
+static int f_linear_w8(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		       spyre_value *out)
+{
+	(void)a;
+	return spyre_graph_linear_w8(g, in[0], in[1], in[2], in[3], out);
+}
+
+int spyre_op_linear_w8(spyre_ops *ops, spyre_stream *s, const struct spyre_tensor *x,
+		       const struct spyre_tensor *w, const struct spyre_tensor *scale,
+		       const struct spyre_tensor *bias, const struct spyre_tensor *out)
+{
+	const struct spyre_tensor *ins[] = { x, w, scale, bias };
+	const char *names[] = { "x", "weight", "scale", "bias" };
+	struct eager_args a = { 0 };
+
+	if (!x || !w || !scale)
+		return spy_err(-EINVAL, "spyre_op_linear_w8: x, weight or scale is NULL");
+	return eager(ops, s, "spyre_op_linear_w8", ins, names, 4, out, f_linear_w8, &a);
+}
+
 static int f_reduce(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
 		    spyre_value *out)
 {

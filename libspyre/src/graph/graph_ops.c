@@ -247,8 +247,31 @@ static int un_expr(struct ewb *b, enum spyre_unary_op op, int x)
 		/* log(x) / ln 2: a few fp32 ulps; 0, inf, NaN and x < 0 as log's */
 		t = g_ew_op(b, SPYRE_VF_LOG, x, -1, 0, 0);
 		return g_ew_op(b, SPYRE_VF_SCALE, t, -1, (float)M_LOG2E, -0.0f);
+	case SPYRE_UN_ROUND: {
+		/*
+		 * r = sign(x) * ((|x| + 2^23) - 2^23): each sum rounded to fp32
+		 * nearest-even leaves |x| < 2^23 rounded to an integer, ties to
+		 * even, and -0 for -0.5 <= x < 0 as PyTorch. |x| >= 2^23 (already
+		 * an integer), inf and NaN: x itself, through r0 + (x - r0) * big
+		 * with r0 = 0 there (exact). Only x = -0.0 gives +0.0.
+		 */
+		int ax, sm, big, zero = g_ew_const(b, 0.0f);
+
+		t = g_ew_op(b, SPYRE_VF_SCALE, x, -1, -1.0f, -0.0f);
+		ax = g_ew_op(b, SPYRE_VF_MAX, x, t, 0, 0);
+		sm = g_ew_op(b, SPYRE_VF_CMP_LT, ax, g_ew_const(b, 8388608.0f), 0, 0);
+		t = g_ew_op(b, SPYRE_VF_SCALE, ax, -1, 1.0f, 8388608.0f);
+		t = g_ew_op(b, SPYRE_VF_SCALE, t, -1, 1.0f, -8388608.0f);
+		u = g_ew_op(b, SPYRE_VF_CMP_LT, x, zero, 0, 0);
+		u = g_ew_op(b, SPYRE_VF_SCALE, u, -1, -2.0f, 1.0f);
+		t = g_ew_op(b, SPYRE_VF_MUL, t, u, 0, 0);
+		t = g_ew_op(b, SPYRE_VF_SELECT, t, sm, 0.0f, 0);
+		big = g_ew_op(b, SPYRE_VF_CMP_EQ, sm, zero, 0, 0);
+		u = g_ew_op(b, SPYRE_VF_SUB, x, t, 0, 0);
+		u = g_ew_op(b, SPYRE_VF_MUL, u, big, 0, 0);
+		return g_ew_op(b, SPYRE_VF_ADD, t, u, 0, 0);
+	}
 	default:
-		(void)u;
 		return -1;
 	}
 }
@@ -460,8 +483,12 @@ int spyre_graph_contiguous(spyre_graph *g, spyre_value x, spyre_value *out)
 	return spyre_graph_cast(g, x, g->v[x].dt, out);
 }
 
-int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
-		   spyre_value b, spyre_value *out)
+/*
+ * @w8: B may be int8 while A is a float type (weight-only int8, widened on
+ * the card); the product has A's type.
+ */
+static int make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
+		   spyre_value b, bool w8, spyre_value *out)
 {
 	const struct gval *A = &g->v[a], *B = &g->v[b];
 	int64_t shape[SPYRE_MAX_DIMS], bs[SPYRE_MAX_DIMS];
@@ -478,7 +505,7 @@ int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
 	if (A->shape[A->ndim - 1] != B->shape[B->ndim - 2])
 		return spy_err(-EINVAL, "%s: %s of %s and %s: inner dims differ", call, name, sa,
 			       sb);
-	if (A->dt != B->dt)
+	if (A->dt != B->dt && !(w8 && B->dt == SPYRE_INT8 && g_is_float(A->dt)))
 		return spy_err(-EINVAL, "%s: %s of %s and %s: dtypes %s and %s differ", call, name,
 			       sa, sb, spyre_dtype_name(A->dt), spyre_dtype_name(B->dt));
 	if (!g_is_float(A->dt) && A->dt != SPYRE_INT8)
@@ -520,18 +547,44 @@ int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
 	return 0;
 }
 
-int spyre_graph_matmul(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out)
+int g_make_mm(spyre_graph *g, const char *call, const char *name, spyre_value a,
+	      spyre_value b, spyre_value *out)
 {
-	static const char *call = "spyre_graph_matmul";
+	return make_mm(g, call, name, a, b, false, out);
+}
+
+/* The checks of a two-operand product's arguments. */
+static int mm_args(spyre_graph *g, const char *call, spyre_value a, spyre_value b,
+		   spyre_value *out)
+{
 	int ret = g_check_val(g, call, a, "a");
 
 	if (!ret)
 		ret = g_check_val(g, call, b, "b");
+	if (!ret && !out)
+		ret = spy_err(-EINVAL, "%s: out is NULL", call);
+	return ret;
+}
+
+int spyre_graph_matmul(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out)
+{
+	static const char *call = "spyre_graph_matmul";
+	int ret = mm_args(g, call, a, b, out);
+
+	return ret ? ret : g_make_mm(g, call, "matmul", a, b, out);
+}
+
+int spyre_graph_matmul_w8(spyre_graph *g, spyre_value a, spyre_value b, spyre_value *out)
+{
+	static const char *call = "spyre_graph_matmul_w8";
+	int ret = mm_args(g, call, a, b, out);
+
 	if (ret)
 		return ret;
-	if (!out)
-		return spy_err(-EINVAL, "%s: out is NULL", call);
-	return g_make_mm(g, call, "matmul", a, b, out);
+	if (g->v[b].dt != SPYRE_INT8 || !g_is_float(g->v[a].dt))
+		return spy_err(-EINVAL, "%s: a must be a float type and b int8, got %s and %s",
+			       call, spyre_dtype_name(g->v[a].dt), spyre_dtype_name(g->v[b].dt));
+	return make_mm(g, call, "matmul_w8", a, b, true, out);
 }
 
 int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value bias,
@@ -565,6 +618,55 @@ int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value
 		return spy_err(-EINVAL, "%s: bias must be [%lld]", call,
 			       (long long)g->v[w].shape[0]);
 	return spyre_graph_binary(g, SPYRE_BIN_ADD, y, bias, out);
+}
+
+int spyre_graph_linear_w8(spyre_graph *g, spyre_value x, spyre_value w, spyre_value scale,
+			  spyre_value bias, spyre_value *out)
+{
+	static const char *call = "spyre_graph_linear_w8";
+	const struct gval *X, *W, *S;
+	spyre_value wt, y;
+	char sx[96], sw[96];
+	int ret = g_check_val(g, call, x, "x");
+
+	if (!ret)
+		ret = g_check_val(g, call, w, "weight");
+	if (!ret)
+		ret = g_check_val(g, call, scale, "scale");
+	if (!ret && bias >= 0)
+		ret = g_check_val(g, call, bias, "bias");
+	if (ret)
+		return ret;
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	X = &g->v[x];
+	W = &g->v[w];
+	S = &g->v[scale];
+	g_shape_str(sx, sizeof(sx), X->ndim, X->shape);
+	g_shape_str(sw, sizeof(sw), W->ndim, W->shape);
+	if (W->ndim != 2 || W->dt != SPYRE_INT8)
+		return spy_err(-EINVAL, "%s: x %s, weight %s %s: weight must be int8 [N, K]", call,
+			       sx, spyre_dtype_name(W->dt), sw);
+	if (!g_is_float(X->dt))
+		return spy_err(-EINVAL, "%s: x %s %s: x must be a float type", call,
+			       spyre_dtype_name(X->dt), sx);
+	if (S->ndim != 1 || S->shape[0] != W->shape[0] || S->dt != X->dt)
+		return spy_err(-EINVAL, "%s: scale must be %s [%lld] (x's dtype), got %s of %u dims",
+			       call, spyre_dtype_name(X->dt), (long long)W->shape[0],
+			       spyre_dtype_name(S->dt), S->ndim);
+	if (bias >= 0 && (g->v[bias].ndim != 1 || g->v[bias].shape[0] != W->shape[0] ||
+			  g->v[bias].dt != X->dt))
+		return spy_err(-EINVAL, "%s: bias must be %s [%lld]", call,
+			       spyre_dtype_name(X->dt), (long long)W->shape[0]);
+	ret = spyre_graph_transpose(g, w, 0, 1, &wt);
+	if (!ret)
+		ret = make_mm(g, call, "linear_w8", x, wt, true, &y);
+	/* the scale (and bias) fuse into the product's epilogue: one rounding */
+	if (!ret)
+		ret = spyre_graph_binary(g, SPYRE_BIN_MUL, y, scale, bias < 0 ? out : &y);
+	if (!ret && bias >= 0)
+		ret = spyre_graph_binary(g, SPYRE_BIN_ADD, y, bias, out);
+	return ret;
 }
 
 /* ---- row ops (reduce the last iteration dim) ---- */

@@ -178,6 +178,37 @@ static int fuse(spyre_graph *g)
 	return 0;
 }
 
+/*
+ * Drop nodes whose result nothing reads and no output holds, as long as
+ * there are some: a lowering may leave one behind when a later op reads
+ * its input another way (a matmul over an int8 weight takes the int8
+ * value itself, not the cast a framework's graph wrote before it).
+ */
+static int drop_unused(spyre_graph *g)
+{
+	int *uses = calloc(g->nst ? g->nst : 1, sizeof(int));
+	bool again;
+	int i;
+
+	if (!uses)
+		return spy_err(-ENOMEM, "spyre_graph_compile: out of memory");
+	do {
+		again = false;
+		count_uses(g, uses);
+		for (i = (int)g->nn - 1; i >= 0; i--) {
+			struct gnode *n = &g->n[i];
+			int st = g->v[n->out].store;
+
+			if (n->dead || g->st[st].kind != ST_NODE || g->st[st].io >= 0 || uses[st])
+				continue;
+			n->dead = true;
+			again = true;
+		}
+	} while (again);
+	free(uses);
+	return 0;
+}
+
 /* ---- memory plan ---- */
 
 struct blk {
@@ -400,6 +431,7 @@ static int spec_node(spyre_graph *g, struct gnode *n, struct lnode *ln)
 		m->k = A->shape[A->ndim - 1];
 		m->dtype = (uint8_t)g_isa_dtype(A->dt);
 		m->mcast = g->ops->hw_version >= SPYRE_HW_VERSION(1, 12);
+		m->b_int8 = g->v[n->b].dt == SPYRE_INT8 && A->dt != SPYRE_INT8;
 		/* the product: fp32, or int32 for int8 operands */
 		e->in[0].dtype = A->dt == SPYRE_INT8 ? SPYRE_DT_INT32 : SPYRE_DT_FP32;
 		/* A as [batch.., M, K], B as [batch.., K, N] */
@@ -419,7 +451,9 @@ int g_lower(spyre_graph *g, struct lowered *L, unsigned int flags, const char *c
 	int ret;
 
 	memset(L, 0, sizeof(*L));
-	ret = flags & SPYRE_COMPILE_NO_FUSION ? 0 : fuse(g);
+	ret = drop_unused(g);
+	if (!ret && !(flags & SPYRE_COMPILE_NO_FUSION))
+		ret = fuse(g);
 	if (!ret)
 		ret = plan(g, L, !(flags & SPYRE_COMPILE_OP_BY_OP));
 	if (ret)

@@ -72,6 +72,13 @@ struct mm_spec {
 	uint32_t magic;			/* 'MM01' */
 	uint8_t nbatch, trans_b, dtype;
 	uint8_t mcast;			/* the card has LOAD MCAST (interface 1.12) */
+	/*
+	 * B is int8 in memory while A is a float type (weight-only int8): each
+	 * B chunk is loaded as int8 and widened to @dtype by the vector unit in
+	 * the scratchpad before the PE array takes it.
+	 */
+	uint8_t b_int8;
+	uint8_t rsvd[7];		/* no implicit padding: the spec is a cache key */
 	int64_t batch[K_MAX_DIMS];	/* batch dims of C */
 	int64_t m, n, k;
 	/* A [b.., M, K]: strides batch.., M (K stride 1) */

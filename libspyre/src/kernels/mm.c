@@ -35,12 +35,43 @@ uint32_t mm_layout(struct mm_gen *g, uint32_t tm, uint32_t tn, uint32_t tk)
 		o = align_up(o + ab, SP_ALIGN);
 		g->bbuf[p] = o;
 		o = align_up(o + bb, SP_ALIGN);
+		if (g->s->b_int8) {
+			g->b8buf[p] = o;
+			o = align_up(o + tk * tn, SP_ALIGN);
+		}
 		g->acc[p] = o;
 		o = align_up(o + tm * tn * 4, SP_ALIGN);
 	}
 	g->t.off[0][0] = g->acc[0];
 	g->t.off[1][0] = g->acc[1];
 	return texpr_layout(&g->t, &g->s->epi, o, tm, tn, 1);
+}
+
+void mm_widen_b(struct mm_gen *g, struct pb *p, unsigned int c, unsigned int b, uint32_t rows,
+		uint32_t cols, uint32_t ld)
+{
+	struct pb_vec v = { .func = SPYRE_VF_COPY, .dtype = SPYRE_DT_INT8,
+			    .dtype_out = g->s->dtype, .rows = rows, .cols = cols,
+			    .s0 = g->b8buf[b], .s0_stride = ld, .d = g->bbuf[b], .d_stride = ld };
+
+	pb_vec(p, c, &v);
+}
+
+/*
+ * B chunk @b of @rows x @cols elements (row stride @ld in the scratchpad)
+ * onto core @c: straight into the B buffer, or for int8 weights into the
+ * int8 buffer and widened from there (exact: every int8 is an fp16/bf16).
+ */
+static void mm_load_b(struct mm_gen *g, struct pb *p, unsigned int c, unsigned int b,
+		      uint64_t mem_off, uint32_t rows, uint32_t cols, uint32_t mem_stride,
+		      uint32_t ld)
+{
+	const struct mm_spec *s = g->s;
+
+	pb_load(p, c, s->b.slot, mem_off, rows, cols * g->bes, mem_stride,
+		s->b_int8 ? g->b8buf[b] : g->bbuf[b], ld * g->bes);
+	if (s->b_int8)
+		mm_widen_b(g, p, c, b, rows, cols, ld);
 }
 
 static void mm_products(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti,
@@ -75,12 +106,12 @@ static void mm_products(struct mm_gen *g, struct pb *p, unsigned int c, int64_t 
 			(uint32_t)(as[nb] * g->es), g->abuf[b], g->tk * g->es);
 		if (g->trans) {
 			bel += n0 * bs[nb + 1] + k0;
-			pb_load(p, c, s->b.slot, (uint64_t)bel * g->es, tnn, tkk * g->es,
-				(uint32_t)(bs[nb + 1] * g->es), g->bbuf[b], g->tk * g->es);
+			mm_load_b(g, p, c, b, (uint64_t)bel * g->bes, tnn, tkk,
+				  (uint32_t)(bs[nb + 1] * g->bes), g->tk);
 		} else {
 			bel += k0 * bs[nb] + n0;
-			pb_load(p, c, s->b.slot, (uint64_t)bel * g->es, tkk, tnn * g->es,
-				(uint32_t)(bs[nb] * g->es), g->bbuf[b], g->tn * g->es);
+			mm_load_b(g, p, c, b, (uint64_t)bel * g->bes, tkk, tnn,
+				  (uint32_t)(bs[nb] * g->bes), g->tn);
 		}
 		pb_matmul(p, c, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, g->abuf[b], g->tk,
 			  g->bbuf[b], g->trans ? g->tk : g->tn, g->acc[par], g->tn);
@@ -134,11 +165,16 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 		snprintf(why, whylen, "matmul of this dtype is not lowered yet");
 		return -EOPNOTSUPP;
 	}
+	if (s->b_int8 && s->dtype == SPYRE_DT_INT8) {
+		snprintf(why, whylen, "int8 weights need float activations");
+		return -EOPNOTSUPP;
+	}
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
 	g->s = s;
 	g->es = pb_dtype_size(s->dtype);
+	g->bes = s->b_int8 ? 1 : g->es;
 	g->nb = 1;
 	for (d = 0; d < nb; d++)
 		g->nb *= s->batch[d];

@@ -49,15 +49,18 @@ static double max3(double a, double b, double c)
 
 /* Modelled cycles of plan @c (pe: MACs per cycle, es/oes: element sizes). */
 static double mc_estimate(const struct mm_spec *s, const struct mc_plan *c, unsigned int rate,
-			  unsigned int es, unsigned int oes, bool trans)
+			  unsigned int es, unsigned int bes, unsigned int oes, bool trans)
 {
 	uint32_t nkc = cdiv32(s->k, c->tk), arow;
 	double pe, dram, ring, store, round, brows;
 
 	pe = MC_INSN_CYCLES + (double)align_up(c->tm, 8) * align_up(c->tn, 8) * c->tk / rate;
+	if (s->b_int8)	/* int8 weights widened by the vector unit (128 per cycle) */
+		pe += 4.0 + (double)c->tn * c->tk / 128;
 	/* loads move whole 128-byte sticks: a row of 64 int8 values costs 128 bytes */
 	arow = align_up(c->tk * es, 128);
-	brows = trans ? (double)c->tn * arow : (double)c->tk * align_up(c->tn * es, 128);
+	brows = trans ? (double)c->tn * align_up(c->tk * bes, 128) :
+			(double)c->tk * align_up(c->tn * bes, 128);
 	dram = ((double)c->gr * c->tm * arow + (double)c->gc * brows) / MC_DRAM_BYTES_PER_CYCLE;
 	ring = 40.0 + ((double)c->tm * arow + brows) / MC_RING_BYTES_PER_CYCLE;
 	store = 32.0 * c->tm * c->tn * oes / MC_DRAM_BYTES_PER_CYCLE;
@@ -79,7 +82,7 @@ static double mc_old_estimate(const struct mm_gen *g)
 							     1024;
 	double tm = s->m < 128 ? (double)s->m : 128, tn = s->n < 256 ? (double)s->n : 256;
 	double tiles = (double)g->nb * cdiv32(s->m, (int64_t)tm) * cdiv32(s->n, (int64_t)tn);
-	double bytes = tiles * (tm + tn) * s->k * g->es +
+	double bytes = tiles * (tm * g->es + tn * g->bes) * s->k +
 		       (double)g->nb * s->m * s->n * pb_dtype_size(s->epi.out.dtype);
 	double pe = (double)g->nb * align_up((uint32_t)s->m, 8) * align_up((uint32_t)s->n, 8) *
 		    s->k / rate / 32;
@@ -115,7 +118,7 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 					if (c.tm > 0xffff || c.tn > 0xffff ||
 					    mm_layout(g, c.tm, c.tn, c.tk) > PB_SP_BYTES)
 						continue;
-					c.est = mc_estimate(s, &c, rate, g->es, oes, g->trans);
+					c.est = mc_estimate(s, &c, rate, g->es, g->bes, oes, g->trans);
 					if (!best->est || c.est < best->est)
 						*best = c;
 				}
@@ -188,17 +191,22 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 		for (i = 0; i < c->gc; i++) {
 			int64_t n0 = (blk * c->gc + i) * g->tn;
 			uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
+			uint32_t bdst = s->b_int8 ? g->b8buf[b] : g->bbuf[b];
 
 			if (g->trans)
 				pb_load_mcast(p, col_mask(c, i), s->b.slot,
-					      (uint64_t)(boff + n0 * bs[nb + 1] + k0) * g->es, tnn,
-					      tkk * g->es, (uint32_t)(bs[nb + 1] * g->es), g->bbuf[b],
-					      g->tk * g->es);
+					      (uint64_t)(boff + n0 * bs[nb + 1] + k0) * g->bes, tnn,
+					      tkk * g->bes, (uint32_t)(bs[nb + 1] * g->bes), bdst,
+					      g->tk * g->bes);
 			else
 				pb_load_mcast(p, col_mask(c, i), s->b.slot,
-					      (uint64_t)(boff + k0 * bs[nb] + n0) * g->es, tkk,
-					      tnn * g->es, (uint32_t)(bs[nb] * g->es), g->bbuf[b],
-					      g->tn * g->es);
+					      (uint64_t)(boff + k0 * bs[nb] + n0) * g->bes, tkk,
+					      tnn * g->bes, (uint32_t)(bs[nb] * g->bes), bdst,
+					      g->tn * g->bes);
+			for (core = 0; s->b_int8 && core < 32; core++)
+				if (col_mask(c, i) & (1u << core))
+					mm_widen_b(g, p, core, b, g->trans ? tnn : tkk,
+						   g->trans ? tkk : tnn, g->trans ? g->tk : g->tn);
 		}
 		for (core = 0; core < 32; core++) {
 			int64_t m0 = (r * c->gr + core / c->gc) * g->tm;
@@ -246,7 +254,7 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 		return -EAGAIN;
 	}
 	/* members of the multicasts count one per core until pb_finish merges them */
-	per_round = (uint64_t)g->nkc * 3 * 32 + 32ull * (2 * (e->nin + e->nuops) + 4);
+	per_round = (uint64_t)g->nkc * (s->b_int8 ? 4 : 3) * 32 + 32ull * (2 * (e->nin + e->nuops) + 4);
 	if (2 * per_round > PB_MAX_INSNS) {
 		*g = saved;
 		return -EAGAIN;

@@ -208,9 +208,55 @@ def _convert_element_type(ctx, n):
 
 # ---- matmul ------------------------------------------------------------------
 
+_WIDENS = (torch.ops.prims.convert_element_type.default, aten._to_copy.default)
+_B_VIEWS = (aten.t.default, aten.transpose.int, aten.permute.default)
+
+
+def _int8_source(ctx, b, dtype):
+    """The int8 value behind mm operand @b when @b is an int8 tensor widened
+    to @dtype (views before or after the cast), else None. Weight-only
+    int8 quantisation writes ``x @ w_int8.t().to(x.dtype)``: the card then
+    reads the int8 bytes and widens them in the scratchpad (``matmul_w8``),
+    half the LPDDR5 traffic of an fp16 weight; torchao's int8 x int8
+    product (``out_dtype(mm, int32, a, b)``) reaches the graph as a product
+    of two int8 tensors widened to int32, which the PE array's int8 mode
+    computes exactly. The cast, left unused, is dropped from the graph."""
+    chain, node = [], b
+    while isinstance(node, torch.fx.Node) and node.target in _B_VIEWS:
+        chain.append(node)
+        node = node.args[0]
+    if not isinstance(node, torch.fx.Node) or node.target not in _WIDENS:
+        return None
+    if node.target is aten._to_copy.default and node.kwargs.get("device") is not None:
+        return None
+    src = node.args[0]
+    val = src.meta.get("val") if isinstance(src, torch.fx.Node) else None
+    if (not isinstance(val, torch.Tensor) or val.dtype != torch.int8
+            or result_dtype(node) != dtype):
+        return None
+    saved = {m: ctx.env[m] for m in [node] + chain}
+    try:
+        ctx.env[node] = ctx.v(src)
+        for view in reversed(chain):  # innermost first, each over the int8 value
+            ctx.env[view] = LOWERINGS[view.target](ctx, view)
+        return ctx.env[b]
+    finally:
+        ctx.env.update(saved)
+
+
 @lowers(aten.mm.default, aten.bmm.default)
 def _mm(ctx, n):
-    return ctx.g.matmul(ctx.v(n.args[0]), ctx.v(n.args[1]))
+    a = ctx.v(n.args[0])
+    dtype = ctx.dtype(a)
+    if dtype == torch.int32:
+        a8, b8 = _int8_source(ctx, n.args[0], dtype), _int8_source(ctx, n.args[1], dtype)
+        if a8 is not None and b8 is not None:
+            return ctx.g.matmul(a8, b8)  # int8 x int8 -> int32, exact
+    elif dtype.is_floating_point:
+        w8 = _int8_source(ctx, n.args[1], dtype)
+        if w8 is not None:
+            return ctx.g.matmul_w8(a, w8)
+    return ctx.g.matmul(a, ctx.v(n.args[1]))
 
 
 @lowers(aten.addmm.default)
