@@ -68,10 +68,12 @@
  *      scratchpads);
  * 1.13: peer DMA: DMA directions SPYRE_DMA_D2P and SPYRE_DMA_P2D move bytes
  *      between device memory and a contiguous PCI bus range (another
- *      card's BAR2), without a scatter list.
+ *      card's BAR2), without a scatter list;
+ * 1.14: per-ring engine-time counters SPYRE_RING_COMPUTE_NS_* and
+ *      SPYRE_RING_DMA_NS_* (what the ring's finished jobs used).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		13
+#define SPYRE_HW_VERSION_MINOR		14
 /* The first interface with SPYRE_DMA_D2P and SPYRE_DMA_P2D. */
 #define SPYRE_HW_PEER_DMA_MINOR		13
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
@@ -237,6 +239,17 @@
 #define SPYRE_RING_CTX			0x30
 #define   SPYRE_RING_CTX_ID_MASK	0x000000ff
 #define   SPYRE_RING_CTX_VA		0x00010000 /* BASE and WB are card VAs too */
+/*
+ * RO (1.14): compute- and DMA-engine time in ns of the jobs the ring has
+ * finished (the sum of their completion records' compute_ns and dma_ns),
+ * since the ring's last reset. Reading _LO latches _HI, as for TIME.
+ */
+#define SPYRE_RING_COMPUTE_NS_LO	0x34
+#define SPYRE_RING_COMPUTE_NS_HI	0x38
+#define SPYRE_RING_DMA_NS_LO		0x3c
+#define SPYRE_RING_DMA_NS_HI		0x40
+/* The first interface with the engine-time counters. */
+#define SPYRE_HW_RING_BUSY_MINOR	14
 
 /* Ring errors: the ring stops and must be reset. */
 #define SPYRE_RING_ERR_NONE		0

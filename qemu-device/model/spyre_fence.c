@@ -146,6 +146,9 @@ uint32_t card_fence(struct spyre_model *m, unsigned int n, const struct card_cmd
 	p.wb.completed_seqno = spyre_cpu_to_le64(seqno);
 	p.wb.head = spyre_cpu_to_le32(r->head);
 	r->head -= 1;
+	/* The ring's engine-time counters (1.14), read without waiting for the ring. */
+	__atomic_add_fetch(&r->busy_ns[0], r->job.compute_ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&r->busy_ns[1], r->job.dma_ns, __ATOMIC_RELAXED);
 	memset(&r->job, 0, sizeof(r->job));
 	r->skipping = false;
 	if (rec_fault)	/* no record: the fault registers and interrupt tell */

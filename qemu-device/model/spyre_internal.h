@@ -83,6 +83,9 @@ struct card_ring {
 	uint32_t error_code;
 	uint32_t head, tail;
 	uint32_t progress;	/* SPYRE_RING_PROGRESS, accessed atomically */
+	/* SPYRE_RING_{COMPUTE,DMA}_NS (1.14): finished jobs' engine time, atomic */
+	uint64_t busy_ns[2];
+	uint32_t busy_hi_latch;	/* high word latched by the last _LO read */
 
 	/* Latched configuration. */
 	uint64_t base, wb;

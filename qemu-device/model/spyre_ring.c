@@ -90,6 +90,17 @@ uint32_t card_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 		return __atomic_load_n(&r->progress, __ATOMIC_RELAXED);
 	case SPYRE_RING_CTX:
 		return r->ctx | (r->ring_va ? SPYRE_RING_CTX_VA : 0);
+	case SPYRE_RING_COMPUTE_NS_LO:
+	case SPYRE_RING_DMA_NS_LO: {
+		uint64_t v = __atomic_load_n(&r->busy_ns[reg == SPYRE_RING_DMA_NS_LO],
+					     __ATOMIC_RELAXED);
+
+		r->busy_hi_latch = (uint32_t)(v >> 32);
+		return (uint32_t)v;
+	}
+	case SPYRE_RING_COMPUTE_NS_HI:
+	case SPYRE_RING_DMA_NS_HI:
+		return r->busy_hi_latch;
 	}
 	card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
 			 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
