@@ -17,6 +17,8 @@ struct spyre_device;
  * @addr: device address of the table (inside the BAR2 aperture)
  * @blocks: the buddy block holding it
  * @child: levels 3..1: the next-level tables by index; NULL at level 0
+ * @used: valid entries in the table; an unmap frees a table it empties
+ * @dead: link in the list of emptied tables freed after the TLB flush
  */
 struct spyre_pt {
 	u64 addr;

@@ -259,9 +259,9 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	if (has_vm) {
 		/* the close below lets go of the mapped BO (no leak after) */
 		EXPECT_EQ(-ENODEV, sp_vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, dev, 0,
-					   2 * HP_VA, SP_PAGE));
-		EXPECT_EQ(-ENODEV, sp_vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0, HP_VA,
-					   64 * SP_MiB));
+					      2 * HP_VA, SP_PAGE));
+		EXPECT_EQ(-ENODEV, sp_vm_bind(self->d.fd, DRM_SPYRE_VM_BIND_OP_UNMAP, 0, 0, 0,
+					      HP_VA, 64 * SP_MiB));
 	}
 
 	/* the job in flight ended (with an error, or done before the removal) */
