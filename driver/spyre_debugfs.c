@@ -21,6 +21,7 @@
 #include "spyre_queue.h"
 #include "spyre_recovery.h"
 #include "spyre_ring.h"
+#include "spyre_uq.h"
 
 static const char * const spyre_engine_names[SPYRE_NUM_ENGINES] = {
 	[DRM_SPYRE_ENGINE_COMPUTE] = "compute",
@@ -155,6 +156,7 @@ static int spyre_queues_show(struct seq_file *m, void *unused)
 		struct spyre_queue *queue;
 		unsigned long id;
 
+		spyre_uq_account_file(sfile);
 		seq_printf(m, "client %llu: jobs done %lld, compute %lld ns, dma %lld ns\n",
 			   file->client_id, (s64)atomic64_read(&sfile->jobs_done),
 			   (s64)atomic64_read(&sfile->engine_ns[DRM_SPYRE_ENGINE_COMPUTE]),
@@ -166,6 +168,7 @@ static int spyre_queues_show(struct seq_file *m, void *unused)
 				   queue->ring->name, (s64)atomic64_read(&queue->jobs_submitted),
 				   READ_ONCE(queue->banned) ? " BANNED" : "");
 		xa_unlock(&sfile->queues);
+		spyre_uq_debugfs_show(m, sfile);
 	}
 	mutex_unlock(&drm->filelist_mutex);
 	return 0;

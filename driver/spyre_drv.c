@@ -237,6 +237,7 @@ static void spyre_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	struct spyre_bo *bo;
 	int id;
 
+	spyre_uq_account_file(sfile);	/* user queues' work: see spyre_uq.c */
 	drm_printf(p, "drm-engine-compute:\t%llu ns\n",
 		   (u64)atomic64_read(&sfile->engine_ns[DRM_SPYRE_ENGINE_COMPUTE]));
 	drm_printf(p, "drm-engine-dma:\t%llu ns\n",
@@ -315,7 +316,7 @@ static const struct drm_driver spyre_drm_driver = {
 	 * 6: user-mode queues watched for hangs (_UQ_WAIT -ETIMEDOUT), an ended
 	 * queue's doorbell page a sink, empty page tables freed at unmap
 	 */
-	.minor = 6,
+	.minor = 7,
 };
 
 /* --- sysfs: memory totals on the PCI device ------------------------------ */

@@ -14,6 +14,7 @@
 #include <linux/highmem.h>
 #include <linux/interrupt.h>
 #include <linux/mm.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -43,6 +44,8 @@
  * struct spyre_uq - one user-mode queue
  * @ref: held by the file's ID, by waiters and by doorbell mappings
  * @sdev: the device (a drm_dev reference keeps it)
+ * @sfile: the file whose usage the queue's engine time counts in (a
+ *	reference, so the statistics outlive a closed file)
  * @slot: the hardware ring
  * @id: ID in the file
  * @ctx: the file's MMU context
@@ -59,10 +62,15 @@
  * @seen_done: its write-back's completed seqno then
  * @seen_card: the sum over the card's rings then (see spyre_uq_watchdog())
  * @moved: jiffies when the watchdog last saw the ring move or idle
+ * @hw_live: the ring runs this queue and has not been reset since: its
+ *	engine-time counters are the queue's (under &spyre_device.uq_mutex)
+ * @busy_seen: the ring's engine-time counters (per enum drm_spyre_engine)
+ *	already added to @sfile's usage (under &spyre_device.uq_mutex)
  */
 struct spyre_uq {
 	struct kref ref;
 	struct spyre_device *sdev;
+	struct spyre_file *sfile;
 	struct spyre_uq_slot *slot;
 	u32 id;
 	u32 ctx;
@@ -76,6 +84,8 @@ struct spyre_uq {
 	u64 seen_done;
 	u64 seen_card;
 	unsigned long moved;
+	bool hw_live;
+	u64 busy_seen[SPYRE_NUM_ENGINES];
 };
 
 static void spyre_uq_release(struct kref *ref)
@@ -85,6 +95,7 @@ static void spyre_uq_release(struct kref *ref)
 	if (uq->sink)
 		__free_page(uq->sink);
 	drm_gem_object_put(uq->wb_obj);
+	spyre_file_put(uq->sfile);
 	drm_dev_put(&uq->sdev->drm);
 	kfree(uq);
 }
@@ -132,6 +143,72 @@ static int spyre_uq_hw_start(struct spyre_device *sdev, u32 hw, u32 ctx,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * Engine time of user-queue work (card interface 1.14): the kernel sees
+ * none of the queue's jobs, and their completion records are in the
+ * process's memory where it could rewrite them, so the driver reads the
+ * ring's own counters (what its finished jobs used) and adds what they
+ * gained since the last look to the file's usage. It looks when fdinfo or
+ * debugfs are read, at each watchdog period and just before the ring is
+ * reset (destroy, hang): a card reset zeroes the counters first, so what
+ * a queue did since the last look before a card reset is not counted.
+ */
+static u64 spyre_uq_ring_busy(struct spyre_device *sdev, u32 hw, u32 lo, u32 hi)
+{
+	u32 low = spyre_read(sdev, SPYRE_RING_REG(hw, lo));
+
+	return (u64)spyre_read(sdev, SPYRE_RING_REG(hw, hi)) << 32 | low;
+}
+
+/* Under uq_mutex, with the card present. */
+static void spyre_uq_account_locked(struct spyre_uq *uq)
+{
+	struct spyre_device *sdev = uq->sdev;
+	u32 hw = uq->slot->hw;
+	u64 v[SPYRE_NUM_ENGINES];
+	int e;
+
+	if (!uq->hw_live ||
+	    sdev->hw_version < SPYRE_HW_VERSION(1, SPYRE_HW_RING_BUSY_MINOR))
+		return;
+	v[DRM_SPYRE_ENGINE_COMPUTE] = spyre_uq_ring_busy(sdev, hw, SPYRE_RING_COMPUTE_NS_LO,
+							 SPYRE_RING_COMPUTE_NS_HI);
+	v[DRM_SPYRE_ENGINE_DMA] = spyre_uq_ring_busy(sdev, hw, SPYRE_RING_DMA_NS_LO,
+						     SPYRE_RING_DMA_NS_HI);
+	for (e = 0; e < SPYRE_NUM_ENGINES; e++) {
+		/* counters only grow while the ring is the queue's */
+		if (v[e] > uq->busy_seen[e])
+			atomic64_add(v[e] - uq->busy_seen[e], &uq->sfile->engine_ns[e]);
+		uq->busy_seen[e] = v[e];
+	}
+}
+
+/* Under uq_mutex: the ring's last engine time counts, then it is reset. */
+static void spyre_uq_stop_locked(struct spyre_uq *uq)
+{
+	spyre_uq_account_locked(uq);
+	spyre_uq_hw_stop(uq->sdev, uq->slot->hw);
+	uq->hw_live = false;
+}
+
+/* Brings the file's usage up to date with its live queues' rings. */
+void spyre_uq_account_file(struct spyre_file *sfile)
+{
+	struct spyre_device *sdev = sfile->sdev;
+	struct spyre_uq *uq;
+	unsigned long id;
+	int idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return;
+	/* A queue erased meanwhile is freed only after it took uq_mutex. */
+	mutex_lock(&sdev->uq_mutex);
+	xa_for_each(&sfile->uqs, id, uq)
+		spyre_uq_account_locked(uq);
+	mutex_unlock(&sdev->uq_mutex);
+	drm_dev_exit(idx);
 }
 
 static irqreturn_t spyre_uq_irq(int irq, void *arg)
@@ -187,6 +264,7 @@ void spyre_uq_card_reset(struct spyre_device *sdev)
 	for (i = 0; i < sdev->num_uq_slots && n < ARRAY_SIZE(uqs); i++) {
 		if (sdev->uq_slots[i].uq) {
 			uqs[n] = sdev->uq_slots[i].uq;
+			uqs[n]->hw_live = false;	/* its counters are gone too */
 			kref_get(&uqs[n++]->ref);
 		}
 	}
@@ -280,6 +358,7 @@ static void spyre_uq_watchdog(struct work_struct *work)
 		if (!uq || uq->error)
 			continue;
 		busy = true;
+		spyre_uq_account_locked(uq);
 		if (n == ARRAY_SIZE(hung) || !spyre_uq_is_stuck(uq, card))
 			continue;
 		/*
@@ -287,7 +366,7 @@ static void spyre_uq_watchdog(struct work_struct *work)
 		 * the lock a destroy takes, so the ring is still this queue's.
 		 */
 		WRITE_ONCE(uq->error, -ETIMEDOUT);
-		spyre_uq_hw_stop(sdev, uq->slot->hw);
+		spyre_uq_stop_locked(uq);
 		atomic_inc(&sdev->reset_count);
 		kref_get(&uq->ref);
 		hung[n++] = uq;
@@ -393,6 +472,8 @@ int spyre_uq_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 		return -ENOMEM;
 	kref_init(&uq->ref);
 	uq->sdev = sdev;
+	kref_get(&sfile->ref);
+	uq->sfile = sfile;
 	uq->sink = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	uq->moved = jiffies;
 	drm_dev_get(drm);
@@ -403,11 +484,8 @@ int spyre_uq_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 		ctx = sfile->vm->ctx;
 	uq->ctx = ctx;
 	mutex_unlock(&sfile->vm_lock);
-	if (ret) {
-		drm_dev_put(drm);
-		kfree(uq);
-		return ret;
-	}
+	if (ret)
+		goto err_put;
 	ret = -ENOSPC;
 	uq->slot = spyre_uq_slot_get(sdev, uq);
 	if (!uq->slot)
@@ -419,6 +497,9 @@ int spyre_uq_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 	}
 	if (ret)
 		goto err_slot;
+	mutex_lock(&sdev->uq_mutex);
+	uq->hw_live = true;	/* the ring reset zeroed its counters */
+	mutex_unlock(&sdev->uq_mutex);
 	ret = xa_alloc(&sfile->uqs, &uq->id, uq, XA_LIMIT(1, U32_MAX), GFP_KERNEL);
 	if (ret)
 		goto err_stop;
@@ -429,7 +510,9 @@ int spyre_uq_create_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 
 err_stop:
 	if (drm_dev_enter(drm, &idx)) {
-		spyre_uq_hw_stop(sdev, uq->slot->hw);
+		mutex_lock(&sdev->uq_mutex);
+		spyre_uq_stop_locked(uq);
+		mutex_unlock(&sdev->uq_mutex);
 		drm_dev_exit(idx);
 	}
 err_slot:
@@ -447,7 +530,9 @@ static void spyre_uq_destroy(struct spyre_uq *uq)
 
 	spyre_uq_kill(uq, -ECANCELED);
 	if (drm_dev_enter(&sdev->drm, &idx)) {
-		spyre_uq_hw_stop(sdev, uq->slot->hw);
+		mutex_lock(&sdev->uq_mutex);
+		spyre_uq_stop_locked(uq);
+		mutex_unlock(&sdev->uq_mutex);
 		drm_dev_exit(idx);
 	}
 	spyre_uq_slot_put(sdev, uq->slot);
@@ -548,6 +633,33 @@ int spyre_uq_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	args->fault_addr = ret == -EFAULT ? READ_ONCE(uq->sdev->ctx_fault_addr[uq->ctx]) : 0;
 	spyre_uq_put(uq);
 	return ret;
+}
+
+/* --- debugfs ------------------------------------------------------------ */
+
+/*
+ * One line per user queue of @sfile under its client line of debugfs
+ * "queues": ring, context, the write-back's completed seqno, and how it
+ * ended (BANNED after a hang, as for kernel queues).
+ */
+void spyre_uq_debugfs_show(struct seq_file *m, struct spyre_file *sfile)
+{
+	struct spyre_device *sdev = sfile->sdev;
+	struct spyre_uq *uq;
+	unsigned long id;
+
+	mutex_lock(&sdev->uq_mutex);
+	xa_for_each(&sfile->uqs, id, uq) {
+		seq_printf(m, "  user queue %u: ring %u ctx %u completed %llu", uq->id,
+			   uq->slot->hw, uq->ctx, spyre_uq_completed(uq));
+		if (uq->error == -ETIMEDOUT)
+			seq_puts(m, " BANNED\n");
+		else if (uq->error)
+			seq_printf(m, " ENDED %d\n", uq->error);
+		else
+			seq_puts(m, "\n");
+	}
+	mutex_unlock(&sdev->uq_mutex);
 }
 
 /* --- the doorbell mapping ----------------------------------------------- */

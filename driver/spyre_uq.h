@@ -14,6 +14,7 @@
 struct drm_device;
 struct drm_file;
 struct file;
+struct seq_file;
 struct vm_area_struct;
 struct spyre_device;
 struct spyre_file;
@@ -40,6 +41,8 @@ void spyre_uq_fini(struct spyre_device *sdev);
 void spyre_uq_wake_all(struct spyre_device *sdev);
 void spyre_uq_card_reset(struct spyre_device *sdev);
 void spyre_uq_destroy_all(struct spyre_file *sfile);
+void spyre_uq_account_file(struct spyre_file *sfile);
+void spyre_uq_debugfs_show(struct seq_file *m, struct spyre_file *sfile);
 int spyre_uq_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_uq_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int spyre_uq_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * spyre-smi: the state of the Spyre cards for humans (and scripts, with
- * --json): each card's identity, memory used/total, rings and queues, resets
+ * --json): each card's identity, memory used/total, rings, queues (kernel
+ * queues and user-mode queues, from the driver's debugfs), resets
  * and errors, and per-process usage read from /proc/PID/fdinfo (the DRM
  * usage keys drm-engine-*, drm-total-*, drm-resident-*), matched to the
  * card by drm-pdev.
@@ -277,7 +278,8 @@ int main(int argc, char **argv)
 			       "\"cores\": %u, \"clock_mhz\": %u, \"scratchpad_bytes\": %llu, "
 			       "\"memory_total\": %llu, \"memory_used\": %llu, "
 			       "\"compute_rings\": %u, \"dma_rings\": %u, \"resets\": %llu, "
-			       "\"queues\": %d, \"banned_queues\": %d, \"jobs_done\": %lld, "
+			       "\"queues\": %d, \"user_queues\": %d, \"banned_queues\": %d, "
+			       "\"jobs_done\": %lld, "
 			       "\"jobs_failed\": %lld, \"processes\": [",
 			       p.pci_vendor, p.pci_device, SPYRE_HW_VERSION_MAJOR_OF(p.hw_version),
 			       SPYRE_HW_VERSION_MINOR_OF(p.hw_version),
@@ -286,6 +288,7 @@ int main(int argc, char **argv)
 			       (unsigned long long)(p.mem_total - p.mem_free), p.compute_rings,
 			       p.dma_rings, (unsigned long long)p.reset_count,
 			       queues ? count_lines(queues, "  queue ") : -1,
+			       queues ? count_lines(queues, "  user queue ") : -1,
 			       queues ? count_lines(queues, "BANNED") : -1,
 			       rings ? sum_after(rings, " done ") : -1,
 			       rings ? sum_after(rings, " failed ") : -1);
@@ -315,9 +318,10 @@ int main(int argc, char **argv)
 			       p.clock_mhz, (unsigned long long)p.scratchpad_size >> 10, used, total,
 			       p.compute_rings, p.dma_rings, (unsigned long long)p.reset_count);
 			if (queues)
-				printf("        queues: %d (banned: %d)\n%s",
-				       count_lines(queues, "  queue "), count_lines(queues, "BANNED"),
-				       queues);
+				printf("        queues: %d, user queues: %d (banned: %d)\n%s",
+				       count_lines(queues, "  queue "),
+				       count_lines(queues, "  user queue "),
+				       count_lines(queues, "BANNED"), queues);
 			else
 				printf("        queues: (needs root and debugfs)\n");
 			if (rings)

@@ -11,6 +11,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -406,7 +408,7 @@ TEST_F_TIMEOUT(uq, hang_ends_queue, 60)
 {
 	struct uq *q = &self->a, b;
 	union spyre_hw_desc *d;
-	char saved[32] = "";
+	char saved[32] = "", line[256];
 	uint64_t s, s2, r0 = 0, r1 = 0;
 	int ret;
 
@@ -430,6 +432,9 @@ TEST_F_TIMEOUT(uq, hang_ends_queue, 60)
 	EXPECT_EQ(-ETIMEDOUT, ret);
 	ASSERT_EQ(0, sp_get_param(q->d.fd, DRM_SPYRE_PARAM_RESET_COUNT, &r1));
 	EXPECT_LT(r0, r1);
+	/* debugfs says so, as for a banned kernel queue */
+	if (!sp_user_queue_line(&q->d, q->id, line, sizeof(line)))
+		EXPECT_NE(NULL, strstr(line, " BANNED"));
 	/* ringing a dead queue is harmless, and it stays dead */
 	uq_ring(q);
 	EXPECT_EQ(-ETIMEDOUT, uq_wait(q, s, 0, NULL));
@@ -440,6 +445,50 @@ TEST_F_TIMEOUT(uq, hang_ends_queue, 60)
 	uq_close(&b);
 	if (saved[0])
 		sp_write_file(TIMEOUT_PARAM, saved);
+}
+
+/*
+ * fdinfo counts the engine time of user-queue work (driver 1.7, from the
+ * ring's counters of card interface 1.14): exactly what the jobs'
+ * completion records say, and it stays counted after the queue is
+ * destroyed. debugfs "queues" lists the queue with its completed seqno.
+ */
+TEST_F(uq, usage_in_fdinfo_and_debugfs)
+{
+	struct drm_spyre_uq_destroy d = { .queue_id = self->a.id };
+	struct uq *q = &self->a;
+	uint64_t c0, d0, c1, d1, s, dma, done = 0;
+	unsigned int ring, ctx;
+	char line[256];
+
+	if (q->d.p[DRM_SPYRE_PARAM_HW_VERSION] < SPYRE_HW_VERSION(1, SPYRE_HW_RING_BUSY_MINOR))
+		SKIP(return, "card interface older than 1.14: no ring engine-time counters");
+	ASSERT_EQ(0, sp_fdinfo_u64(q->d.fd, "drm-engine-compute", &c0));
+	ASSERT_EQ(0, sp_fdinfo_u64(q->d.fd, "drm-engine-dma", &d0));
+	uq_fill(q, DVA, DSIZE, 0x77);
+	s = uq_fill(q, DVA, 4096, 0x78);
+	uq_ring(q);
+	ASSERT_EQ(0, uq_wait(q, s, SP_WAIT_NS, NULL));
+	dma = uq_record(q, s - 1)->dma_ns + uq_record(q, s)->dma_ns;
+	EXPECT_LT(0, uq_record(q, s - 1)->dma_ns);
+	ASSERT_EQ(0, sp_fdinfo_u64(q->d.fd, "drm-engine-dma", &d1));
+	EXPECT_EQ(d0 + dma, d1);
+	ASSERT_EQ(0, sp_fdinfo_u64(q->d.fd, "drm-engine-compute", &c1));
+	EXPECT_EQ(c0, c1);
+
+	if (!sp_user_queue_line(&q->d, q->id, line, sizeof(line))) {
+		ASSERT_EQ(3, sscanf(line, " user queue %*u: ring %u ctx %u completed %" SCNu64,
+				    &ring, &ctx, &done));
+		EXPECT_GT(64u, ring);		/* a card has at most 64 rings */
+		EXPECT_LT(0, ctx);
+		EXPECT_EQ(s, done);
+		EXPECT_EQ(NULL, strstr(line, "BANNED"));
+	}
+
+	ASSERT_EQ(0, sp_ioctl(q->d.fd, DRM_IOCTL_SPYRE_UQ_DESTROY, &d));
+	ASSERT_EQ(0, sp_fdinfo_u64(q->d.fd, "drm-engine-dma", &d1));
+	EXPECT_EQ(d0 + dma, d1);
+	EXPECT_EQ(-ENOENT, sp_user_queue_line(&q->d, q->id, line, sizeof(line)));
 }
 
 /*

@@ -719,9 +719,14 @@ int sp_client_id(int fd, uint64_t *id)
  * debugfs "queues" lists each client ("client <id>: ...") followed by its
  * queues ("  queue <id>: <engine> prio <p> spyre-ring<n> ...").
  */
-int sp_queue_ring(const struct sp_dev *d, uint32_t id)
+/*
+ * The line of @d's file's queue @id in debugfs "queues" ("  queue N: ..."
+ * or, @user, "  user queue N: ..."), copied into @out.
+ */
+static int queue_line(const struct sp_dev *d, bool user, uint32_t id, char *out, size_t len)
 {
-	char buf[65536], *line, *save = NULL, *r;
+	char buf[65536], *line, *save = NULL;
+	const char *fmt = user ? " user queue %u:" : " queue %u:";
 	bool mine = false;
 	uint64_t client, c;
 	unsigned int qid;
@@ -738,12 +743,28 @@ int sp_queue_ring(const struct sp_dev *d, uint32_t id)
 			mine = c == client;
 			continue;
 		}
-		if (!mine || sscanf(line, " queue %u:", &qid) != 1 || qid != id)
+		if (!mine || sscanf(line, fmt, &qid) != 1 || qid != id)
 			continue;
-		r = strstr(line, "spyre-ring");
-		return r ? atoi(r + strlen("spyre-ring")) : -EINVAL;
+		snprintf(out, len, "%s", line);
+		return 0;
 	}
 	return -ENOENT;
+}
+
+int sp_queue_ring(const struct sp_dev *d, uint32_t id)
+{
+	char line[256], *r;
+	int ret = queue_line(d, false, id, line, sizeof(line));
+
+	if (ret)
+		return ret;
+	r = strstr(line, "spyre-ring");
+	return r ? atoi(r + strlen("spyre-ring")) : -EINVAL;
+}
+
+int sp_user_queue_line(const struct sp_dev *d, uint32_t id, char *out, size_t len)
+{
+	return queue_line(d, true, id, out, len);
 }
 
 int sp_arm_fault(const struct sp_dev *d, uint32_t kind, int ring)

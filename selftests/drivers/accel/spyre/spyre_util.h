@@ -151,6 +151,8 @@ int sp_wait_bo_count(const struct sp_dev *d, uint64_t want, uint64_t *seen);
 
 /* Ring index serving queue @id of @d's file, from debugfs "queues". */
 int sp_queue_ring(const struct sp_dev *d, uint32_t id);
+/* The debugfs "queues" line of user-mode queue @id of @d's file. */
+int sp_user_queue_line(const struct sp_dev *d, uint32_t id, char *out, size_t len);
 /* Arm one of the card's one-shot faults (SPYRE_FAULT_* kind) on a ring. */
 int sp_arm_fault(const struct sp_dev *d, uint32_t kind, int ring);
 
