@@ -200,6 +200,9 @@ int spy_drm_bo_bind(spyre_bo *bo)
 
 	if (!priv->uq || !priv->has_vm || priv->vm_failed)
 		return 0;	/* the kernel's queues resolve handles themselves */
+	if (bo->mem == SPYRE_MEM_PEER)
+		return 0;	/* VM_BIND refuses another card's memory: its copies
+				 * go through a kernel queue (backend_drm_uq.c) */
 	ret = spy_drm_vm_map(dev, bo->handle, va, bo->size,
 			     bo->mem == SPYRE_MEM_DEVICE ? DRM_SPYRE_VM_BIND_EXEC : 0);
 	if (ret) {
@@ -609,7 +612,7 @@ int spy_drm_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t owne
 }
 
 /* Between processes: the device BO's dma-buf (the driver's PRIME export). */
-static int drm_bo_export(spyre_device *dev, uint32_t handle, int *fd, uint64_t *offset)
+int spy_drm_bo_export(spyre_device *dev, uint32_t handle, int *fd, uint64_t *offset)
 {
 	struct drm_prime_handle ex = { .handle = handle, .flags = DRM_CLOEXEC, .fd = -1 };
 	int ret = xioctl(dev, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex);
@@ -626,8 +629,8 @@ static int drm_bo_export(spyre_device *dev, uint32_t handle, int *fd, uint64_t *
  * importing card's own BO comes back as itself (PRIME self-import: a handle
  * this file may already use for the BO, which closing would end): refused.
  */
-static int drm_bo_import(spyre_device *dev, int fd, uint64_t offset, uint64_t size,
-			 uint32_t *handle)
+int spy_drm_bo_import(spyre_device *dev, int fd, uint64_t offset, uint64_t size,
+		      uint32_t *handle)
 {
 	struct drm_prime_handle im = { .fd = fd };
 	struct drm_spyre_bo_info info = { 0 };
@@ -675,6 +678,6 @@ const struct spy_backend_ops spy_drm_ops = {
 	.queue_error = drm_queue_error,
 	.inject_fault = spy_drm_inject_fault,
 	.bo_peer_import = spy_drm_bo_peer_import,
-	.bo_export = drm_bo_export,
-	.bo_import = drm_bo_import,
+	.bo_export = spy_drm_bo_export,
+	.bo_import = spy_drm_bo_import,
 };

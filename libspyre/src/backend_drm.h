@@ -66,5 +66,9 @@ int spy_drm_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned i
 int spy_drm_debugfs_fault(spyre_device *dev, unsigned int val);
 int spy_drm_bo_peer_import(spyre_device *dev, spyre_device *owner, uint32_t owner_handle,
 			   uint32_t *handle);
+/* PRIME between processes: a device BO's dma-buf, another card's as a peer BO. */
+int spy_drm_bo_export(spyre_device *dev, uint32_t handle, int *fd, uint64_t *offset);
+int spy_drm_bo_import(spyre_device *dev, int fd, uint64_t offset, uint64_t size,
+		      uint32_t *handle);
 
 #endif /* SPYRE_BACKEND_DRM_H_LIB */

@@ -1350,4 +1350,6 @@ const struct spy_backend_ops spy_drm_uq_ops = {
 	.queue_error = uq_queue_error,
 	.inject_fault = uq_inject_fault,
 	.bo_peer_import = spy_drm_bo_peer_import,
+	.bo_export = spy_drm_bo_export,
+	.bo_import = spy_drm_bo_import,
 };

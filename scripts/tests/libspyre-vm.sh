@@ -4,8 +4,9 @@
 # Build libspyre and run its tests on the drm backend inside the test VM
 # (the same tests check-sim runs in-process), then the pipeline example and
 # spyre-smi there. Prints a final line "N passed, N failed": the tests'
-# own counts plus one each for the example and spyre-smi --json, and one
-# failure if the VM itself failed (oops: exit 251, timeout, ...).
+# own counts plus one each for the example (on the default queues and on
+# SPYRE_DRM_QUEUES=kernel) and spyre-smi --json, and one failure if the VM
+# itself failed (oops: exit 251, timeout, ...).
 #
 #   scripts/tests/libspyre-vm.sh [TEST-NAME...]
 set -uo pipefail
@@ -27,6 +28,9 @@ if [ "${1:-}" = --guest ]; then
 		sleep 1
 		SPYRE_BACKEND=drm "$out/examples/pipeline" 2>&1
 		echo "# libspyre-vm: pipeline exit $?"
+		# the other submission path (the suite runs on the default one)
+		SPYRE_BACKEND=drm SPYRE_DRM_QUEUES=kernel "$out/examples/pipeline" 2>&1
+		echo "# libspyre-vm: pipeline kernel queues exit $?"
 		# spyre-smi while another process holds the card (8 MiB device,
 		# 4 MiB host, one DMA queue)
 		mkfifo /tmp/hold.in
@@ -77,6 +81,12 @@ if [ $# -eq 0 ]; then
 		echo "FAIL: examples/pipeline (wrong results or no overlap)"
 		fail=$((fail + 1))
 	fi
+	if grep -q '^# libspyre-vm: pipeline kernel queues exit 0$' "$log"; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL: examples/pipeline on SPYRE_DRM_QUEUES=kernel"
+		fail=$((fail + 1))
+	fi
 	# valid JSON, and the holder process shows with its 8 MiB of device memory
 	if grep -q '^# libspyre-vm: smi exit 0$' "$log" &&
 		sed -n '/^{"cards"/p' "$log" | python3 -c '
@@ -84,7 +94,8 @@ import json, sys
 c = json.load(sys.stdin)["cards"][0]
 p = [x for x in c["processes"] if x["comm"] == "spyre-hold"]
 assert p and p[0]["total-device"] >= 8 << 20 and p[0]["total-host"] >= 4 << 20, c
-assert c["memory_used"] >= 8 << 20 and c["queues"] >= 1, c
+assert c["memory_used"] >= 8 << 20 and c["queues"] + c["user_queues"] >= 1, c
+assert p[0]["engine-dma"] > 0, c  # its copy, on a kernel or a user queue
 ' 2>&1; then
 		pass=$((pass + 1))
 	else
