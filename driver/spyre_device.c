@@ -70,8 +70,11 @@ static irqreturn_t spyre_err_irq(int irq, void *arg)
 			SPYRE_MMU_FAULT_CTX(info), SPYRE_MMU_FAULT_REASON(info),
 			SPYRE_MMU_FAULT_ACCESS(info),
 			upper_32_bits(addr), lower_32_bits(addr));
-		if (info & SPYRE_MMU_FAULT_VALID)
+		if (info & SPYRE_MMU_FAULT_VALID) {
 			WRITE_ONCE(sdev->ctx_fault_addr[SPYRE_MMU_FAULT_CTX(info)], addr);
+			smp_mb__before_atomic();	/* the address, then the flag */
+			set_bit(SPYRE_MMU_FAULT_CTX(info), sdev->ctx_fault_known);
+		}
 		spyre_write(sdev, SPYRE_REG_MMU_FAULT_INFO, SPYRE_MMU_FAULT_VALID);
 	}
 	/* A user queue's waiter learns of its fault or ring error here. */

@@ -72,6 +72,8 @@ struct spyre_uq_slot;
  * @uq_slots: those rings
  * @ctx_fault_addr: per MMU context, the VA of its last fault the card
  *	latched (for user queues' waiters)
+ * @ctx_fault_known: per MMU context, @ctx_fault_addr holds the fault that
+ *	stopped it (set by the error interrupt, cleared at RESUME)
  * @uq_watchdog: looks for hung user-mode queues while any is live
  */
 struct spyre_device {
@@ -120,6 +122,7 @@ struct spyre_device {
 	u32 num_uq_slots;
 	struct spyre_uq_slot *uq_slots;
 	u64 ctx_fault_addr[SPYRE_MMU_NUM_CTX];
+	unsigned long ctx_fault_known[BITS_TO_LONGS(SPYRE_MMU_NUM_CTX)];
 	struct delayed_work uq_watchdog;
 };
 

@@ -591,6 +591,36 @@ static int spyre_uq_poll(struct spyre_uq *uq, u64 value, u64 *seen)
 	return -EAGAIN;
 }
 
+/*
+ * The VA of the fault that stopped @uq's context. A waiter can see the
+ * ring's CTX_FAULT before the error interrupt recorded the address (under
+ * load the interrupt comes later): the card's latch holds it until that
+ * handler, which records the address before it clears the latch. 0 when
+ * the latch held another context's fault (the job's record has it).
+ */
+static u64 spyre_uq_fault_addr(struct spyre_uq *uq)
+{
+	struct spyre_device *sdev = uq->sdev;
+	u32 info = 0, again = 0;
+	u64 addr = 0;
+	int idx;
+
+	if (!test_bit(uq->ctx, sdev->ctx_fault_known) && drm_dev_enter(&sdev->drm, &idx)) {
+		info = spyre_read(sdev, SPYRE_REG_MMU_FAULT_INFO);
+		addr = (u64)spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_HI) << 32 |
+		       spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_LO);
+		again = spyre_read(sdev, SPYRE_REG_MMU_FAULT_INFO);
+		drm_dev_exit(idx);
+		if ((info & SPYRE_MMU_FAULT_VALID) && info == again &&
+		    SPYRE_MMU_FAULT_CTX(info) == uq->ctx)
+			return addr;
+	}
+	if (!test_bit(uq->ctx, sdev->ctx_fault_known))
+		return 0;
+	smp_mb__after_atomic();		/* the flag, then the address */
+	return READ_ONCE(sdev->ctx_fault_addr[uq->ctx]);
+}
+
 static bool spyre_uq_done(struct spyre_uq *uq, u64 value)
 {
 	u64 seen;
@@ -630,7 +660,7 @@ int spyre_uq_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *fil
 	if (ret == -EAGAIN)
 		ret = -ETIME;
 	args->completed = seen;
-	args->fault_addr = ret == -EFAULT ? READ_ONCE(uq->sdev->ctx_fault_addr[uq->ctx]) : 0;
+	args->fault_addr = ret == -EFAULT ? spyre_uq_fault_addr(uq) : 0;
 	spyre_uq_put(uq);
 	return ret;
 }

@@ -47,8 +47,10 @@ static void spyre_ctx_set_root_locked(struct spyre_device *sdev, u32 ctx,
 	spyre_write(sdev, SPYRE_REG_MMU_CTX_ROOT_LO, lo);
 	/* The high word commits the root and drops the context's TLB entries. */
 	spyre_write(sdev, SPYRE_REG_MMU_CTX_ROOT_HI, upper_32_bits(addr));
-	if (root && (spyre_read(sdev, SPYRE_REG_MMU_CTX_STATUS) & SPYRE_MMU_CTX_FAULTED))
+	if (root && (spyre_read(sdev, SPYRE_REG_MMU_CTX_STATUS) & SPYRE_MMU_CTX_FAULTED)) {
+		clear_bit(ctx, sdev->ctx_fault_known);
 		spyre_write(sdev, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_RESUME);
+	}
 }
 
 /*
@@ -61,6 +63,7 @@ void spyre_vm_restore_roots(struct spyre_device *sdev)
 	struct spyre_vm *vm;
 
 	mutex_lock(&sdev->mmu_lock);
+	bitmap_zero(sdev->ctx_fault_known, SPYRE_MMU_NUM_CTX);	/* no context is stopped */
 	list_for_each_entry(vm, &sdev->vms, link)
 		spyre_ctx_set_root_locked(sdev, vm->ctx, vm->root);
 	mutex_unlock(&sdev->mmu_lock);
@@ -86,8 +89,18 @@ static void spyre_ctx_resume(struct spyre_device *sdev, u32 ctx)
 {
 	mutex_lock(&sdev->mmu_lock);
 	spyre_write(sdev, SPYRE_REG_MMU_CTX_SELECT, ctx);
-	if (spyre_read(sdev, SPYRE_REG_MMU_CTX_STATUS) & SPYRE_MMU_CTX_FAULTED)
+	if (spyre_read(sdev, SPYRE_REG_MMU_CTX_STATUS) & SPYRE_MMU_CTX_FAULTED) {
+		u32 info = spyre_read(sdev, SPYRE_REG_MMU_FAULT_INFO);
+
+		/*
+		 * The fault is over: an error interrupt that comes only now
+		 * must not record it as the context's next one.
+		 */
+		if ((info & SPYRE_MMU_FAULT_VALID) && SPYRE_MMU_FAULT_CTX(info) == ctx)
+			spyre_write(sdev, SPYRE_REG_MMU_FAULT_INFO, SPYRE_MMU_FAULT_VALID);
+		clear_bit(ctx, sdev->ctx_fault_known);
 		spyre_write(sdev, SPYRE_REG_MMU_CTX_CTRL, SPYRE_MMU_CTRL_RESUME);
+	}
 	mutex_unlock(&sdev->mmu_lock);
 }
 
