@@ -17,20 +17,6 @@
 namespace torch_spyre {
 namespace {
 
-// The same described bytes as int8 lanes (for exact integer moves).
-spyre_tensor as_bytes(spyre_tensor d, int64_t lanes)
-{
-	TORCH_CHECK_NOT_IMPLEMENTED(d.ndim < SPYRE_MAX_DIMS,
-				    "spyre: an integer copy of a tensor of ", d.ndim, " dims");
-	d.dtype = SPYRE_INT8;
-	for (unsigned i = 0; i < d.ndim; i++)
-		d.strides[i] *= lanes;
-	d.shape[d.ndim] = lanes;
-	d.strides[d.ndim] = 1;
-	d.ndim++;
-	return d;
-}
-
 bool exact_integer(at::ScalarType t)
 {
 	return t == at::kInt || t == at::kLong || t == at::kChar || t == at::kByte ||

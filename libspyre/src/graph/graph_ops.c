@@ -587,21 +587,30 @@ int spyre_graph_matmul_w8(spyre_graph *g, spyre_value a, spyre_value b, spyre_va
 	return make_mm(g, call, "matmul_w8", a, b, true, out);
 }
 
-int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value bias,
-		       spyre_value *out)
+/* The values of a linear (@bias < 0: none) are this graph's; @out is given. */
+static int check_linear_vals(spyre_graph *g, const char *call, spyre_value x, spyre_value w,
+			     spyre_value bias, spyre_value *out)
 {
-	static const char *call = "spyre_graph_linear";
-	spyre_value wt, y;
 	int ret = g_check_val(g, call, x, "x");
 
 	if (!ret)
 		ret = g_check_val(g, call, w, "weight");
 	if (!ret && bias >= 0)
 		ret = g_check_val(g, call, bias, "bias");
+	if (!ret && !out)
+		ret = spy_err(-EINVAL, "%s: out is NULL", call);
+	return ret;
+}
+
+int spyre_graph_linear(spyre_graph *g, spyre_value x, spyre_value w, spyre_value bias,
+		       spyre_value *out)
+{
+	static const char *call = "spyre_graph_linear";
+	spyre_value wt, y;
+	int ret = check_linear_vals(g, call, x, w, bias, out);
+
 	if (ret)
 		return ret;
-	if (!out)
-		return spy_err(-EINVAL, "%s: out is NULL", call);
 	if (g->v[w].ndim != 2)
 		return spy_err(-EINVAL, "%s: weight must be [N, K]", call);
 	ret = spyre_graph_transpose(g, w, 0, 1, &wt);
@@ -627,18 +636,12 @@ int spyre_graph_linear_w8(spyre_graph *g, spyre_value x, spyre_value w, spyre_va
 	const struct gval *X, *W, *S;
 	spyre_value wt, y;
 	char sx[96], sw[96];
-	int ret = g_check_val(g, call, x, "x");
+	int ret = check_linear_vals(g, call, x, w, bias, out);
 
 	if (!ret)
-		ret = g_check_val(g, call, w, "weight");
-	if (!ret)
 		ret = g_check_val(g, call, scale, "scale");
-	if (!ret && bias >= 0)
-		ret = g_check_val(g, call, bias, "bias");
 	if (ret)
 		return ret;
-	if (!out)
-		return spy_err(-EINVAL, "%s: out is NULL", call);
 	X = &g->v[x];
 	W = &g->v[w];
 	S = &g->v[scale];
