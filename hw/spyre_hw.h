@@ -70,10 +70,13 @@
  *      between device memory and a contiguous PCI bus range (another
  *      card's BAR2), without a scatter list;
  * 1.14: per-ring engine-time counters SPYRE_RING_COMPUTE_NS_* and
- *      SPYRE_RING_DMA_NS_* (what the ring's finished jobs used).
+ *      SPYRE_RING_DMA_NS_* (what the ring's finished jobs used);
+ * 1.15: per-ring fault records SPYRE_RING_FAULT_INFO and
+ *      SPYRE_RING_FAULT_ADDR_* (the translation fault that stopped the
+ *      ring's context, which the card-wide latch may no longer hold).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		14
+#define SPYRE_HW_VERSION_MINOR		15
 /* The first interface with SPYRE_DMA_D2P and SPYRE_DMA_P2D. */
 #define SPYRE_HW_PEER_DMA_MINOR		13
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */
@@ -250,6 +253,22 @@
 #define SPYRE_RING_DMA_NS_HI		0x40
 /* The first interface with the engine-time counters. */
 #define SPYRE_HW_RING_BUSY_MINOR	14
+/*
+ * RO (1.15): the ring's fault record, encoded as SPYRE_REG_MMU_FAULT_INFO
+ * (SPYRE_MMU_FAULT_RING/CTX/REASON/ACCESS; OVERFLOW: more faults came
+ * after it). The card writes it in the same step as it stops the faulting
+ * context, before the error interrupt, so a ring that reads CTX_FAULT
+ * already has its record: that of its own command's fault, or, for a ring
+ * whose SPYRE_RING_CTX is the faulting context, that of its sibling's.
+ * The first fault wins; a RESUME of the context the record names, a ring
+ * reset and a card reset clear it. Several processes faulting at once
+ * each find their own address here, unlike in the card-wide latch.
+ */
+#define SPYRE_RING_FAULT_INFO		0x44
+#define SPYRE_RING_FAULT_ADDR_LO	0x48	/* the faulting card VA */
+#define SPYRE_RING_FAULT_ADDR_HI	0x4c
+/* The first interface with the per-ring fault records. */
+#define SPYRE_HW_RING_FAULT_MINOR	15
 
 /* Ring errors: the ring stops and must be reset. */
 #define SPYRE_RING_ERR_NONE		0

@@ -86,6 +86,9 @@ struct card_ring {
 	/* SPYRE_RING_{COMPUTE,DMA}_NS (1.14): finished jobs' engine time, atomic */
 	uint64_t busy_ns[2];
 	uint32_t busy_hi_latch;	/* high word latched by the last _LO read */
+	/* SPYRE_RING_FAULT_* (1.15): the fault that stopped its context (reset clears) */
+	uint32_t mmu_fault_info;
+	uint64_t mmu_fault_addr;
 
 	/* Latched configuration. */
 	uint64_t base, wb;

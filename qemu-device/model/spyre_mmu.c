@@ -253,6 +253,51 @@ uint16_t card_va_fault_space(unsigned int access)
 	       SPYRE_FAULT_SPACE_VA_READ;
 }
 
+static void ring_record(struct card_ring *r, uint32_t info, uint64_t va)
+{
+	if (r->mmu_fault_info & SPYRE_MMU_FAULT_VALID) {
+		r->mmu_fault_info |= SPYRE_MMU_FAULT_OVERFLOW;
+		return;
+	}
+	r->mmu_fault_info = info;
+	r->mmu_fault_addr = va;
+}
+
+/*
+ * The per-ring fault records (1.15), in the step that stops the context:
+ * the faulting ring's, and those of the rings the stop holds (their
+ * SPYRE_RING_CTX is the context), so each finds the fault that stopped
+ * it whatever other contexts fault meanwhile.
+ */
+static void ring_records(struct spyre_model *m, unsigned int ring, uint32_t info,
+			 struct card_mmu_fault f)
+{
+	unsigned int n;
+
+	ring_record(&m->rings[ring], info, f.va);
+	if (!f.ctx)
+		return;
+	for (n = 0; n < m->cfg.num_rings; n++)
+		if (n != ring && m->rings[n].ctx == f.ctx)
+			ring_record(&m->rings[n], info, f.va);
+}
+
+/* RESUME of @ctx: the records naming it are over. */
+static void ring_records_clear(struct spyre_model *m, uint32_t ctx)
+{
+	unsigned int n;
+
+	for (n = 0; n < m->cfg.num_rings; n++) {
+		struct card_ring *r = &m->rings[n];
+
+		if ((r->mmu_fault_info & SPYRE_MMU_FAULT_VALID) &&
+		    SPYRE_MMU_FAULT_CTX(r->mmu_fault_info) == ctx) {
+			r->mmu_fault_info = 0;
+			r->mmu_fault_addr = 0;
+		}
+	}
+}
+
 /*
  * Under the lock, after the command failed its job: the first fault is
  * latched in the fault registers (later ones only set OVERFLOW until the
@@ -264,6 +309,7 @@ void card_mmu_fault_commit(struct spyre_model *m, unsigned int ring, bool to_job
 	struct card_mmu *u = m->mmu;
 	struct card_mmu_fault f = u->pending;
 	struct card_job *j = &m->rings[ring].job;
+	uint32_t info;
 
 	memset(&u->pending, 0, sizeof(u->pending));
 	if (!f.valid)
@@ -277,11 +323,13 @@ void card_mmu_fault_commit(struct spyre_model *m, unsigned int ring, bool to_job
 	}
 	if (f.ctx < SPYRE_MMU_NUM_CTX && f.ctx)
 		u->faulted[f.ctx] = true;
+	info = SPYRE_MMU_FAULT_VALID | (ring & 0xff) << 16 | (f.ctx & 0xff) << 8 |
+	       (f.reason & 0xfu) << 4 | (f.access & 0xfu);
+	ring_records(m, ring, info, f);
 	if (u->fault_info & SPYRE_MMU_FAULT_VALID) {
 		u->fault_info |= SPYRE_MMU_FAULT_OVERFLOW;
 	} else {
-		u->fault_info = SPYRE_MMU_FAULT_VALID | (ring & 0xff) << 16 | (f.ctx & 0xff) << 8 |
-				(f.reason & 0xfu) << 4 | (f.access & 0xfu);
+		u->fault_info = info;
 		u->fault_addr = f.va;
 	}
 	card_error(m, SPYRE_ERR_STATUS_MMU, SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_MMU, ring, f.ctx),
@@ -372,6 +420,8 @@ bool card_mmu_reg_write(struct spyre_model *m, uint32_t off, uint32_t val, bool 
 			post_inval(u, 0, true);
 		else if (val & SPYRE_MMU_CTRL_INVALIDATE)
 			post_inval(u, u->select, false);
+		if (val & SPYRE_MMU_CTRL_RESUME)
+			ring_records_clear(m, u->select);
 		if ((val & SPYRE_MMU_CTRL_RESUME) && u->faulted[u->select]) {
 			u->faulted[u->select] = false;
 			*kick = true;

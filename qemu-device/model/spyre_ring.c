@@ -101,6 +101,12 @@ uint32_t card_ring_read(struct spyre_model *m, unsigned int n, uint32_t reg)
 	case SPYRE_RING_COMPUTE_NS_HI:
 	case SPYRE_RING_DMA_NS_HI:
 		return r->busy_hi_latch;
+	case SPYRE_RING_FAULT_INFO:
+		return r->mmu_fault_info;
+	case SPYRE_RING_FAULT_ADDR_LO:
+		return (uint32_t)r->mmu_fault_addr;
+	case SPYRE_RING_FAULT_ADDR_HI:
+		return (uint32_t)(r->mmu_fault_addr >> 32);
 	}
 	card_error(m, SPYRE_ERR_STATUS_BAD_ACCESS,
 			 SPYRE_ERR_INFO(SPYRE_ERR_INFO_SRC_ACCESS, n, SPYRE_RING_REG(n, reg)), false);
