@@ -314,9 +314,11 @@ static const struct drm_driver spyre_drm_driver = {
 	 * 4: user-mode queues (_UQ_*), COPY and LAUNCH in DRM_SPYRE_SUBMIT_VA jobs,
 	 * 5: device BOs exported to other cards (DRM_SPYRE_PLACEMENT_PEER),
 	 * 6: user-mode queues watched for hangs (_UQ_WAIT -ETIMEDOUT), an ended
-	 * queue's doorbell page a sink, empty page tables freed at unmap
+	 * queue's doorbell page a sink, empty page tables freed at unmap,
+	 * 7: user-mode queues in fdinfo and debugfs, 8: _UQ_WAIT's fault_addr
+	 * from the queue's own ring record (card 1.15), not the card-wide latch
 	 */
-	.minor = 7,
+	.minor = 8,
 };
 
 /* --- sysfs: memory totals on the PCI device ------------------------------ */

@@ -592,11 +592,41 @@ static int spyre_uq_poll(struct spyre_uq *uq, u64 value, u64 *seen)
 }
 
 /*
- * The VA of the fault that stopped @uq's context. A waiter can see the
- * ring's CTX_FAULT before the error interrupt recorded the address (under
- * load the interrupt comes later): the card's latch holds it until that
+ * Card interface 1.15: the ring's own fault record, written by the card in
+ * the step that stopped the context (so before the ring showed CTX_FAULT),
+ * whatever other contexts faulted meanwhile. 0 when it names no fault of
+ * @uq's context: the context was resumed since (a VM_BIND of another
+ * thread), or the ring was reset.
+ */
+static u64 spyre_uq_ring_fault_addr(struct spyre_uq *uq)
+{
+	struct spyre_device *sdev = uq->sdev;
+	u32 hw = uq->slot->hw, info, again;
+	u64 addr;
+	int idx;
+
+	if (!drm_dev_enter(&sdev->drm, &idx))
+		return 0;
+	info = spyre_read(sdev, SPYRE_RING_REG(hw, SPYRE_RING_FAULT_INFO));
+	addr = (u64)spyre_read(sdev, SPYRE_RING_REG(hw, SPYRE_RING_FAULT_ADDR_HI)) << 32 |
+	       spyre_read(sdev, SPYRE_RING_REG(hw, SPYRE_RING_FAULT_ADDR_LO));
+	/* a RESUME between the reads would clear it: then it is over */
+	again = spyre_read(sdev, SPYRE_RING_REG(hw, SPYRE_RING_FAULT_INFO));
+	drm_dev_exit(idx);
+	if (!(info & SPYRE_MMU_FAULT_VALID) || info != again ||
+	    SPYRE_MMU_FAULT_CTX(info) != uq->ctx)
+		return 0;
+	return addr;
+}
+
+/*
+ * The VA of the fault that stopped @uq's context. From card interface
+ * 1.15 the ring's own record has it. Before, a waiter can see the ring's
+ * CTX_FAULT before the error interrupt recorded the address (under load
+ * the interrupt comes later): the card's latch holds it until that
  * handler, which records the address before it clears the latch. 0 when
- * the latch held another context's fault (the job's record has it).
+ * the latch held another context's fault (the job's record has it); two
+ * processes faulting at once can still see each other's address there.
  */
 static u64 spyre_uq_fault_addr(struct spyre_uq *uq)
 {
@@ -605,6 +635,8 @@ static u64 spyre_uq_fault_addr(struct spyre_uq *uq)
 	u64 addr = 0;
 	int idx;
 
+	if (sdev->hw_version >= SPYRE_HW_VERSION(1, SPYRE_HW_RING_FAULT_MINOR))
+		return spyre_uq_ring_fault_addr(uq);
 	if (!test_bit(uq->ctx, sdev->ctx_fault_known) && drm_dev_enter(&sdev->drm, &idx)) {
 		info = spyre_read(sdev, SPYRE_REG_MMU_FAULT_INFO);
 		addr = (u64)spyre_read(sdev, SPYRE_REG_MMU_FAULT_ADDR_HI) << 32 |

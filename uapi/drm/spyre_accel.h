@@ -759,8 +759,10 @@ struct drm_spyre_uq_destroy {
  *	the past only checks
  * @completed: out, the completed_seqno last seen
  * @fault_addr: out, with -EFAULT: the card VA of the fault that stopped
- *	the address space (the card latches the first of a burst; 0 if it
- *	was not seen)
+ *	the address space; from driver 1.8 on a card of interface 1.15 read
+ *	from the queue's own ring record, so never another file's fault (0
+ *	if the space was resumed meanwhile); before, from the card-wide latch
+ *	(the first of a burst; 0 if it was not seen)
  *
  * Sleeps until the write-back record reaches @value; the queue's
  * interrupt (a FENCE with F_IRQ) or any card error wakes it, so a FENCE
