@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "spyre_desc.h"
+#include "spyre_prog.h"
 #include "spyre_util.h"
 
 #define RVA	0x200000ull	/* the ring (host BO) */
@@ -271,6 +272,126 @@ TEST_F(uq, two_files_isolated)
 	uq_ring(a);
 	EXPECT_EQ(0, uq_wait(a, sa, SP_WAIT_NS, NULL));
 	uq_close(&b);
+}
+
+/* Each process's data and program VAs; the other process maps nothing there. */
+#define PP_DATA(role)	(0x10000000ull * ((role) + 1))
+#define PP_PROG(role)	(PP_DATA(role) + 0x4000000ull)
+#define PP_JUNK		0x40000000ull	/* binds that resume a stopped space */
+#define PP_ROUNDS	6
+#define PP_PATTERN(role) (0xa0a0a0a0u + (role))
+
+/* LAUNCH of the program at @prog with one slot (@slot, 4 KiB), then a FENCE. */
+static uint64_t uq_launch1(struct uq *q, uint64_t prog, uint64_t plen, uint64_t slot)
+{
+	spyre_desc_launch(uq_slot(q), 1, prog, plen, 0, 0);
+	spyre_desc_arg(uq_slot(q), 1, 0, slot, SP_PAGE);
+	return uq_fence(q);
+}
+
+/*
+ * One of the two processes of uq.two_processes_isolated: its own file and
+ * queue, its data at PP_DATA(role) and a program at PP_PROG(role). In each
+ * round, lined up with the other process so both faults reach the card at
+ * about the same time, it aims a job at the other's VAs (a FILL, a program
+ * storing there, a program fetched from the other's program VA): the wait
+ * must say -EFAULT with exactly that address, never the other's.
+ */
+static int uq_pair_child(int role, struct sp_pair *pair, void *arg)
+{
+	uint64_t other = PP_DATA(!role), s, fault = 0, target = 0;
+	uint32_t prog, junk, *buf = malloc(DSIZE);
+	uint8_t pbuf[SP_PAGE] = { 0 };
+	struct spyre_hw_completion *r;
+	int bad = 0, k, ret;
+	struct uq q;
+	size_t plen;
+
+	ret = uq_open(&q, NULL);
+	SP_CHILD_CHECK(role, bad, !ret && buf, "open: %d", ret);
+	if (bad)
+		return bad;
+	plen = sp_prog_store_at(pbuf, 0, 256);
+	ret = sp_prog_upload(&q.d, q.dq, pbuf, plen, SP_PAGE, &prog);
+	ret = ret ?: sp_bo_create(q.d.fd, SP_PAGE, DRM_SPYRE_PLACEMENT_DEVICE, &junk);
+	ret = ret ?: sp_vm_bind(q.d.fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, q.dev_bo, 0,
+				PP_DATA(role), DSIZE);
+	ret = ret ?: sp_vm_bind(q.d.fd, DRM_SPYRE_VM_BIND_OP_MAP,
+				DRM_SPYRE_VM_BIND_EXEC | DRM_SPYRE_VM_BIND_READ_ONLY, prog, 0,
+				PP_PROG(role), SP_PAGE);
+	SP_CHILD_CHECK(role, bad, !ret, "set-up: %d", ret);
+	if (bad)
+		goto out;
+	s = uq_fill(&q, PP_DATA(role), DSIZE, PP_PATTERN(role));
+	uq_ring(&q);
+	ret = uq_wait(&q, s, SP_WAIT_NS, NULL);
+	SP_CHILD_CHECK(role, bad, !ret, "own fill: %d", ret);
+
+	for (k = 0; k < PP_ROUNDS && !bad; k++) {
+		if (!sp_pair_barrier(pair, k + 1)) {
+			SP_CHILD_CHECK(role, bad, false, "round %d: the other process is gone", k);
+			break;
+		}
+		switch (k % 3) {
+		case 0:		/* DMA into the other's data */
+			target = other + k * SP_PAGE + 64 * (role + 1);
+			s = uq_fill(&q, target, 256, 0xbad00000u | k);
+			break;
+		case 1:		/* a program storing into it */
+			target = other + k * SP_PAGE + 128;
+			s = uq_launch1(&q, PP_PROG(role), plen, target);
+			break;
+		default:	/* a program fetched from the other's program VA */
+			target = PP_PROG(!role);
+			s = uq_launch1(&q, target, plen, PP_DATA(role) + DSIZE - SP_PAGE);
+			break;
+		}
+		uq_ring(&q);
+		ret = uq_wait_fault(&q, s, &fault);
+		SP_CHILD_CHECK(role, bad, ret == -EFAULT, "round %d: wait %d, not -EFAULT", k, ret);
+		SP_CHILD_CHECK(role, bad, fault == target,
+			       "round %d: fault_addr %#" PRIx64 ", aimed at %#" PRIx64, k, fault,
+			       target);
+		/* A bind elsewhere resumes the space; the failed job retires. */
+		ret = sp_vm_bind(q.d.fd, DRM_SPYRE_VM_BIND_OP_MAP, 0, junk, 0,
+				 PP_JUNK + k * SP_PAGE, SP_PAGE);
+		ret = ret ?: uq_wait(&q, s, SP_WAIT_NS, NULL);
+		SP_CHILD_CHECK(role, bad, !ret, "round %d: resume: %d", k, ret);
+		r = uq_record(&q, s);
+		SP_CHILD_CHECK(role, bad, r->status == SPYRE_CMD_ERR_PAGE_FAULT &&
+			       r->fault_addr == target,
+			       "round %d: record status %u addr %#" PRIx64, k, r->status,
+			       (uint64_t)r->fault_addr);
+	}
+	/* Both are done attacking: each one's data is as it wrote it. */
+	SP_CHILD_CHECK(role, bad, sp_pair_barrier(pair, PP_ROUNDS + 1), "final barrier");
+	ret = sp_download(&q.d, q.dq, q.dev_bo, 0, buf, DSIZE);
+	SP_CHILD_CHECK(role, bad, !ret, "download: %d", ret);
+	SP_CHILD_CHECK(role, bad, first_not(buf, DSIZE / 4, PP_PATTERN(role)) == -1,
+		       "own data changed at word %ld",
+		       first_not(buf, DSIZE / 4, PP_PATTERN(role)));
+	/* ...and its queue still runs its own jobs. */
+	s = uq_launch1(&q, PP_PROG(role), plen, PP_DATA(role));
+	uq_ring(&q);
+	ret = uq_wait(&q, s, SP_WAIT_NS, NULL);
+	SP_CHILD_CHECK(role, bad, !ret && uq_record(&q, s)->status == SPYRE_CMD_OK,
+		       "own launch: %d status %u", ret, uq_record(&q, s)->status);
+out:
+	free(buf);
+	uq_close(&q);
+	return bad;
+}
+
+/*
+ * Two processes (fork), each with its own file and user queue, aim crafted
+ * programs and DMA at each other's card VAs at the same moment, round
+ * after round. Each sees -EFAULT with exactly its own fault address (card
+ * 1.15's per-ring record: the card-wide latch holds only one of the two),
+ * each one's data stays intact, both queues run on. About 10 s under TCG.
+ */
+TEST_F_TIMEOUT(uq, two_processes_isolated, 120)
+{
+	EXPECT_EQ(0, sp_pair_run(uq_pair_child, NULL));
 }
 
 /* A doorbell past a full ring stops that ring only (-EIO); others run. */

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -868,4 +870,48 @@ int sp_pci_address(const struct sp_dev *d, char *addr, size_t len)
 		return -ENAMETOOLONG;
 	memcpy(addr, base, strlen(base) + 1);
 	return 0;
+}
+
+bool sp_pair_barrier(struct sp_pair *pair, int step)
+{
+	uint64_t until = sp_now_ns() + SP_WAIT_NS;
+
+	__atomic_add_fetch(&pair->arrived, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&pair->arrived, __ATOMIC_ACQUIRE) < 2 * step) {
+		if (sp_now_ns() > until)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+int sp_pair_run(sp_pair_fn fn, void *arg)
+{
+	struct sp_pair *pair = mmap(NULL, sizeof(*pair), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid[2] = { -1, -1 };
+	int role, failed = 0, status;
+
+	if (pair == MAP_FAILED)
+		return 2;
+	pair->arrived = 0;
+	fflush(NULL);
+	for (role = 0; role < 2; role++) {
+		pid[role] = fork();
+		if (pid[role] == 0)
+			_exit(fn(role, pair, arg) ? 1 : 0);
+		if (pid[role] < 0)
+			failed++;
+	}
+	for (role = 0; role < 2; role++) {
+		if (pid[role] < 0)
+			continue;
+		if (waitpid(pid[role], &status, 0) != pid[role] || !WIFEXITED(status) ||
+		    WEXITSTATUS(status)) {
+			fprintf(stderr, "# process %d failed (status 0x%x)\n", role, status);
+			failed++;
+		}
+	}
+	munmap(pair, sizeof(*pair));
+	return failed;
 }

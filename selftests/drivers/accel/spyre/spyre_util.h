@@ -168,4 +168,30 @@ int sp_fdinfo(int fd, char *buf, size_t len);
 
 uint64_t sp_now_ns(void);
 
+/*
+ * --- two processes -------------------------------------------------------
+ * sp_pair_run() forks two children that run @fn(role 0 or 1, pair, arg),
+ * each opening the card itself (nothing of the parent's file is shared),
+ * and returns how many of them failed: @fn's non-zero return, a crash or
+ * a timeout. sp_pair_barrier() lines the two up (step n of both), so their
+ * commands reach the card at about the same time; it gives up (false)
+ * after SP_WAIT_NS when the other died.
+ */
+struct sp_pair {
+	int arrived;	/* in shared memory, atomic */
+};
+
+/* In a child of sp_pair_run(): count a failed @cond in @bad and say why. */
+#define SP_CHILD_CHECK(role, bad, cond, fmt, ...) do {			\
+	if (!(cond)) {							\
+		fprintf(stderr, "# process %d: %s:%d: " fmt "\n", (role),	\
+			__FILE__, __LINE__, ##__VA_ARGS__);		\
+		(bad)++;						\
+	}								\
+} while (0)
+
+typedef int (*sp_pair_fn)(int role, struct sp_pair *pair, void *arg);
+int sp_pair_run(sp_pair_fn fn, void *arg);
+bool sp_pair_barrier(struct sp_pair *pair, int step);
+
 #endif /* SPYRE_UTIL_H */

@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -181,6 +183,122 @@ TEST_F(vl, launch_aimed_at_other_file)
 	for (i = 0; i < SP_PAGE / 4; i++)
 		ASSERT_EQ(i < 512 ? 0x5a5a5a5au : 0x12345678u, buf[i]);
 	sp_dev_close(&other);
+}
+
+/* Each process's data and program VAs; the other process maps nothing there. */
+#define PP_DATA(role)	(0x10000000ull * ((role) + 1))
+#define PP_PROG(role)	(PP_DATA(role) + 0x4000000ull)
+#define PP_JUNK		0x40000000ull	/* binds that resume a stopped space */
+#define PP_ROUNDS	6
+#define PP_PATTERN(role) (0x5e5e0000u + (role))
+
+/* The fault the queue's last job reported (cleared), or a negative errno. */
+static int64_t queue_fault(int fd, uint32_t q, int *error)
+{
+	struct drm_spyre_queue_error e = { .queue_id = q, .flags = DRM_SPYRE_QUEUE_ERROR_CLEAR };
+	int ret = sp_ioctl(fd, DRM_IOCTL_SPYRE_QUEUE_ERROR, &e);
+
+	*error = ret ? ret : e.error;
+	if (ret || !(e.fault_flags & DRM_SPYRE_FAULT_ADDR_VIRTUAL))
+		return -1;
+	return (int64_t)e.fault_addr;
+}
+
+/*
+ * One of the two processes of vl.two_processes_isolated: the kernel-ring
+ * (DRM_SPYRE_SUBMIT_VA) form of uq.two_processes_isolated. Each round it
+ * aims, with the other process, a copy, a program storing, or a program
+ * fetched at the other's VAs; the job fails with -EFAULT and exactly its
+ * own address.
+ */
+static int vl_pair_child(int role, struct sp_pair *pair, void *arg)
+{
+	struct drm_spyre_bo_range args[1] = { { .size = SP_PAGE } };
+	uint32_t cq, dq, data, prog, junk, buf[SP_PAGE / 4];
+	uint64_t other = PP_DATA(!role), target = 0;
+	uint8_t pbuf[SP_PAGE] = { 0 };
+	struct drm_spyre_cmd c;
+	int bad = 0, k, ret, err = 0, fd;
+	struct sp_dev d;
+	int64_t fault;
+	size_t plen, i;
+
+	ret = sp_dev_open(&d, 0);
+	SP_CHILD_CHECK(role, bad, !ret, "open: %d", ret);
+	if (bad)
+		return bad;
+	fd = d.fd;
+	plen = sp_prog_store_at(pbuf, 0, 256);
+	ret = sp_queue_create(fd, DRM_SPYRE_ENGINE_COMPUTE, DRM_SPYRE_PRIORITY_NORMAL, &cq);
+	ret = ret ?: sp_queue_create(fd, DRM_SPYRE_ENGINE_DMA, DRM_SPYRE_PRIORITY_NORMAL, &dq);
+	ret = ret ?: sp_prog_upload(&d, dq, pbuf, plen, SP_PAGE, &prog);
+	ret = ret ?: sp_bo_create(fd, 4 * SP_PAGE, DRM_SPYRE_PLACEMENT_DEVICE, &data);
+	ret = ret ?: sp_bo_create(fd, SP_PAGE, DRM_SPYRE_PLACEMENT_DEVICE, &junk);
+	ret = ret ?: map(fd, 0, data, PP_DATA(role), 4 * SP_PAGE);
+	ret = ret ?: map(fd, DRM_SPYRE_VM_BIND_EXEC | DRM_SPYRE_VM_BIND_READ_ONLY, prog,
+			 PP_PROG(role), SP_PAGE);
+	c = sp_cmd_fill(0, PP_DATA(role), 4 * SP_PAGE, PP_PATTERN(role));
+	ret = ret ?: va_run(fd, dq, &c, 1);
+	SP_CHILD_CHECK(role, bad, !ret, "set-up: %d", ret);
+
+	for (k = 0; k < PP_ROUNDS && !bad; k++) {
+		if (!sp_pair_barrier(pair, k + 1)) {
+			SP_CHILD_CHECK(role, bad, false, "round %d: the other process is gone", k);
+			break;
+		}
+		switch (k % 3) {
+		case 0:		/* a copy into the other's data */
+			target = other + k * 256 + 64 * (role + 1);
+			c = vcopy(0, PP_DATA(role), target, 256);
+			ret = va_run(fd, dq, &c, 1);
+			fault = queue_fault(fd, dq, &err);
+			break;
+		case 1:		/* a program storing into it */
+			target = other + SP_PAGE + k * 256;
+			args[0].offset = target;
+			c = sp_cmd_launch(0, PP_PROG(role), plen, 0, 0, 0, args, 1);
+			ret = va_run(fd, cq, &c, 1);
+			fault = queue_fault(fd, cq, &err);
+			break;
+		default:	/* a program fetched from the other's program VA */
+			target = PP_PROG(!role);
+			args[0].offset = PP_DATA(role) + 3 * SP_PAGE;
+			c = sp_cmd_launch(0, target, plen, 0, 0, 0, args, 1);
+			ret = va_run(fd, cq, &c, 1);
+			fault = queue_fault(fd, cq, &err);
+			break;
+		}
+		SP_CHILD_CHECK(role, bad, ret == -EFAULT && err == -EFAULT,
+			       "round %d: job %d, queue error %d", k, ret, err);
+		SP_CHILD_CHECK(role, bad, fault == (int64_t)target,
+			       "round %d: fault_addr %#" PRIx64 ", aimed at %#" PRIx64, k,
+			       (uint64_t)fault, target);
+		ret = map(fd, 0, junk, PP_JUNK + k * SP_PAGE, SP_PAGE);	/* resumes */
+		SP_CHILD_CHECK(role, bad, !ret, "round %d: bind: %d", k, ret);
+	}
+	SP_CHILD_CHECK(role, bad, sp_pair_barrier(pair, PP_ROUNDS + 1), "final barrier");
+	ret = sp_download(&d, dq, data, 0, buf, SP_PAGE);
+	SP_CHILD_CHECK(role, bad, !ret, "download: %d", ret);
+	for (i = 0; i < SP_PAGE / 4 && buf[i] == PP_PATTERN(role); i++)
+		;
+	SP_CHILD_CHECK(role, bad, i == SP_PAGE / 4, "own data changed at word %zu", i);
+	args[0].offset = PP_DATA(role) + 2 * SP_PAGE;
+	c = sp_cmd_launch(0, PP_PROG(role), plen, 0, 0, 0, args, 1);
+	ret = va_run(fd, cq, &c, 1);
+	SP_CHILD_CHECK(role, bad, !ret, "own launch: %d", ret);
+	sp_dev_close(&d);
+	return bad;
+}
+
+/*
+ * Two processes (fork), each with its own file, aim crafted programs and
+ * copies at each other's card VAs through the kernel's rings at the same
+ * moment: each job fails with exactly its own fault address (from its own
+ * completion record), each one's data stays intact.
+ */
+TEST_F_TIMEOUT(vl, two_processes_isolated, 120)
+{
+	EXPECT_EQ(0, sp_pair_run(vl_pair_child, NULL));
 }
 
 /* A program fetched from a page without EXEC faults at the program's VA. */
