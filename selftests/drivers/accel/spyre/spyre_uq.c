@@ -327,9 +327,9 @@ static int uq_pair_child(int role, struct sp_pair *pair, void *arg)
 	ret = uq_wait(&q, s, SP_WAIT_NS, NULL);
 	SP_CHILD_CHECK(role, bad, !ret, "own fill: %d", ret);
 
-	for (k = 0; k < PP_ROUNDS && !bad; k++) {
+	for (k = 0; k < PP_ROUNDS; k++) {
 		if (!sp_pair_barrier(pair, k + 1)) {
-			SP_CHILD_CHECK(role, bad, false, "round %d: the other process is gone", k);
+			SP_CHILD_CHECK(role, bad, false, "round %d: the other process never came (gone or stuck)", k);
 			break;
 		}
 		switch (k % 3) {

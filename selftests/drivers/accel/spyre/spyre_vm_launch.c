@@ -241,9 +241,9 @@ static int vl_pair_child(int role, struct sp_pair *pair, void *arg)
 	ret = ret ?: va_run(fd, dq, &c, 1);
 	SP_CHILD_CHECK(role, bad, !ret, "set-up: %d", ret);
 
-	for (k = 0; k < PP_ROUNDS && !bad; k++) {
+	for (k = 0; k < PP_ROUNDS; k++) {
 		if (!sp_pair_barrier(pair, k + 1)) {
-			SP_CHILD_CHECK(role, bad, false, "round %d: the other process is gone", k);
+			SP_CHILD_CHECK(role, bad, false, "round %d: the other process never came (gone or stuck)", k);
 			break;
 		}
 		switch (k % 3) {
