@@ -153,4 +153,41 @@ static inline void *watchdog_gate_open_later(void *user)
 	return NULL;
 }
 
+/*
+ * The drm driver's job timeout (root in the VM): a hang test shortens it,
+ * and must put it back, or every later test and example in the same VM
+ * boot runs with a 1 s hang limit that a loaded host can trip (a queue
+ * ended with -ETIMEDOUT while it was only slow).
+ */
+#define JOB_TIMEOUT_PARAM	"/sys/module/spyre/parameters/job_timeout_ms"
+
+/* Sets it to @ms, *saved the old value; false when it cannot be written. */
+static inline bool job_timeout_set(const char *ms, char *saved, size_t len)
+{
+	FILE *f = fopen(JOB_TIMEOUT_PARAM, "r");
+
+	saved[0] = 0;
+	if (f) {
+		if (!fgets(saved, (int)len, f))
+			saved[0] = 0;
+		fclose(f);
+	}
+	f = fopen(JOB_TIMEOUT_PARAM, "w");
+	if (!f)
+		return false;
+	fputs(ms, f);
+	fclose(f);
+	return true;
+}
+
+static inline void job_timeout_restore(const char *saved)
+{
+	FILE *f = saved[0] ? fopen(JOB_TIMEOUT_PARAM, "w") : NULL;
+
+	if (f) {
+		fputs(saved, f);
+		fclose(f);
+	}
+}
+
 #endif

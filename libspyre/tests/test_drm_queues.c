@@ -242,21 +242,20 @@ TEST(drm_user_queue_hang_bans_stream)
 	struct spyre_buf a[2], hb, xb;
 	void *img, *m;
 	size_t sz;
-	FILE *f;
+	char saved[32];
 	int ret;
 
 	if (strcmp(test_backend, "drm"))
 		return;
-	f = fopen("/sys/module/spyre/parameters/job_timeout_ms", "w");
-	if (!f)
+	if (!job_timeout_set("500", saved, sizeof(saved)))
 		return;	/* not root: no debugfs faults either */
-	fputs("500", f);
-	fclose(f);
 	setenv("SPYRE_DRM_QUEUES", "user", 1);
 	ret = spyre_device_open(0, &d);
 	unsetenv("SPYRE_DRM_QUEUES");
-	if (ret == -EOPNOTSUPP)
+	if (ret == -EOPNOTSUPP) {
+		job_timeout_restore(saved);
 		return;	/* no user-mode queues on this card or driver */
+	}
 	OK(ret);
 	OK(spyre_device_get_props(d, &p0));
 	img = kern_scale_f32(1024, 1, 0, &sz);
@@ -293,4 +292,5 @@ TEST(drm_user_queue_hang_bans_stream)
 	OK(spyre_bo_destroy(x));
 	OK(spyre_bo_destroy(h));
 	OK(spyre_device_close(d));
+	job_timeout_restore(saved);
 }

@@ -48,19 +48,14 @@ TEST_KERNEL_QUEUES(fault_hang_bans_queue, 0)
 	spyre_program *prog;
 	spyre_bo *d, *h;
 	struct spyre_buf a[2];
+	char saved[32] = "";
 	void *m, *img;
 	size_t sz;
 	int ret;
 
 	/* Keep the hang short on the drm backend (root in the VM). */
-	if (!strcmp(test_backend, "drm")) {
-		FILE *f = fopen("/sys/module/spyre/parameters/job_timeout_ms", "w");
-
-		if (f) {
-			fputs("500", f);
-			fclose(f);
-		}
-	}
+	if (!strcmp(test_backend, "drm"))
+		job_timeout_set("500", saved, sizeof(saved));
 	OK(spyre_device_get_props(dev, &p0));
 	img = kern_scale_f32(1024, 1, 0, &sz);
 	OK(spyre_program_load(dev, img, sz, &prog));
@@ -89,6 +84,7 @@ TEST_KERNEL_QUEUES(fault_hang_bans_queue, 0)
 	OK(spyre_program_destroy(prog));
 	spyre_bo_destroy(d);
 	spyre_bo_destroy(h);
+	job_timeout_restore(saved);
 }
 
 TEST_KERNEL_QUEUES(fault_memory_error_resets_card, 0)
