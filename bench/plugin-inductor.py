@@ -84,8 +84,9 @@ def child(backend):
     caches = {k: v for k, v in {**counters["inductor"], **counters["aot_autograd"]}.items()
               if "cache" in k}
     dynamo = sum(compilation_time_metrics.get("bytecode_tracing", []))
-    print("RESULT " + json.dumps({"first_s": first, "first_cpu_s": first_cpu, "programs": programs, "submits": submits,
-                                  "caches": caches, "dynamo_s": dynamo, **recipes(),
+    print("RESULT " + json.dumps({"first_s": first, "first_cpu_s": first_cpu,
+                                  "programs": programs, "submits": submits, "caches": caches,
+                                  "dynamo_s": dynamo, **recipes(),
                                   "device_ms": a.elapsed_time(b),
                                   "host_ms": statistics.median(hosts) * 1e3}))
 
