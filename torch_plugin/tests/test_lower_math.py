@@ -67,3 +67,51 @@ def test_eager_through_inductor(name, card_only):
     eager.reset()
     same(fn(x.to(D)).cpu(), fn(x))
     assert eager.stats()["compiles"] >= 1
+
+
+# float64: the card has no float64 arithmetic. Its eager kernels (sin,
+# add, sum, ...) send float64 to the counted CPU fallback, which error mode
+# refuses naming the op; these ops do the same, with the reason, and
+# compile nothing. Compiled, the node is left to that eager path.
+F64 = {"trunc": (torch.trunc, "trunc"), "var": (torch.var, "var"),
+       "prod": (torch.prod, "prod"), "sin (a hand-written kernel)": (torch.sin, "sin")}
+
+
+@pytest.mark.parametrize("name", F64)
+def test_float64_refused_as_every_op(name):
+    fn, op = F64[name]
+    x = EDGES[1].double()
+    eager.reset()
+    torch.spyre.set_fallback_mode("error")
+    try:
+        with pytest.raises(NotImplementedError, match=f"aten::{op}.*forbids running it on "
+                                                      "the CPU"):
+            fn(x.to(D))
+    finally:
+        torch.spyre.set_fallback_mode("warn")
+    if name != "sin (a hand-written kernel)":
+        assert eager.stats()["compiles"] == 0
+    torch.spyre.reset_fallback_counts()
+    got = fn(x.to(D))
+    assert got.device.type == D
+    same(got.cpu(), fn(x))
+    assert sum(n for k, n in torch.spyre.fallback_counts().items() if op in k) == 1
+
+
+def test_float64_error_names_the_dtype():
+    torch.spyre.set_fallback_mode("error")
+    try:
+        with pytest.raises(NotImplementedError, match="a float64 tensor: the card has no "
+                                                      "float64 arithmetic"):
+            torch.trunc(EDGES.double().to(D))
+    finally:
+        torch.spyre.set_fallback_mode("warn")
+
+
+def test_float64_compiled_leaves_the_node_to_eager():
+    torch._dynamo.reset()
+    x = EDGES[1]
+    for fn in (lambda t: torch.trunc(t.double()) + 1, lambda t: torch.prod(t, dtype=torch.float64)):
+        torch.spyre.reset_fallback_counts()
+        same(torch.compile(fn)(x.to(D)).cpu(), fn(x))
+        assert torch.spyre.fallback_counts(), "float64 arithmetic ran somewhere but the CPU"

@@ -14,6 +14,8 @@ when something compiles) and registers then:
   recipes, the scheduling, the wrapper codegen, the device op overrides);
 - ``torch._inductor.decomposition``: Inductor's decompositions of ops the
   card lowers whole are skipped for spyre tensors (``inductor.decomps``);
+- ``torch._inductor.codecache``: PyTorch's source hash for the cache keys
+  kept from one process to the next (``inductor.torch_key``);
 - ``torch.distributed.tensor._random``: DTensor's random ops refused on spyre
   with a clear error (see DTENSOR_RNG_MESSAGE).
 """
@@ -42,6 +44,11 @@ def _register_inductor(common):
 def _register_decompositions(decomposition):
     from . import inductor
     inductor.register_decompositions(decomposition)
+
+
+def _register_torch_key_memo(codecache):
+    from .inductor import torch_key
+    torch_key.install(codecache)
 
 
 def _register_device_interface(di):
@@ -121,6 +128,7 @@ _PENDING = {
     "torch._dynamo.device_interface": _register_device_interface,
     "torch._inductor.codegen.common": _register_inductor,
     "torch._inductor.decomposition": _register_decompositions,
+    "torch._inductor.codecache": _register_torch_key_memo,
     "torch.distributed.tensor._random": _register_dtensor_random,
 }
 

@@ -296,11 +296,19 @@ def _compile_part(sub, metas, index):
     ctx = lower.Context(graph)
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     for ph, m in zip(placeholders, metas):
-        if m.device.type == "cpu":
-            ctx.env[ph] = graph.host_input(m.dtype, list(m.shape))
-            STATS.add(host_inputs=1)
-        else:
-            ctx.env[ph] = graph.input(m.dtype, list(m.shape))
+        try:
+            if m.device.type == "cpu":
+                ctx.env[ph] = graph.host_input(m.dtype, list(m.shape))
+                STATS.add(host_inputs=1)
+            else:
+                ctx.env[ph] = graph.input(m.dtype, list(m.shape))
+        except lower.REFUSALS as e:
+            # an input of a dtype the card has no arithmetic for (float64,
+            # complex): the node reading it runs eagerly (as the dtype's
+            # eager kernels do, on the CPU fallback), with the library's reason
+            user = next((u for u in ph.users if u.op == "call_function"),
+                        next(n for n in sub.graph.nodes if n.op == "call_function"))
+            raise _Refused(user, str(e).splitlines()[0]) from None
     made_by_view = set()
     out_node = None
     for n in sub.graph.nodes:

@@ -69,8 +69,6 @@ def _trunc(ctx, n):
     x, dt = ctx.v(n.args[0]), result_dtype(n)
     if _integral(dt):
         return x
-    if dt == torch.float64:
-        raise Unsupported("trunc of float64 (the card computes in float32)")
     g = ctx.g
     r = ctx.cast(g.cast(x, torch.int64), dt)
     r = g.where(g.binary_scalar(BINARY["eq"], r, 0.0, False),
@@ -93,7 +91,7 @@ def _var(ctx, n):
     zero as PyTorch does (inf, or NaN for an empty or constant input)."""
     g, x = ctx.g, ctx.v(n.args[0])
     dt = result_dtype(n)
-    if not _floating(dt) or dt == torch.float64:
+    if not _floating(dt):
         raise Unsupported(f"var of {dt}")
     dims = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
     correction = n.kwargs.get("correction")
@@ -135,8 +133,6 @@ def _product(ctx, x, dim):
 def _prod(ctx, n):
     g, x = ctx.g, ctx.v(n.args[0])
     dt = result_dtype(n)
-    if dt == torch.float64:
-        raise Unsupported("prod of float64 (the card computes in float32)")
     x = ctx.cast(x, dt)  # bools and small integers multiply in int64
     want = ints(n.meta["val"].shape)
     shape = ctx.shape(x)

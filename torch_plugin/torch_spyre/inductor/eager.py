@@ -45,6 +45,13 @@ OPS = frozenset(f"aten::{n}" for n in (
     "fix", "flip", "log1p", "prod", "sign", "std", "trunc", "var",
 ))
 
+# The dtypes the card computes in (the graph compiler's, op_tensor.cpp's
+# to_spyre_dtype): an op with a tensor of another (float64, complex, uint8,
+# int16) is refused before compiling, as the eager kernels send those
+# dtypes to the CPU fallback; compiling it would only find the same refusal.
+CARD_DTYPES = frozenset((torch.float32, torch.float16, torch.bfloat16, torch.int8,
+                         torch.int32, torch.int64, torch.bool))
+
 _local = threading.local()
 _lock = threading.Lock()
 _compiled = {}  # key -> compiled callable, or the reason it was refused (str)
@@ -197,6 +204,10 @@ def _launch(name, op, args):
     pos = {i for i, v in enumerate(leaves) if isinstance(v, torch.Tensor)}
     tensors = [leaves[i] if leaves[i].is_contiguous() else leaves[i].contiguous()
                for i in sorted(pos)]
+    other = next((t.dtype for t in tensors if t.dtype not in CARD_DTYPES), None)
+    if other is not None:
+        return (f"a {str(other).removeprefix('torch.')} tensor: the card has no "
+                f"{str(other).removeprefix('torch.')} arithmetic")
     key = _key(str(op), leaves)
     with _lock:
         fn = _compiled.get(key)
