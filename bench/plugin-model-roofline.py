@@ -201,7 +201,16 @@ def kernel_table(model, transformers, ids_big, label, top=12):
     for key, (n, ms, roof) in sorted(rows.items(), key=lambda kv: -kv[1][1])[:top]:
         ratio = f"{ms / roof:7.2f}" if roof else "      -"
         print(f"    {key[:58]:58s} {n:8d} {ms:8.3f} {100 * ms / total:5.1f}% {roof:9.3f} {ratio}")
+    # op by op every intermediate has a buffer of its own: free them (the
+    # recipe cache holds the compiled parts) before the next model
+    import gc
+    import torch_spyre.compiler as spyre_compiler
+    del prof, prefill
     torch._dynamo.reset()
+    spyre_compiler.reset_stats()
+    gc.collect()
+    torch.spyre.synchronize()
+    torch.spyre.empty_cache()
     return total
 
 
