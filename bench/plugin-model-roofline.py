@@ -18,13 +18,22 @@ the LM head and attention's two products. Printed, and emitted as @bench
 records for bench/report:
 
 - decode step (one token after a 32-token prefill) vs its roofline,
-- 512-token prefill as a fraction of fp16 peak.
+- 512-token prefill as a fraction of fp16 peak,
+- where the fp16 prefill's time goes: the same model compiled op by op
+  (``torch_spyre.compiler.kernel_profile``: a SUBMIT per kernel, each named
+  after its kernel, shape, dtype and bytes in ``torch.spyre.trace``), one
+  traced 512-token prefill, per kernel shape its launches, modelled time
+  and roofline (max(bytes / 200 GB/s, FLOPs / peak), bytes of the tensors
+  it binds). Op by op the kernels' sum is more than the fused recipe's time
+  (every intermediate goes through LPDDR5); it says which kernels to fix.
 
     SPYRE_BACKEND=sim build/venv/bin/python bench/plugin-model-roofline.py [gpt2|llama]
 """
 import json
 import os
+import re
 import sys
+import tempfile
 import warnings
 
 import torch
@@ -137,6 +146,74 @@ def measure(m, transformers, ids, nxt, ids_big):
     return dec_ms, big_ms
 
 
+_LABEL = re.compile(r"^(\S+) (\S+) (\S+)( w8)? (\d+)B")
+
+
+def kernel_roofline(label):
+    """(kernel key, roofline seconds) of a kernel from its trace label
+    (libspyre's SPYRE_COMPILE_OP_BY_OP names), or None for other spans."""
+    m = _LABEL.match(label)
+    if m is None:
+        return None
+    name, dims, _, _, nbytes = m.groups()
+    flops = 0
+    if name in ("matmul", "linear", "matmul_w8", "linear_w8", "embedding"):
+        n = 1
+        for d in dims.split("x"):
+            n *= int(d)
+        flops = 2 * n
+    return m.group(0), max(int(nbytes) / (LPDDR5_GBS * 1e9), flops / PEAK_FP16)
+
+
+def kernel_table(model, transformers, ids_big, label, top=12):
+    """Prints where the compiled prefill's time goes, kernel by kernel (the
+    module's docstring); returns the kernels' summed modelled ms."""
+    from torch_spyre.compiler import kernel_profile
+    torch._dynamo.reset()
+    with kernel_profile(), torch.no_grad():
+        prof = torch.compile(model, backend="spyre", dynamic=False)
+
+        def prefill():
+            return prof(ids_big, past_key_values=transformers.DynamicCache(), use_cache=True)
+
+        prefill()  # compiled op by op
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trace.json")
+            with torch.spyre.trace(path):
+                prefill()
+            with open(path) as f:
+                events = json.load(f)["traceEvents"]
+    rows = {}
+    for e in events:
+        if e["ph"] != "X" or e.get("cat") != "compute":
+            continue
+        got = kernel_roofline(e["name"])
+        key, roof = got if got else (e["name"], 0.0)
+        r = rows.setdefault(key, [0, 0.0, 0.0])
+        r[0] += 1
+        r[1] += e["dur"] * 1e-3  # us -> ms
+        r[2] += roof * 1e3
+    total = sum(r[1] for r in rows.values())
+    print(f"  {label}: prefill {PREFILL_BIG} tokens op by op, {total:.3f} ms modelled in "
+          f"{sum(r[0] for r in rows.values())} kernels; the {top} largest:")
+    print(f"    {'kernel (batch.. M N K / space, dtype, bytes)':58s} {'launches':>8s} "
+          f"{'ms':>8s} {'share':>6s} {'roofline':>9s} {'x roof':>7s}")
+    for key, (n, ms, roof) in sorted(rows.items(), key=lambda kv: -kv[1][1])[:top]:
+        ratio = f"{ms / roof:7.2f}" if roof else "      -"
+        print(f"    {key[:58]:58s} {n:8d} {ms:8.3f} {100 * ms / total:5.1f}% {roof:9.3f} {ratio}")
+    # op by op every intermediate has a buffer of its own: free them (the
+    # recipe cache holds the compiled parts) before the next model
+    import gc
+    import torch_spyre.compiler as spyre_compiler
+    del prof, prefill
+    torch._dynamo.reset()
+    spyre_compiler.reset_stats()
+    gc.collect()
+    torch.spyre.synchronize()
+    torch.spyre.empty_cache()
+    return total
+
+
 def run(kind, quant):
     import transformers
     from torchao.quantization import Int8WeightOnlyConfig, quantize_
@@ -146,9 +223,10 @@ def run(kind, quant):
         quantize_(model, Int8WeightOnlyConfig())
     nparams = sum(p.numel() for p in model.parameters())
     model = model.to("spyre")
-    # static sizes: each step length gets its own graph (the symbolic-size
-    # path's attention fallback asserts on its strides at 512 tokens)
-    compiled = torch.compile(model, dynamic=False)
+    # torch.compile's default sizes: the second step length makes the
+    # sequence dim symbolic, a graph compiled per size met (its recipes are
+    # those of the static graph of that size)
+    compiled = torch.compile(model)
     g = torch.Generator().manual_seed(1)
     ids = torch.randint(0, shape["vocab"], (1, PROMPT), generator=g).to("spyre")
     nxt = torch.randint(0, shape["vocab"], (1, 1), generator=g).to("spyre")
@@ -172,6 +250,10 @@ def run(kind, quant):
         record(f"{label} compiled {step} fraction of fp16 peak", frac, "x",
                f"FLOPs / peak ({flops / PEAK_FP16 * 1e3:.3f} ms) / modelled ({ms:.3f} ms)", how)
         out[step] = (ms, roof * 1e3)
+    # fp16 only: op by op every intermediate has its own buffer, and the
+    # int8 model's (615 MB) do not fit next to it in the card's 1 GB
+    if not quant and os.environ.get("SPYRE_BENCH_KERNELS", "1") != "0":
+        kernel_table(model, transformers, ids_big, label)
     torch._dynamo.reset()
     return out
 

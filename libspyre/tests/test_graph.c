@@ -210,6 +210,8 @@ TEST(graph_planner)
 {
 	int64_t sx[2] = { 64, 64 };
 	struct spyre_compiled_stats st, st2;
+	struct spyre_trace_span *spans = NULL;
+	unsigned int nspans = 0;
 	struct dtensor dx, dw, dy, dy2;
 	spyre_value vx, vw, t;
 	spyre_compiled *k, *k2;
@@ -247,7 +249,16 @@ TEST(graph_planner)
 	      (unsigned long long)st.workspace_bytes);
 	CHECK(st2.submits == 12 && st.submits == 1, "op by op: %u submits", st2.submits);
 	OK(run(&c, k, &dx, 1, &dy, 1));
+	/* op by op, a trace names each kernel: shape, dtype, bytes bound */
+	OK(spyre_trace_start(dev, NULL));
 	OK(run(&c, k2, &dx, 1, &dy2, 1));
+	OK(spyre_trace_stop_spans(dev, &spans, &nspans));
+	ASSERT(spans && nspans == 12, "%u spans for 12 kernels", nspans);
+	for (i = 0; i < 12; i += 2)
+		CHECK(!strcmp(spans[i].name, "matmul 64x64x64 float32 49152B") &&
+		      !strncmp(spans[i + 1].name, "softmax 64x64 float32 ", 22),
+		      "kernels %d, %d are %s, %s", i, i + 1, spans[i].name, spans[i + 1].name);
+	free(spans);
 	OK(dt_read(&c, &dy, y));
 	OK(dt_read(&c, &dy2, y2));
 	CHECK(!memcmp(y, y2, 4096 * 8), "compiled and op-by-op results are identical");

@@ -15,6 +15,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -433,11 +435,53 @@ int64_t sdp_choice(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v
 
 namespace {
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
-	   at::Tensor, at::Tensor>
-sdpa_overrideable(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tensor &v_in,
-		  const std::optional<at::Tensor> &bias, double dropout_p, bool is_causal,
-		  bool return_debug_mask, std::optional<double> scale)
+using SdpaResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt,
+			      c10::SymInt, at::Tensor, at::Tensor, at::Tensor>;
+
+SdpaResult sdpa_compute(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tensor &v_in,
+			const std::optional<at::Tensor> &bias, double dropout_p, bool is_causal,
+			bool return_debug_mask, std::optional<double> scale);
+
+// The output laid out as PyTorch's meta function says (query's dim order,
+// alloc_with_matching_layout in torch/_meta_registrations.py): compiled
+// graphs that call this kernel (an Inductor fallback) assert those strides.
+at::Tensor sdpa_layout(const at::Tensor &q, const at::Tensor &out)
+{
+	if (q.dim() != 4 || out.dim() != 4)
+		return out;
+	at::Tensor res;
+	if (q.sizes() == out.sizes()) {
+		res = at::empty_like(q);
+	} else {
+		std::array<int64_t, 4> order{ 0, 1, 2, 3 }, strides{};
+		std::stable_sort(order.begin(), order.end(),
+				 [&](int64_t a, int64_t b) { return q.stride(a) > q.stride(b); });
+		int64_t st = 1;
+		for (int i = 3; i >= 0; i--) {
+			strides[order[i]] = st;
+			st *= out.size(order[i]);
+		}
+		res = at::empty_strided(out.sizes(), strides, out.options());
+	}
+	if (res.strides() == out.strides())
+		return out;
+	return res.copy_(out);
+}
+
+SdpaResult sdpa_overrideable(const at::Tensor &q_in, const at::Tensor &k_in,
+			     const at::Tensor &v_in, const std::optional<at::Tensor> &bias,
+			     double dropout_p, bool is_causal, bool return_debug_mask,
+			     std::optional<double> scale)
+{
+	auto r = sdpa_compute(q_in, k_in, v_in, bias, dropout_p, is_causal, return_debug_mask,
+			      scale);
+	std::get<0>(r) = sdpa_layout(q_in, std::get<0>(r));
+	return r;
+}
+
+SdpaResult sdpa_compute(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tensor &v_in,
+			const std::optional<at::Tensor> &bias, double dropout_p, bool is_causal,
+			bool return_debug_mask, std::optional<double> scale)
 {
 	static const char *op = "scaled_dot_product_attention";
 	TORCH_CHECK_NOT_IMPLEMENTED(dropout_p == 0, "spyre: ", op, " with dropout");
@@ -454,9 +498,9 @@ sdpa_overrideable(const at::Tensor &q_in, const at::Tensor &k_in, const at::Tens
 			mask = bias->dim() >= 3 && bias->size(-3) == q_in.size(-3) ?
 				       bias->unflatten(-3, { hkv, grp }) :
 				       bias->unsqueeze(-3);
-		auto r = sdpa_overrideable(q_in.unflatten(-3, { hkv, grp }), k_in.unsqueeze(-3),
-					   v_in.unsqueeze(-3), mask, dropout_p, is_causal,
-					   return_debug_mask, scale);
+		auto r = sdpa_compute(q_in.unflatten(-3, { hkv, grp }), k_in.unsqueeze(-3),
+				      v_in.unsqueeze(-3), mask, dropout_p, is_causal,
+				      return_debug_mask, scale);
 		std::get<0>(r) = std::get<0>(r).flatten(-4, -3);
 		return r;
 	}

@@ -191,3 +191,23 @@ def test_tril_triu(dtype, mode):
     ones = torch.ones(4, 6, dtype=torch.bool)
     assert torch.equal(torch.ones(4, 6, dtype=torch.bool, device=D).tril().cpu(), ones.tril())
     assert torch.ones(0, 3, dtype=dtype, device=D).triu().shape == (0, 3)
+
+
+@pytest.mark.parametrize("gqa", [False, True])
+def test_sdpa_output_has_the_meta_functions_layout(gqa):
+    # Hugging Face models pass q as a transposed view ([B, L, H, E] storage):
+    # PyTorch's meta function lays the output out in q's dim order, and a
+    # compiled graph that calls the eager kernel (an Inductor fallback)
+    # asserts those strides
+    op = torch.ops.aten._scaled_dot_product_fused_attention_overrideable.default
+    g = torch.Generator().manual_seed(5)
+    q = torch.randn(2, 9, 4, 16, generator=g).transpose(1, 2)
+    kv_heads = 2 if gqa else 4
+    k = torch.randn(2, 9, kv_heads, 16, generator=g).transpose(1, 2)
+    v = torch.randn(2, 9, kv_heads, 8, generator=g).transpose(1, 2)
+    want = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+    with torch.device("meta"):
+        meta = op(q.to("meta"), k.to("meta"), v.to("meta"), None, 0.0, True)[0]
+    got = op(q.to(D), k.to(D), v.to(D), None, 0.0, True)[0]
+    assert got.shape == want.shape and got.stride() == meta.stride(), (got.stride(), meta.stride())
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-5)

@@ -195,3 +195,59 @@ def test_second_card(two_devices, card_only):
     assert got.device == d1
     torch.testing.assert_close(got.cpu(), f(x, w), rtol=1e-5, atol=1e-5)
     assert spyre_inductor.stats()["recipes"] == 1
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama"])
+def test_model_growing_from_32_to_512_tokens_compiles_per_size(kind, card_only):
+    # torch.compile's default (dynamic=None): the second length makes the
+    # sequence dim symbolic; that graph is compiled per size met (recipes,
+    # no eager fallbacks: the attention with q as a transposed view is
+    # lowered into them) and gives the CPU's logits at 32, 512 and 100
+    import transformers
+    import torch_spyre.compiler as spyre_compiler
+    torch.manual_seed(0)
+    if kind == "gpt2":
+        cfg = transformers.GPT2Config(vocab_size=128, n_positions=512, n_embd=32, n_layer=1,
+                                      n_head=2)
+        model = transformers.GPT2LMHeadModel(cfg)
+    else:
+        cfg = transformers.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64,
+                                       num_hidden_layers=1, num_attention_heads=2,
+                                       num_key_value_heads=2, max_position_embeddings=512)
+        model = transformers.LlamaForCausalLM(cfg)
+    cfg._attn_implementation = "sdpa"
+    ref = model.eval()
+    dev = torch.compile(copy.deepcopy(ref).to(D))
+    before = spyre_compiler.stats()["size_specializations"]
+    with torch.no_grad():
+        for n in (32, 512, 100):
+            ids = torch.randint(0, 128, (1, n), generator=torch.Generator().manual_seed(n))
+            want = ref(ids, past_key_values=transformers.DynamicCache(), use_cache=True).logits
+            got = dev(ids.to(D), past_key_values=transformers.DynamicCache(),
+                      use_cache=True).logits
+            torch.testing.assert_close(got.cpu(), want, rtol=1e-3, atol=1e-3)
+    st = spyre_inductor.stats()
+    assert st["per_size_graphs"] >= 1 and st["fallback_nodes"] == 0, st
+    assert spyre_compiler.stats()["size_specializations"] - before >= 2
+
+
+def test_symbolic_graph_writing_its_input_compiles_per_size(card_only):
+    # a cache written in place (slice assignment: functionalized into a
+    # copy_ into the input): the graph is compiled per size, only the
+    # write-back copy stays an eager kernel
+    def f(cache, x):
+        cache[:, :x.shape[1]] = x * 2
+        return torch.softmax(cache[:, :x.shape[1] + 1], -1).sum(-1)
+
+    c = torch.compile(f, dynamic=True)
+    for n in (3, 5, 7):
+        x = torch.randn(2, n, 8)
+        cache = torch.randn(2, 9, 8)
+        dcache = cache.to(D)
+        got = c(dcache, x.to(D))
+        want = f(cache, x)
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(dcache.cpu(), cache)
+    st = spyre_inductor.stats()
+    assert st["per_size_graphs"] == 1, st
+    assert st["graph_breaks"] and all("copy_" in r for r in st["graph_breaks"]), st

@@ -109,6 +109,66 @@ static int collect_uploads(spyre_graph *g, spyre_compiled *c)
 	return 0;
 }
 
+/*
+ * SPYRE_COMPILE_OP_BY_OP: the trace label of program @j of @n of kernel
+ * @ln ("matmul 12x512x64x512 float16 1966080B": batch.., M, N, K; elementwise
+ * kernels their iteration space; then the bytes of the tensors it binds),
+ * so a device trace of a graph compiled op by op shows the modelled time
+ * of each kernel and what its roofline is.
+ */
+static void dims_str(char *buf, size_t len, unsigned int nd, const int64_t *d)
+{
+	size_t at = 0;
+	unsigned int i;
+
+	buf[0] = 0;
+	for (i = 0; i < nd && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? "x" : "", (long long)d[i]);
+}
+
+static char *kernel_label(const spyre_graph *g, const struct lnode *ln, unsigned int j,
+			  unsigned int n)
+{
+	char sh[96], part[48] = "", *s;
+	uint64_t bytes = 0;
+	const char *dt;
+	size_t len;
+	unsigned int i;
+
+	for (i = 0; i < ln->nslots; i++)
+		bytes += g->st[ln->slot_store[i]].bytes;
+
+	if (ln->kind == NK_MM) {
+		const struct mm_spec *m = &ln->u.mm;
+		int64_t d[K_MAX_DIMS + 3];
+
+		for (i = 0; i < m->nbatch; i++)
+			d[i] = m->batch[i];
+		d[i++] = m->m;
+		d[i++] = m->n;
+		d[i++] = m->k;
+		dims_str(sh, sizeof(sh), i, d);
+		dt = spyre_dtype_name((enum spyre_dtype)m->dtype);
+	} else if (ln->kind == NK_GATHER) {
+		int64_t d[2] = { ln->u.ga.nidx, ln->u.ga.d };
+
+		dims_str(sh, sizeof(sh), 2, d);
+		dt = spyre_dtype_name((enum spyre_dtype)ln->u.ga.dtype);
+	} else {
+		dims_str(sh, sizeof(sh), ln->u.ew.ndim, ln->u.ew.shape);
+		dt = spyre_dtype_name((enum spyre_dtype)ln->u.ew.out.dtype);
+	}
+	snprintf(part, sizeof(part), " %lluB", (unsigned long long)bytes);
+	if (n > 1)
+		snprintf(part + strlen(part), sizeof(part) - strlen(part), " (%u/%u)", j + 1, n);
+	len = strlen(ln->name) + strlen(sh) + strlen(dt) + strlen(part) + 8;
+	s = malloc(len);
+	if (s)
+		snprintf(s, len, "%s %s %s%s%s", ln->name, sh, dt,
+			 ln->kind == NK_MM && ln->u.mm.b_int8 ? " w8" : "", part);
+	return s;
+}
+
 /* SPYRE_COMPILE_OP_BY_OP: a recipe per program over a private buffer. */
 static int build_per_op(spyre_graph *g, spyre_compiled *c, const struct lowered *L)
 {
@@ -139,7 +199,7 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		  spyre_compiled **out, const char *call)
 {
 	spyre_compiled *c = calloc(1, sizeof(*c));
-	unsigned int i, j, npend = 0, pend_cap = 0;
+	unsigned int i, j, npend = 0, pend_cap = 0, lab_cap = 0;
 	struct gprog *pend = NULL;
 	char why[160];
 	int ret = 0;
@@ -206,6 +266,15 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		__atomic_fetch_add(&c->ops->stats.programs_built, kp.n, __ATOMIC_RELAXED);
 		for (j = 0; j < kp.n && !ret; j++) {
 			ret = g_grow((void **)&pend, &pend_cap, npend, sizeof(*pend));
+			if (!ret && (flags & SPYRE_COMPILE_OP_BY_OP)) {
+				ret = g_grow((void **)&c->labels, &lab_cap, npend,
+					     sizeof(*c->labels));
+				if (!ret) {
+					c->labels[npend] = kernel_label(g, ln, j, kp.n);
+					ret = c->labels[npend] ? 0 : -ENOMEM;
+					c->nlabels = npend + !ret;
+				}
+			}
 			if (ret)
 				break;
 			pend[npend] = (struct gprog){ .img = kp.img[j], .size = kp.size[j] };
@@ -260,6 +329,9 @@ int spyre_compiled_destroy(spyre_compiled *c)
 		if (c->per_op[i])
 			spyre_recipe_destroy(c->per_op[i]);
 	free(c->per_op);
+	for (i = 0; i < c->nlabels; i++)
+		free(c->labels[i]);
+	free(c->labels);
 	for (i = 0; i < c->nprogs; i++)
 		spyre_program_destroy(c->progs[i]);
 	free(c->progs);
@@ -318,8 +390,14 @@ int g_launch(spyre_compiled *c, spyre_stream *s, spyre_stream *transfer,
 		args[i].size = ext;
 	}
 	if (c->per_op) {
-		for (i = 0; i < c->nprogs && !ret; i++)
+		/* each program's submission named after its kernel in a trace */
+		const char *label = spy_trace_label();
+
+		for (i = 0; i < c->nprogs && !ret; i++) {
+			spyre_trace_label(i < c->nlabels ? c->labels[i] : label);
 			ret = spyre_recipe_launch(c->per_op[i], &s, args, n);
+		}
+		spyre_trace_label(label);
 	} else {
 		ret = spyre_recipe_launch(c->recipe, streams, args, n);
 	}

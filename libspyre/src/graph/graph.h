@@ -127,6 +127,8 @@ struct spyre_compiled {
 	spyre_recipe *recipe;		/* NULL when the graph has no work */
 	spyre_recipe **per_op;		/* SPYRE_COMPILE_OP_BY_OP: one per program */
 	spyre_bo *ws;			/* SPYRE_COMPILE_OP_BY_OP: the intermediates */
+	char **labels;			/* SPYRE_COMPILE_OP_BY_OP: each program's trace label */
+	unsigned int nlabels;
 	spyre_program **progs;
 	unsigned int nprogs;
 	unsigned int ninputs, noutputs;

@@ -4,6 +4,6 @@
 The backend is found through the ``torch_dynamo_backends`` entry point, so
 importing torch_spyre does not import Dynamo.
 """
-from .backend import compile_graph, reset_stats, spyre_backend, stats
+from .backend import compile_graph, kernel_profile, reset_stats, spyre_backend, stats
 
-__all__ = ["compile_graph", "reset_stats", "spyre_backend", "stats"]
+__all__ = ["compile_graph", "kernel_profile", "reset_stats", "spyre_backend", "stats"]

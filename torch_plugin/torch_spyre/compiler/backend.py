@@ -29,7 +29,9 @@ entry in the on-disk compile cache (``disk_cache``), so a second process
 loads the recipe instead of lowering and compiling it
 (``stats()["disk_cache_hits"]``).
 """
+import contextlib
 import operator
+import threading
 import warnings
 
 import torch
@@ -46,6 +48,28 @@ from .cache import STATS, Disk, Memory
 _RECIPES_KEPT = 64
 _recipes = Memory(_RECIPES_KEPT, hit="recipe_cache_hits", miss="recipe_cache_misses")
 _disk = Disk()
+_mode = threading.local()
+
+
+@contextlib.contextmanager
+def kernel_profile():
+    """Graphs compiled within it (in this thread) run op by op: a recipe
+    and SUBMIT per kernel, each named in ``torch.spyre.trace`` after its
+    kernel, shape, dtype and bytes ("linear 512x2304x768 fp16 4718592B"),
+    so a trace of a call shows each kernel's modelled device time. For
+    profiles only: slower than the graph's one recipe (no merged programs,
+    no workspace reuse), kept out of the on-disk cache, and refused for a
+    graph that uploads host inputs."""
+    prev = getattr(_mode, "flags", 0)
+    _mode.flags = _C._GRAPH_OP_BY_OP
+    try:
+        yield
+    finally:
+        _mode.flags = prev
+
+
+def _flags():
+    return getattr(_mode, "flags", 0)
 
 
 def stats():
@@ -137,7 +161,7 @@ def _build(sub, inputs):
         # a size only known at run time (data-dependent; PerSize graphs
         # arrive here static): not a key, and the lowering refuses it
         return _compile_part(sub, metas, index)
-    key = (index, sub.code,
+    key = (index, sub.code, _flags(),
            tuple((m.device.type, m.dtype, tuple(m.shape)) for m in metas))
     hit = _recipes.get(key)
     if hit is not None:
@@ -159,7 +183,7 @@ def _from_disk(sub, metas, index):
     there); a refusal is cached as well, so a second process does not try
     the node again. Only a refusal: any other error of the compile reaches
     the caller and leaves no entry."""
-    if not _disk.enabled():
+    if not _disk.enabled() or _flags():
         return _compile_part(sub, metas, index)
     k = disk_cache.key(index, sub.code, metas)
     entry = _disk.get(k)
@@ -217,7 +241,7 @@ def _graph_key(gm):
     """(device index, on-disk key) of the whole ATen graph @gm, or None when
     the cache is off, no input is a spyre tensor, or an input is neither a
     spyre or CPU tensor of static shape nor a size (an int)."""
-    if not _disk.enabled():
+    if not _disk.enabled() or _flags():
         return None
     metas, ints = [], []
     for n in gm.graph.nodes:
@@ -339,7 +363,7 @@ def _compile_part(sub, metas, index):
         if r in made_by_view or r.op == "placeholder" or v in host_values:
             v = graph.contiguous(v)  # outputs are dense, fresh tensors
         graph.output(v)
-    return RecipeModule(graph.compile(), single)
+    return RecipeModule(graph.compile(_flags()), single)
 
 
 def compile_graph(gm, example_inputs=None):

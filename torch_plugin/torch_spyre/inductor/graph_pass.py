@@ -16,7 +16,9 @@ in-process and on-disk recipe caches) and rewrites it:
 
 A graph with symbolic sizes is not partitioned: it becomes one
 ``spyre_inductor::per_size`` node that compiles a static graph per size met
-at its calls (per_size.py).
+at its calls (per_size.py), its constant tensors passed in as inputs and
+its writes into inputs (functionalization's ``copy_``, a cache updated in
+place) left outside it as eager copies of its results.
 
 So Inductor's own code generators never see a spyre pointwise or reduction
 node: the graph it lowers holds only extern kernels. The pass's ``uuid``
@@ -213,23 +215,74 @@ def _all_eager(g, reason):
     return eager
 
 
-def _mutates(g):
-    return any(n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and
-               n.target._schema.is_mutable for n in g.nodes)
+def _input_copies(g):
+    """The ``copy_(input, value)`` nodes that write @g's results back into
+    its inputs (what functionalization leaves of an in-place update, a KV
+    cache written by slice assignment), or None when @g mutates otherwise
+    or a copy's result is used by anything but the output."""
+    copies = []
+    for n in g.nodes:
+        if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload) or \
+                not n.target._schema.is_mutable:
+            continue
+        if n.target is not torch.ops.aten.copy_.default or n.args[0].op != "placeholder" or \
+                any(u.op != "output" for u in n.users):
+            return None
+        copies.append(n)
+    return copies
+
+
+def _per_size_graph(gm, copies):
+    """What per_size compiles of @gm: (graph, outputs kept, constants).
+    Its input @copies are left out, their values returned after its
+    outputs (the copies stay in the outer graph); its constant tensors
+    (get_attr) become inputs after its placeholders, which the outer graph
+    passes in, since per_size's graph travels as source code."""
+    sub = torch.fx.GraphModule(gm, gm.graph.__deepcopy__())
+    names = {c.name for c in copies}
+    out, values = _output_values(sub.graph)
+    mine = [n for n in sub.graph.nodes if n.name in names]
+    keep = [v for v in values if not (isinstance(v, torch.fx.Node) and v.name in names)]
+    if mine:
+        out.args = (tuple(keep + [n.args[1] for n in mine]),)
+        for n in mine:
+            sub.graph.erase_node(n)
+    consts = [n for n in sub.graph.nodes if n.op == "get_attr"]
+    first = next(n for n in sub.graph.nodes if n.op not in ("placeholder", "get_attr"))
+    for n in consts:
+        with sub.graph.inserting_before(first):
+            ph = sub.graph.placeholder(f"spyre_const_{n.name}")
+        ph.meta = dict(n.meta)
+        n.replace_all_uses_with(ph)
+        sub.graph.erase_node(n)
+    sub.graph.eliminate_dead_code()
+    sub.recompile()
+    return sub, len(keep), [n.name for n in consts]
 
 
 def _lower_symbolic(gm, wanted):
     """A graph with symbolic sizes -> one per_size node (per_size.py);
-    ({key: (object, text, loader)}, eager reasons)."""
+    ({key: (object, text, loader)}, eager reasons). Writes into inputs
+    (``copy_`` nodes) stay in the graph, eager copies of the per_size
+    node's results, so a graph updating a cache in place is compiled too;
+    constant tensors are inputs of the per_size node."""
     g = gm.graph
-    got = None if _mutates(g) else per_size.register(gm)
+    copies = _input_copies(g)
+    got = None
+    if copies is not None:
+        sub, nkeep, consts = _per_size_graph(gm, copies)
+        if all(isinstance(n.meta.get("val"), torch.Tensor) for n in g.nodes
+               if n.name in consts):
+            got = per_size.register(sub)
     if got is None:
-        return {}, _all_eager(g, "a graph with symbolic sizes that mutates an input, holds "
-                                 "a constant or returns a non-tensor (eager)")
+        return {}, _all_eager(g, "a graph with symbolic sizes that mutates an input other "
+                                 "than by copy_, or returns a non-tensor (eager)")
     graph, text = got
     phs = [n for n in g.nodes if n.op == "placeholder"]
     tensors = [p for p in phs if isinstance(p.meta["val"], torch.Tensor)]
     sizes = [p for p in phs if not isinstance(p.meta["val"], torch.Tensor)]
+    by_name = {n.name: n for n in g.nodes}
+    tensors += [by_name[c] for c in consts]
     mode = torch._guards.detect_fake_mode([p.meta["val"] for p in tensors])
     with mode:
         fakes = graph.fake([p.meta["val"] for p in tensors], [p.meta["val"] for p in sizes])
@@ -243,10 +296,33 @@ def _lower_symbolic(gm, wanted):
             items.append(g.call_function(operator.getitem, (node, i)))
             items[-1].meta["val"] = f
     res = out.args[0]
-    out.args = (type(res)(items) if isinstance(res, (tuple, list)) else items[0],)
-    g.eliminate_dead_code()
+    eager = []
+    if copies:
+        # the copies write the per_size node's extra results into the inputs
+        moved = {}
+        for c, item in zip(copies, items[nkeep:]):
+            with g.inserting_before(out):
+                moved[c] = g.call_function(_Fallback(c.target), (c.args[0], item))
+            moved[c].meta = dict(c.meta)
+            eager.append(f"{c.target}: writes an input of a graph with symbolic sizes")
+        old = res if isinstance(res, (tuple, list)) else [res]
+        it = iter(items[:nkeep])
+        new = [moved[v] if isinstance(v, torch.fx.Node) and v in moved else next(it)
+               for v in old]
+        out.args = (type(res)(new) if isinstance(res, (tuple, list)) else new[0],)
+        for c in copies:
+            g.erase_node(c)
+    else:
+        moved = {}
+        out.args = (type(res)(items) if isinstance(res, (tuple, list)) else items[0],)
+    # the moved copies' target is a _Fallback, which DCE cannot see mutate;
+    # seeded ops (attention's dropout) count as impure as FX's own DCE does
+    kept = set(moved.values())
+    rnd = torch._inductor.config.fallback_random if torch._guards.TracingContext.try_get() \
+        else True
+    g.eliminate_dead_code(is_impure_node=lambda n: n in kept or n.is_impure(rnd))
     _keep_output_strides(g, wanted)
-    return {graph.key: (graph, text, "spyre_per_size.load")}, []
+    return {graph.key: (graph, text, "spyre_per_size.load")}, eager
 
 
 def _lower_static(gm, wanted):

@@ -11,9 +11,11 @@ in-process and on-disk recipe caches when they have it), so Dynamo does not
 recompile for every new size and never reaches its recompile limit.
 
 The graph travels as its Python source (FX's code for it), which the
-generated module carries, so Inductor's caches can store it; a graph that
-source cannot rebuild (a constant tensor, a global FX would have to pickle)
-is not taken, and runs as eager fallbacks instead.
+generated module carries, so Inductor's caches can store it. The device
+pass makes its constant tensors inputs of the node and keeps its writes
+into inputs (``copy_``) outside it (graph_pass.py); a graph that source
+cannot rebuild otherwise (a global FX would have to pickle) is not taken,
+and runs as eager fallbacks instead.
 """
 import hashlib
 import json
