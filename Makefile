@@ -85,7 +85,8 @@ checkpatch: kernel-tools
 	perl $(BUILD)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse \
 		--ignore PREFER_KERNEL_TYPES -f $$(git -C $(TOP) ls-files \
 		'selftests/*spyre_fuzz.c' 'selftests/*spyre_stress.c' \
-		'selftests/*spyre_hotplug.c' 'selftests/*spyre_state.[ch]')
+		'selftests/*spyre_hotplug.c' 'selftests/*spyre_peer_hotplug.c' \
+		'selftests/*spyre_state.[ch]')
 
 check: all kernel-tools
 	@$(TOP)/scripts/check

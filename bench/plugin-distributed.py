@@ -144,12 +144,14 @@ def rank_main(rank, world, store_file=None):
     # (its first collective connects them); a second group made with
     # SPYRE_C10D_PEER=0 at its first collective stages through host memory.
     dist.all_reduce(torch.ones(1, device=dev))
+    import torch_spyre.distributed as sd
+    # the default group's path and, if staged, why (ranks on different
+    # machines...): the staged group below sets a reason of its own
+    default_paths = sd.peer_stats()
     os.environ["SPYRE_C10D_PEER"] = "0"
     staged = dist.new_group(list(range(world)), backend="spyre")
     dist.all_reduce(torch.ones(1, device=dev), group=staged)
     del os.environ["SPYRE_C10D_PEER"]
-    import torch_spyre.distributed as sd
-    paths = sd.peer_stats()
     rows = []
     for nbytes in SIZES:
         n = nbytes // 4
@@ -178,9 +180,9 @@ def rank_main(rank, world, store_file=None):
     print(f"plugin-distributed: {world} ranks on {where}, backend "
           f"{os.environ.get('SPYRE_BACKEND', 'drm')}; TCP stream rank 1 -> 0 "
           f"({addr}): {net / 1e9:.3f} GB/s")
-    peer = paths["groups_peer"] >= 1
+    peer = default_paths["groups_peer"] >= 1
     print(f"default group: {'card to card (peer DMA)' if peer else 'host staged'}"
-          f"{'' if peer else ' (' + paths['last_reason'] + ')'}")
+          f"{'' if peer else ' (' + default_paths['last_reason'] + ')'}")
     print(f"{'bytes':>10} {'spyre busBW':>14} {'staged busBW':>14} {'gloo CPU busBW':>15} "
           f"{'host memcpy':>13}")
     for nbytes, sp, st, cpu, mc in rows:

@@ -273,6 +273,7 @@ int spyre_device_init(struct spyre_device *sdev)
 	ida_init(&sdev->ctx_ida);
 	INIT_LIST_HEAD(&sdev->vms);
 	INIT_LIST_HEAD(&sdev->bo_list);
+	INIT_LIST_HEAD(&sdev->peer_imports);
 	spyre_recovery_init(sdev);
 	sdev->ring_set = spyre_ring_set_alloc(sdev->num_rings);
 	if (!sdev->ring_set)

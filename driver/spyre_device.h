@@ -75,6 +75,9 @@ struct spyre_uq_slot;
  * @ctx_fault_known: per MMU context, @ctx_fault_addr holds the fault that
  *	stopped it (set by the error interrupt, cleared at RESUME)
  * @uq_watchdog: looks for hung user-mode queues while any is live
+ * @peer_imports: peer BOs other cards imported from this card's device BOs
+ *	(spyre_peer.c's lock), revoked when this card goes away
+ * @peer_gone: this card went away: no new peer imports of its BOs (same lock)
  */
 struct spyre_device {
 	struct drm_device drm;
@@ -124,6 +127,8 @@ struct spyre_device {
 	u64 ctx_fault_addr[SPYRE_MMU_NUM_CTX];
 	unsigned long ctx_fault_known[BITS_TO_LONGS(SPYRE_MMU_NUM_CTX)];
 	struct delayed_work uq_watchdog;
+	struct list_head peer_imports;
+	bool peer_gone;
 };
 
 static inline struct spyre_device *to_spyre_device(struct drm_device *drm)

@@ -18,6 +18,7 @@
 #include "spyre_debugfs.h"
 #include "spyre_drv.h"
 #include "spyre_gem.h"
+#include "spyre_peer.h"
 #include "spyre_queue.h"
 #include "spyre_recovery.h"
 #include "spyre_ring.h"
@@ -439,6 +440,9 @@ static void spyre_remove(struct pci_dev *pdev)
 	/* Ioctls in flight finish first; new ones fail with -ENODEV. */
 	drm_dev_unplug(&sdev->drm);
 	spyre_device_fini(sdev);
+	/* other cards' mappings of this card's memory, then its own of theirs */
+	spyre_peer_revoke_exporter(sdev);
+	spyre_peer_revoke_importer(sdev);
 	/* BOs files still hold keep their pages, not the device's mappings */
 	spyre_gem_release_dma(sdev);
 }

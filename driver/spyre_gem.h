@@ -37,6 +37,9 @@ struct user_struct;
  * @peer_dma: peer BOs: the bus address of that BO for this card's DMA
  * @peer_sdev: peer BOs: the exporting card (its drm_device is held by the
  *	dma-buf)
+ * @peer_link: peer BOs: entry in @peer_sdev's peer_imports until revoked
+ * @peer_revoked: peer BOs: @peer_dma is unmapped, the exporter went away
+ *	(spyre_peer.c's lock)
  */
 struct spyre_bo {
 	struct drm_gem_shmem_object shmem;
@@ -56,6 +59,8 @@ struct spyre_bo {
 	struct dma_buf *peer_buf;
 	dma_addr_t peer_dma;
 	struct spyre_device *peer_sdev;
+	struct list_head peer_link;
+	bool peer_revoked;
 };
 
 static inline struct spyre_bo *to_spyre_bo(struct drm_gem_object *obj)

@@ -14,6 +14,7 @@
 
 #include "spyre_desc.h"
 #include "spyre_job.h"
+#include "spyre_peer.h"
 #include "spyre_queue.h"
 #include "spyre_recovery.h"
 #include "spyre_ring.h"
@@ -126,6 +127,9 @@ static struct dma_fence *spyre_run_job(struct drm_sched_job *sched_job)
 		return spyre_ring_fail_job(job->ring, job, -ECANCELED);
 	/* A job whose input failed would compute on garbage: pass the error on. */
 	err = spyre_job_dependency_error(job);
+	/* Another card's memory this job copies to or from is gone. */
+	if (!err && spyre_peer_job_revoked(job))
+		err = -ENODEV;
 	if (!err)
 		err = spyre_sem_prepare(job);
 	if (err)

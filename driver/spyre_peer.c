@@ -16,10 +16,22 @@
  * alive and shares the exporter's reservation object, so DRM_IOCTL_SPYRE_
  * BO_WAIT on either card waits for the other card's jobs on the memory.
  *
+ * When the exporting card goes away (unbind, hot unplug) its BAR range may
+ * soon be another device's, so the importers' mappings of it are revoked
+ * at its removal: a job not yet on its ring that names such a peer BO
+ * fails with -ENODEV instead of running, the removal waits (bounded by the
+ * job timeout, so it never hangs on another card's work) for the jobs
+ * already running, found through the shared reservation object, then
+ * unmaps the range. The peer BO itself lives on as a handle that every
+ * later SUBMIT refuses with -ENODEV until its file closes it; it still
+ * holds the dma-buf, so the exporter's BO and drm_device are freed then.
+ * An importing card that goes away drops its own mappings the same way.
+ *
  * Copyright (C) 2026 The Spyre stack authors
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
 #include <drm/drm_drv.h>
@@ -31,7 +43,14 @@
 #include "spyre_device.h"
 #include "spyre_drv.h"
 #include "spyre_gem.h"
+#include "spyre_job.h"
 #include "spyre_peer.h"
+
+/*
+ * Protects every card's peer_imports and peer_gone and every peer BO's
+ * peer_link and peer_revoked: an import and a revocation meet two cards.
+ */
+static DEFINE_MUTEX(spyre_peer_lock);
 
 /* Nothing but a Spyre card may attach: there are no pages to map. */
 static int spyre_peer_buf_attach(struct dma_buf *dma_buf, struct dma_buf_attachment *attach)
@@ -75,6 +94,19 @@ bool spyre_peer_is_ours(const struct dma_buf *dma_buf)
 	return dma_buf->ops == &spyre_peer_buf_ops;
 }
 
+/* Drops @bo's mapping of the exporter's BAR range, once. */
+static void spyre_peer_unmap_locked(struct spyre_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->shmem.base;
+
+	lockdep_assert_held(&spyre_peer_lock);
+	if (bo->peer_revoked)
+		return;
+	list_del_init(&bo->peer_link);
+	dma_unmap_resource(obj->dev->dev, bo->peer_dma, obj->size, DMA_BIDIRECTIONAL, 0);
+	bo->peer_revoked = true;
+}
+
 static void spyre_peer_bo_free(struct drm_gem_object *obj)
 {
 	struct spyre_device *sdev = to_spyre_device(obj->dev);
@@ -84,7 +116,9 @@ static void spyre_peer_bo_free(struct drm_gem_object *obj)
 	list_del_init(&bo->link);
 	mutex_unlock(&sdev->bo_lock);
 	atomic_dec(&sdev->bo_count);
-	dma_unmap_resource(obj->dev->dev, bo->peer_dma, obj->size, DMA_BIDIRECTIONAL, 0);
+	mutex_lock(&spyre_peer_lock);
+	spyre_peer_unmap_locked(bo);
+	mutex_unlock(&spyre_peer_lock);
 	dma_buf_put(bo->peer_buf);
 	drm_gem_object_release(obj);
 	kfree(bo);
@@ -158,6 +192,7 @@ struct drm_gem_object *spyre_peer_import(struct drm_device *drm, struct dma_buf 
 	bo->placement = DRM_SPYRE_PLACEMENT_PEER;
 	INIT_LIST_HEAD(&bo->blocks);
 	INIT_LIST_HEAD(&bo->link);
+	INIT_LIST_HEAD(&bo->peer_link);
 	bo->shmem.base.funcs = &spyre_peer_bo_funcs;
 	drm_gem_private_object_init(drm, &bo->shmem.base, eobj->size);
 	bo->shmem.base.resv = dma_buf->resv;
@@ -169,5 +204,113 @@ struct drm_gem_object *spyre_peer_import(struct drm_device *drm, struct dma_buf 
 	list_add_tail(&bo->link, &imp->bo_list);
 	mutex_unlock(&imp->bo_lock);
 	atomic_inc(&imp->bo_count);
+
+	/* The exporter's removal revokes what is on its list from now on. */
+	mutex_lock(&spyre_peer_lock);
+	ret = exp->peer_gone ? -ENODEV : 0;
+	if (!ret)
+		list_add_tail(&bo->peer_link, &exp->peer_imports);
+	mutex_unlock(&spyre_peer_lock);
+	if (ret) {
+		drm_gem_object_put(&bo->shmem.base);
+		return ERR_PTR(ret);
+	}
 	return &bo->shmem.base;
+}
+
+/**
+ * spyre_peer_revoke_exporter() - revoke the peer BOs of a card going away
+ * @exp: the card, unplugged (new SUBMITs naming its peer BOs fail) and
+ *	with its own jobs failed
+ *
+ * Every peer BO other cards imported from @exp: waits for the importer's
+ * jobs on it (a job that has not reached its ring yet fails with -ENODEV,
+ * see spyre_peer_job_revoked()), at most twice the job timeout, since a
+ * hung job is the importer's recovery's to end, and then unmaps the
+ * importer's mapping of @exp's BAR range. Later imports of @exp's BOs fail
+ * with -ENODEV.
+ */
+void spyre_peer_revoke_exporter(struct spyre_device *exp)
+{
+	long timeout = msecs_to_jiffies(2 * spyre_job_timeout_ms + 1000);
+	struct drm_gem_object *obj;
+	struct spyre_bo *bo, *tmp;
+	LIST_HEAD(held);
+	long ret;
+
+	mutex_lock(&spyre_peer_lock);
+	WRITE_ONCE(exp->peer_gone, true);
+	/* a BO whose last reference is gone is its free path's to unmap */
+	list_for_each_entry_safe(bo, tmp, &exp->peer_imports, peer_link)
+		if (kref_get_unless_zero(&bo->shmem.base.refcount))
+			list_move_tail(&bo->peer_link, &held);
+	mutex_unlock(&spyre_peer_lock);
+
+	for (;;) {
+		mutex_lock(&spyre_peer_lock);
+		bo = list_first_entry_or_null(&held, struct spyre_bo, peer_link);
+		if (bo)
+			list_del_init(&bo->peer_link);
+		mutex_unlock(&spyre_peer_lock);
+		if (!bo)
+			break;
+		obj = &bo->shmem.base;
+		/*
+		 * A SUBMIT that checked @exp before the unplug adds its fence
+		 * under the reservation lock: taking it once orders that
+		 * fence before the wait, or the job's run_job after the
+		 * unplug (and so it fails there).
+		 */
+		dma_resv_lock(obj->resv, NULL);
+		dma_resv_unlock(obj->resv);
+		ret = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, false, timeout);
+		if (ret <= 0)
+			drm_err(obj->dev, "peer BO of %s: jobs still running at its removal (%ld)\n",
+				pci_name(exp->pdev), ret);
+		mutex_lock(&spyre_peer_lock);
+		spyre_peer_unmap_locked(bo);
+		mutex_unlock(&spyre_peer_lock);
+		drm_gem_object_put(obj);
+	}
+}
+
+/**
+ * spyre_peer_revoke_importer() - unmap a removed card's peer BOs
+ * @imp: the card, unplugged and with its jobs failed
+ *
+ * The mappings belong to @imp's device: they go when the driver lets it go.
+ */
+void spyre_peer_revoke_importer(struct spyre_device *imp)
+{
+	struct spyre_bo *bo;
+
+	mutex_lock(&imp->bo_lock);
+	list_for_each_entry(bo, &imp->bo_list, link) {
+		if (bo->placement != DRM_SPYRE_PLACEMENT_PEER)
+			continue;
+		mutex_lock(&spyre_peer_lock);
+		spyre_peer_unmap_locked(bo);
+		mutex_unlock(&spyre_peer_lock);
+	}
+	mutex_unlock(&imp->bo_lock);
+}
+
+/**
+ * spyre_peer_job_revoked() - does @job name a peer BO of a removed card?
+ * @job: a job about to be written to its ring
+ *
+ * Return: true if the job must not run (its fence gets -ENODEV).
+ */
+bool spyre_peer_job_revoked(const struct spyre_job *job)
+{
+	struct spyre_bo *bo;
+	u32 i;
+
+	for (i = 0; i < job->nbos; i++) {
+		bo = to_spyre_bo(job->bos[i]);
+		if (bo->placement == DRM_SPYRE_PLACEMENT_PEER &&
+		    drm_dev_is_unplugged(&bo->peer_sdev->drm))
+			return true;
+	}
+	return false;
 }

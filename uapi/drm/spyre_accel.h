@@ -184,8 +184,11 @@ enum drm_spyre_placement {
  * a copy fail with -EINVAL. The import fails with -EOPNOTSUPP when the
  * importing card has no peer DMA (card interface below 1.13), -EXDEV
  * when the two cards sit under different PCI host bridges, -ERANGE when
- * the BO lies beyond the exporter's BAR2 aperture. A copy through a peer
- * BO of a card that was unplugged fails with -ENODEV. The peer BO keeps the
+ * the BO lies beyond the exporter's BAR2 aperture. When the exporting
+ * card goes away its removal revokes the peer BO: a copy through it, and a
+ * new import of the exporter's dma-buf, fail with -ENODEV, and so does a
+ * job naming it that had not reached its ring; the removal waits (at most
+ * twice the job timeout) for those already running. The peer BO keeps the
  * exporter's BO alive and shares its reservation object: DRM_IOCTL_SPYRE_
  * BO_WAIT on either card's handle waits for both cards' jobs on it. No
  * other ordering is implied: a process orders the two cards' work itself
