@@ -3,7 +3,7 @@
 # The Spyre stack's top-level build. Everything it makes lives in build/.
 #
 #   make          build everything (installs missing apt packages first)
-#   make check    every test suite: host suites first, then the VM suites
+#   make check    every test suite, two at a time (scripts/check -j1: one by one)
 #   make check-multi-vm  torchrun across two VMs (not in make check)
 #   make demo     boot the VM with a card and run the demo end to end
 #

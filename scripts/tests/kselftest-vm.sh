@@ -107,7 +107,7 @@ while IFS= read -r line; do
 		n=${line#\# kselftest-vm: kmemleak }
 		if [ "$n" != 0 ]; then
 			fail=$((fail + 1))
-			problems+=("kmemleak: $n unreferenced objects after the suite (build/vm/last/serial.log)")
+			problems+=("kmemleak: $n unreferenced objects after the suite (serial.log of the run spyre-vm names)")
 		fi ;;
 	"# kselftest-vm: bo_count "*)
 		set -- ${line#\# kselftest-vm: bo_count }
@@ -145,8 +145,8 @@ if [ -z "${ran[bo_count]:-}" ]; then
 fi
 case "$vm_rc" in
 0) ;;
-251) fail=$((fail + 1)); problems+=("kernel oops/WARN/BUG in dmesg (spyre-vm exit 251, see build/vm/last/dmesg.txt)") ;;
-*) fail=$((fail + 1)); problems+=("spyre-vm exited $vm_rc (see build/vm/last/)") ;;
+251) fail=$((fail + 1)); problems+=("kernel oops/WARN/BUG in dmesg (spyre-vm exit 251, the dmesg spyre-vm names above)") ;;
+*) fail=$((fail + 1)); problems+=("spyre-vm exited $vm_rc (its logs: spyre-vm names the run above)") ;;
 esac
 
 echo "=== kselftest-vm: ${#tests[@]} binaries in ${elapsed}s"

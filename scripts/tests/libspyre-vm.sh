@@ -104,7 +104,7 @@ assert p[0]["engine-dma"] > 0, c  # its copy, on a kernel or a user queue
 	fi
 fi
 if [ "$vm_rc" != 0 ]; then
-	echo "FAIL: spyre-vm exited $vm_rc (see build/vm/last/)"
+	echo "FAIL: spyre-vm exited $vm_rc (its logs: spyre-vm names the run above)"
 	fail=$((fail + 1))
 fi
 echo "$pass passed, $fail failed"

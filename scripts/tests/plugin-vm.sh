@@ -72,7 +72,7 @@ out=$("$top/scripts/tests/pytest-summary" "$log" "${rc:-1}")
 echo "$out" | head -n -1
 line=$(echo "$out" | tail -1)
 if [ "$vm_rc" != 0 ]; then
-	echo "FAIL: spyre-vm exited $vm_rc (see build/vm/last/)"
+	echo "FAIL: spyre-vm exited $vm_rc (its logs: spyre-vm names the run above)"
 	p=${line%% passed*}; f=${line#*passed, }; f=${f%% failed*}
 	line="$p passed, $((f + 1)) failed${line#*failed}"
 fi
