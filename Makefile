@@ -86,6 +86,7 @@ checkpatch: kernel-tools
 		--ignore PREFER_KERNEL_TYPES -f $$(git -C $(TOP) ls-files \
 		'selftests/*spyre_fuzz.c' 'selftests/*spyre_stress.c' \
 		'selftests/*spyre_hotplug.c' 'selftests/*spyre_peer_hotplug.c' \
+		'selftests/*spyre_hotplug_util.[ch]' \
 		'selftests/*spyre_state.[ch]')
 
 check: all kernel-tools

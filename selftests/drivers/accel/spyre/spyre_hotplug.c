@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,88 +25,9 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "spyre_hotplug_util.h"
 #include "spyre_state.h"
 #include "spyre_util.h"
-
-#define HP_WAIT_MS	60000	/* removal and re-enumeration under TCG */
-
-/* Send one command to QEMU's monitor through spyre-vm's agent. */
-static int monitor(const char *cmd, char *reply, size_t len)
-{
-	const char *dir = getenv("SPYRE_VM_MONITOR_DIR");
-	char req[PATH_MAX], tmp[PATH_MAX], rep[PATH_MAX];
-	int n, fd, i;
-	ssize_t got;
-
-	if (!dir)
-		return -ENOENT;
-	/* the next free request number: tests run one after another */
-	for (n = 1;; n++) {
-		snprintf(req, sizeof(req), "%s/req-%d", dir, n);
-		if (access(req, F_OK))
-			break;
-	}
-	snprintf(tmp, sizeof(tmp), "%s/.req-%d", dir, n);
-	snprintf(rep, sizeof(rep), "%s/rep-%d", dir, n);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, cmd, strlen(cmd)) < 0) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	if (rename(tmp, req))
-		return -errno;
-	for (i = 0; i < HP_WAIT_MS / 10; i++) {
-		fd = open(rep, O_RDONLY);
-		if (fd >= 0) {
-			got = read(fd, reply, len - 1);
-			reply[got > 0 ? got : 0] = '\0';
-			close(fd);
-			return 0;
-		}
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
-}
-
-static int write_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* Wait until the accel minor is gone (@present false) or a card is there. */
-/*
- * Present: a card is in sysfs and its device node exists (devtmpfs creates
- * the node a little after the class device appears, so open() would race
- * it). Absent: accel@minor is gone from sysfs.
- */
-static bool wait_cards(int minor, bool present)
-{
-	int minors[SP_MAX_CARDS], i;
-	char path[64], node[64];
-
-	snprintf(path, sizeof(path), "/sys/class/accel/accel%d", minor);
-	for (i = 0; i < HP_WAIT_MS / 20; i++) {
-		if (!present && access(path, F_OK) != 0)
-			return true;
-		if (present && sp_find_cards(minors, SP_MAX_CARDS) > 0) {
-			snprintf(node, sizeof(node), "/dev/accel/accel%d", minors[0]);
-			if (access(node, F_OK) == 0)
-				return true;
-		}
-		usleep(20000);
-	}
-	return false;
-}
 
 FIXTURE(hp) {
 	struct sp_dev d;
@@ -129,22 +49,12 @@ FIXTURE_VARIANT_ADD(hp, sysfs) {
 
 FIXTURE_SETUP(hp)
 {
-	char link[128], target[PATH_MAX], *base;
-	ssize_t n;
-
 	if (variant->qemu_monitor && !getenv("SPYRE_VM_MONITOR_DIR"))
 		SKIP(return, "no QEMU monitor (run the VM with spyre-vm --monitor)");
 	if (geteuid())
 		SKIP(return, "needs root");
 	SP_OPEN_OR_SKIP(&self->d, 0);
-	snprintf(link, sizeof(link), "/sys/class/accel/accel%d/device", self->d.minor);
-	n = readlink(link, target, sizeof(target) - 1);
-	ASSERT_LT(0, n);
-	target[n] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	ASSERT_GT(sizeof(self->bdf), strlen(base));
-	snprintf(self->bdf, sizeof(self->bdf), "%.63s", base);
+	ASSERT_EQ(0, sp_pci_address(&self->d, self->bdf, sizeof(self->bdf)));
 	ASSERT_EQ(0, sp_state_take(&self->base));
 }
 
@@ -236,17 +146,17 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 
 	/* away with the card */
 	if (variant->qemu_monitor) {
-		ASSERT_EQ(0, monitor("device_del spyre0", reply, sizeof(reply)));
+		ASSERT_EQ(0, sp_vm_monitor("device_del spyre0", reply, sizeof(reply)));
 		TH_LOG("device_del: '%s'", reply);
 	} else {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
-		ASSERT_EQ(0, write_str(path, "1"));
+		ASSERT_EQ(0, sp_write_file(path, "1"));
 	}
-	ASSERT_TRUE(wait_cards(self->d.minor, false));
+	ASSERT_TRUE(sp_wait_card_gone(self->d.minor));
 
 	/* every process sees -ENODEV */
 	pf = (struct pollfd) { .fd = pfd[0], .events = POLLIN };
-	ASSERT_EQ(1, poll(&pf, 1, HP_WAIT_MS));
+	ASSERT_EQ(1, poll(&pf, 1, SP_HOTPLUG_WAIT_MS));
 	ASSERT_EQ(sizeof(child_err), read(pfd[0], &child_err, sizeof(child_err)));
 	EXPECT_EQ(-ENODEV, child_err);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -265,7 +175,7 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	}
 
 	/* the job in flight ended (with an error, or done before the removal) */
-	EXPECT_EQ(0, sp_sync_file_wait(sf, HP_WAIT_MS));
+	EXPECT_EQ(0, sp_sync_file_wait(sf, SP_HOTPLUG_WAIT_MS));
 	status = sp_sync_file_status(sf);
 	TH_LOG("the job in flight ended with %d", status);
 	EXPECT_TRUE(status == 1 || status == -ENODEV);
@@ -287,18 +197,18 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 		 * the slot off, a little after the driver let go: until then
 		 * the id is still taken, so retry while it is.
 		 */
-		for (i = 0; i < HP_WAIT_MS / 100; i++) {
-			ASSERT_EQ(0, monitor("device_add spyre,id=spyre0,bus=rp0", reply,
-					     sizeof(reply)));
+		for (i = 0; i < SP_HOTPLUG_WAIT_MS / 100; i++) {
+			ASSERT_EQ(0, sp_vm_monitor("device_add spyre,id=spyre0,bus=rp0",
+						   reply, sizeof(reply)));
 			if (!strstr(reply, "Duplicate device ID"))
 				break;
 			usleep(100 * 1000);
 		}
 		TH_LOG("device_add: '%s' (after %u retries)", reply, i);
 	} else {
-		ASSERT_EQ(0, write_str("/sys/bus/pci/rescan", "1"));
+		ASSERT_EQ(0, sp_write_file("/sys/bus/pci/rescan", "1"));
 	}
-	ASSERT_TRUE(wait_cards(0, true));
+	ASSERT_TRUE(sp_wait_cards_ready(1));
 	ASSERT_EQ(0, sp_dev_open(&self->d, 0));
 	EXPECT_EQ(0, sp_smoke(&self->d));
 	sp_dev_close(&self->d);

@@ -15,85 +15,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "spyre_hotplug_util.h"
 #include "spyre_state.h"
 #include "spyre_util.h"
 
-#define PHP_WAIT_MS	60000	/* removal and re-enumeration under TCG */
 #define PHP_SIZE	(4 * SP_MiB)
 #define PHP_JOBS	8	/* of MAX_CMDS peer copies of PHP_SIZE each */
-
-/* Send one command to QEMU's monitor through spyre-vm's agent. */
-static int monitor(const char *cmd, char *reply, size_t len)
-{
-	const char *dir = getenv("SPYRE_VM_MONITOR_DIR");
-	char req[PATH_MAX], tmp[PATH_MAX], rep[PATH_MAX];
-	int n, fd, i;
-	ssize_t got;
-
-	if (!dir)
-		return -ENOENT;
-	/* the next free request number: requests go one after another */
-	for (n = 1;; n++) {
-		snprintf(req, sizeof(req), "%s/req-%d", dir, n);
-		if (access(req, F_OK))
-			break;
-	}
-	snprintf(tmp, sizeof(tmp), "%s/.req-%d", dir, n);
-	snprintf(rep, sizeof(rep), "%s/rep-%d", dir, n);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, cmd, strlen(cmd)) < 0) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	if (rename(tmp, req))
-		return -errno;
-	for (i = 0; i < PHP_WAIT_MS / 10; i++) {
-		fd = open(rep, O_RDONLY);
-		if (fd >= 0) {
-			got = read(fd, reply, len - 1);
-			reply[got > 0 ? got : 0] = '\0';
-			close(fd);
-			return 0;
-		}
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
-}
-
-/* accel@minor gone from sysfs (@gone), or @want cards with device nodes. */
-static bool wait_cards(int minor, bool gone, int want)
-{
-	int minors[SP_MAX_CARDS], n, i, j;
-	char path[64];
-
-	for (i = 0; i < PHP_WAIT_MS / 20; i++) {
-		snprintf(path, sizeof(path), "/sys/class/accel/accel%d", minor);
-		if (gone && access(path, F_OK) != 0)
-			return true;
-		if (!gone) {
-			n = sp_find_cards(minors, SP_MAX_CARDS);
-			for (j = 0; j < n; j++) {
-				snprintf(path, sizeof(path), "/dev/accel/accel%d", minors[j]);
-				if (access(path, F_OK))
-					break;
-			}
-			if (n == want && j == n)
-				return true;
-		}
-		usleep(20000);
-	}
-	return false;
-}
 
 FIXTURE(php) {
 	struct sp_dev a, b;
@@ -221,19 +154,19 @@ TEST_F_TIMEOUT(php, exporter_removed, 300)
 	 */
 	t0 = sp_now_ns();
 	if (variant->qemu_monitor) {
-		ASSERT_EQ(0, monitor("device_del spyre1", reply, sizeof(reply)));
+		ASSERT_EQ(0, sp_vm_monitor("device_del spyre1", reply, sizeof(reply)));
 		TH_LOG("device_del: '%s'", reply);
 	} else {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->b_bdf);
 		ASSERT_EQ(0, sp_write_file(path, "1"));
 	}
-	ASSERT_TRUE(wait_cards(b_minor, true, 0));
+	ASSERT_TRUE(sp_wait_card_gone(b_minor));
 	t1 = sp_now_ns();
 	TH_LOG("card B (%s) gone after %llu ms", self->b_bdf,
 	       (unsigned long long)((t1 - t0) / 1000000));
 
 	/* the job in flight ended, done before the removal or failed */
-	EXPECT_EQ(0, sp_sync_file_wait(sf, PHP_WAIT_MS));
+	EXPECT_EQ(0, sp_sync_file_wait(sf, SP_HOTPLUG_WAIT_MS));
 	status = sp_sync_file_status(sf);
 	TH_LOG("A's job on the peer BO ended with %d", status);
 	EXPECT_TRUE(status == 1 || status == -ENODEV);
@@ -270,9 +203,9 @@ TEST_F_TIMEOUT(php, exporter_removed, 300)
 	/* B back, peer DMA between the two again, and nothing leaked */
 	if (variant->qemu_monitor) {
 		/* the id stays taken until the guest has powered the slot off */
-		for (i = 0; i < PHP_WAIT_MS / 100; i++) {
-			ASSERT_EQ(0, monitor("device_add spyre,id=spyre1,bus=rp1", reply,
-					     sizeof(reply)));
+		for (i = 0; i < SP_HOTPLUG_WAIT_MS / 100; i++) {
+			ASSERT_EQ(0, sp_vm_monitor("device_add spyre,id=spyre1,bus=rp1",
+						   reply, sizeof(reply)));
 			if (!strstr(reply, "Duplicate device ID"))
 				break;
 			usleep(100 * 1000);
@@ -281,7 +214,7 @@ TEST_F_TIMEOUT(php, exporter_removed, 300)
 	} else {
 		ASSERT_EQ(0, sp_write_file("/sys/bus/pci/rescan", "1"));
 	}
-	ASSERT_TRUE(wait_cards(0, false, 2));
+	ASSERT_TRUE(sp_wait_cards_ready(2));
 	ASSERT_EQ(0, sp_dev_open(&self->a, 0));
 	ASSERT_EQ(0, sp_dev_open(&self->b, 1));
 	ASSERT_EQ(0, sp_queue_create(self->a.fd, DRM_SPYRE_ENGINE_DMA,

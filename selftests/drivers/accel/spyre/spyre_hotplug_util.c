@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers of the Spyre hot-removal selftests (spyre_hotplug_util.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spyre_hotplug_util.h"
+#include "spyre_util.h"
+
+int sp_vm_monitor(const char *cmd, char *reply, size_t len)
+{
+	const char *dir = getenv("SPYRE_VM_MONITOR_DIR");
+	char req[PATH_MAX], tmp[PATH_MAX], rep[PATH_MAX];
+	int n, fd, i;
+	ssize_t got;
+
+	if (!dir)
+		return -ENOENT;
+	/*
+	 * The agent answers req-N with rep-N. The next free number: requests
+	 * go one after another. The request appears by rename, so the agent
+	 * never reads half a command.
+	 */
+	for (n = 1;; n++) {
+		snprintf(req, sizeof(req), "%s/req-%d", dir, n);
+		if (access(req, F_OK))
+			break;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.req-%d", dir, n);
+	snprintf(rep, sizeof(rep), "%s/rep-%d", dir, n);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, cmd, strlen(cmd)) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	if (rename(tmp, req))
+		return -errno;
+	for (i = 0; i < SP_HOTPLUG_WAIT_MS / 10; i++) {
+		fd = open(rep, O_RDONLY);
+		if (fd >= 0) {
+			got = read(fd, reply, len - 1);
+			reply[got > 0 ? got : 0] = '\0';
+			close(fd);
+			return 0;
+		}
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+bool sp_wait_card_gone(int minor)
+{
+	char path[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d", minor);
+	for (i = 0; i < SP_HOTPLUG_WAIT_MS / 20; i++) {
+		if (access(path, F_OK) != 0)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+bool sp_wait_cards_ready(int want)
+{
+	int minors[SP_MAX_CARDS], n, i, j;
+	char node[64];
+
+	for (i = 0; i < SP_HOTPLUG_WAIT_MS / 20; i++) {
+		n = sp_find_cards(minors, SP_MAX_CARDS);
+		for (j = 0; j < n; j++) {
+			snprintf(node, sizeof(node), "/dev/accel/accel%d", minors[j]);
+			if (access(node, F_OK))
+				break;
+		}
+		if (n >= want && j == n)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}

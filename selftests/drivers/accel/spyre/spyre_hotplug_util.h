@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the Spyre hot-removal selftests: QEMU monitor commands sent
+ * through spyre-vm's monitor agent, and waiting for a card to leave or for
+ * cards to come back (sysfs class device and device node).
+ */
+#ifndef SPYRE_HOTPLUG_UTIL_H
+#define SPYRE_HOTPLUG_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Removal and re-enumeration take seconds under TCG: the waits' bound. */
+#define SP_HOTPLUG_WAIT_MS	60000
+
+/*
+ * Send one command to QEMU's monitor (`spyre-vm --monitor` exports
+ * SPYRE_VM_MONITOR_DIR) and read its reply into @reply (NUL-terminated).
+ * 0, -ENOENT without a monitor, -ETIMEDOUT without a reply, else -errno.
+ */
+int sp_vm_monitor(const char *cmd, char *reply, size_t len);
+/* True once accel@minor is gone from sysfs (within SP_HOTPLUG_WAIT_MS). */
+bool sp_wait_card_gone(int minor);
+/*
+ * True once at least @want cards are bound and each has its device node:
+ * devtmpfs creates the node a little after the class device appears, so
+ * opening on sysfs alone would race it.
+ */
+bool sp_wait_cards_ready(int want);
+
+#endif
