@@ -19,7 +19,9 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cd "$top/torch_plugin/tests" || exit 1
+# --durations: the slowest tests in every log, to keep the suite's time
+# in view (the README's budget for make check)
 SPYRE_BACKEND=sim SPYRE_SIM_CARDS=2 "$build/venv/bin/python" -m pytest -q -p no:cacheprovider \
-	-W error::pytest.PytestUnraisableExceptionWarning "$@" . 2>&1 | tee "$log"
+	-W error::pytest.PytestUnraisableExceptionWarning --durations=30 "$@" . 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 "$top/scripts/tests/pytest-summary" "$log" "$rc"

@@ -45,7 +45,7 @@ if [ "${1:-}" = --guest ]; then
 	mountpoint -q /sys/kernel/debug 2>/dev/null || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 	cd "$top/torch_plugin/tests" || exit 1
 	export SPYRE_BACKEND=drm PYTHONDONTWRITEBYTECODE=1 HOME=/tmp
-	"$build/venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp=/tmp/pytest \
+	"$build/venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp=/tmp/pytest --durations=30 \
 		-k "not autoload and not no_card and not from_environment and not race_is_visible and not pre_norm and (not test_compile or gpt2 or uploaded_by_the_recipe) and not recompile_limit and (not test_distributed or match_gloo or killed or torchrun)" "$@" \
 		test_device.py test_copy.py test_ops.py test_streams.py test_allocator.py \
 		test_fallback.py test_errors.py test_models.py test_models_eager.py test_compile.py \
