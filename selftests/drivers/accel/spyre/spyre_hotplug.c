@@ -102,7 +102,8 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	struct drm_spyre_sync out = { 0 };
 	struct drm_spyre_cmd *cmds;
 	int pfd[2], sf, child_err = 0, st, status;
-	char reply[512], path[256];
+	char reply[512];
+	unsigned int retries;
 	struct pollfd pf;
 	bool has_vm;
 	uint64_t v;
@@ -145,13 +146,9 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	ASSERT_EQ(1, read(pfd[0], reply, 1));
 
 	/* away with the card */
-	if (variant->qemu_monitor) {
-		ASSERT_EQ(0, sp_vm_monitor("device_del spyre0", reply, sizeof(reply)));
+	ASSERT_EQ(0, sp_card_unplug(variant->qemu_monitor, 0, self->bdf, reply, sizeof(reply)));
+	if (variant->qemu_monitor)
 		TH_LOG("device_del: '%s'", reply);
-	} else {
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->bdf);
-		ASSERT_EQ(0, sp_write_file(path, "1"));
-	}
 	ASSERT_TRUE(sp_wait_card_gone(self->d.minor));
 
 	/* every process sees -ENODEV */
@@ -191,23 +188,9 @@ TEST_F_TIMEOUT(hp, remove_in_use, 240)
 	sp_dev_close(&self->d);
 
 	/* back again, working, nothing leaked */
-	if (variant->qemu_monitor) {
-		/*
-		 * QEMU finishes a device_del only after the guest has powered
-		 * the slot off, a little after the driver let go: until then
-		 * the id is still taken, so retry while it is.
-		 */
-		for (i = 0; i < SP_HOTPLUG_WAIT_MS / 100; i++) {
-			ASSERT_EQ(0, sp_vm_monitor("device_add spyre,id=spyre0,bus=rp0",
-						   reply, sizeof(reply)));
-			if (!strstr(reply, "Duplicate device ID"))
-				break;
-			usleep(100 * 1000);
-		}
-		TH_LOG("device_add: '%s' (after %u retries)", reply, i);
-	} else {
-		ASSERT_EQ(0, sp_write_file("/sys/bus/pci/rescan", "1"));
-	}
+	ASSERT_EQ(0, sp_card_replug(variant->qemu_monitor, 0, reply, sizeof(reply), &retries));
+	if (variant->qemu_monitor)
+		TH_LOG("device_add: '%s' (after %u retries)", reply, retries);
 	ASSERT_TRUE(sp_wait_cards_ready(1));
 	ASSERT_EQ(0, sp_dev_open(&self->d, 0));
 	EXPECT_EQ(0, sp_smoke(&self->d));

@@ -89,3 +89,35 @@ bool sp_wait_cards_ready(int want)
 	}
 	return false;
 }
+
+int sp_card_unplug(bool qemu_monitor, int slot, const char *bdf, char *reply, size_t len)
+{
+	char cmd[64], path[128];
+
+	reply[0] = '\0';
+	if (qemu_monitor) {
+		snprintf(cmd, sizeof(cmd), "device_del spyre%d", slot);
+		return sp_vm_monitor(cmd, reply, len);
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf);
+	return sp_write_file(path, "1");
+}
+
+int sp_card_replug(bool qemu_monitor, int slot, char *reply, size_t len, unsigned int *retries)
+{
+	char cmd[64];
+	int ret;
+
+	reply[0] = '\0';
+	*retries = 0;
+	if (!qemu_monitor)
+		return sp_write_file("/sys/bus/pci/rescan", "1");
+	snprintf(cmd, sizeof(cmd), "device_add spyre,id=spyre%d,bus=rp%d", slot, slot);
+	for (; *retries < SP_HOTPLUG_WAIT_MS / 100; (*retries)++) {
+		ret = sp_vm_monitor(cmd, reply, len);
+		if (ret || !strstr(reply, "Duplicate device ID"))
+			return ret;
+		usleep(100 * 1000);
+	}
+	return -ETIMEDOUT;
+}

@@ -28,4 +28,20 @@ bool sp_wait_card_gone(int minor);
  */
 bool sp_wait_cards_ready(int want);
 
+/*
+ * Take a card away: QEMU's device_del of spyre@slot (`spyre-vm --monitor`
+ * puts card i behind root port rpI as spyreI) when @qemu_monitor, else a
+ * sysfs remove of the PCI function @bdf. The monitor's reply goes to
+ * @reply. 0 or -errno; the caller waits with sp_wait_card_gone().
+ */
+int sp_card_unplug(bool qemu_monitor, int slot, const char *bdf, char *reply, size_t len);
+/*
+ * Bring it back: device_add of spyre@slot on rp@slot, retried while QEMU
+ * still holds the id (it lets go once the guest has powered the slot off,
+ * a little after the driver did), else a PCI rescan. @retries gets the
+ * number of retries. 0 or -errno; the caller waits with
+ * sp_wait_cards_ready().
+ */
+int sp_card_replug(bool qemu_monitor, int slot, char *reply, size_t len, unsigned int *retries);
+
 #endif

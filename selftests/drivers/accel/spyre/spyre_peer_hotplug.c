@@ -124,7 +124,8 @@ TEST_F_TIMEOUT(php, exporter_removed, 300)
 	struct drm_spyre_sync out = { 0 };
 	struct drm_spyre_cmd *cmds, c;
 	struct drm_spyre_bo_info info;
-	char reply[512], path[256];
+	char reply[512];
+	unsigned int retries;
 	int b_minor = self->b.minor, sf, status;
 	uint64_t t0, t1;
 	struct sp_dev a2;
@@ -153,13 +154,9 @@ TEST_F_TIMEOUT(php, exporter_removed, 300)
 	 * is B is checked by B's minor going away and A working on.
 	 */
 	t0 = sp_now_ns();
-	if (variant->qemu_monitor) {
-		ASSERT_EQ(0, sp_vm_monitor("device_del spyre1", reply, sizeof(reply)));
+	ASSERT_EQ(0, sp_card_unplug(variant->qemu_monitor, 1, self->b_bdf, reply, sizeof(reply)));
+	if (variant->qemu_monitor)
 		TH_LOG("device_del: '%s'", reply);
-	} else {
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", self->b_bdf);
-		ASSERT_EQ(0, sp_write_file(path, "1"));
-	}
 	ASSERT_TRUE(sp_wait_card_gone(b_minor));
 	t1 = sp_now_ns();
 	TH_LOG("card B (%s) gone after %llu ms", self->b_bdf,
@@ -201,19 +198,9 @@ TEST_F_TIMEOUT(php, exporter_removed, 300)
 	sp_dev_close(&self->a);
 
 	/* B back, peer DMA between the two again, and nothing leaked */
-	if (variant->qemu_monitor) {
-		/* the id stays taken until the guest has powered the slot off */
-		for (i = 0; i < SP_HOTPLUG_WAIT_MS / 100; i++) {
-			ASSERT_EQ(0, sp_vm_monitor("device_add spyre,id=spyre1,bus=rp1",
-						   reply, sizeof(reply)));
-			if (!strstr(reply, "Duplicate device ID"))
-				break;
-			usleep(100 * 1000);
-		}
-		TH_LOG("device_add: '%s' (after %u retries)", reply, i);
-	} else {
-		ASSERT_EQ(0, sp_write_file("/sys/bus/pci/rescan", "1"));
-	}
+	ASSERT_EQ(0, sp_card_replug(variant->qemu_monitor, 1, reply, sizeof(reply), &retries));
+	if (variant->qemu_monitor)
+		TH_LOG("device_add: '%s' (after %u retries)", reply, retries);
 	ASSERT_TRUE(sp_wait_cards_ready(2));
 	ASSERT_EQ(0, sp_dev_open(&self->a, 0));
 	ASSERT_EQ(0, sp_dev_open(&self->b, 1));
