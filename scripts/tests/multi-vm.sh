@@ -37,14 +37,15 @@ build=${SPYRE_BUILD:-$top/build}
 
 # --- inside each VM ----------------------------------------------------------
 if [ "${1:-}" = --guest ]; then
-	refs=$2 # the host's CPU reference is $refs/cpu.pt
+	refs=$2 # the host's CPU reference and weights: $refs/cpu.pt, weights.pt
 	node=$SPYRE_VM_NODE nodes=$SPYRE_VM_NODES master=$SPYRE_VM_MASTER
 	cd "$top/torch_plugin/tests" || exit 1
 	export SPYRE_BACKEND=drm PYTHONDONTWRITEBYTECODE=1 HOME=/tmp OMP_NUM_THREADS=1
 	py=$build/venv/bin/python
 	one=$SPYRE_VM_RUN/one-card.pt # step 1's one card, for step 3 (VM 0)
 	t0=$(date +%s)
-	tp=(../examples/tp_gpt2.py --gpt2-small --steps 4 --cpu-ref "$refs/cpu.pt")
+	tp=(../examples/tp_gpt2.py --gpt2-small --steps 4 --weights "$refs/weights.pt"
+		--cpu-ref "$refs/cpu.pt")
 	"$py" -m torch.distributed.run --nnodes "$nodes" --nproc-per-node 1 \
 		--node-rank "$node" --master-addr "$master" --master-port 29500 \
 		"${tp[@]}" --write-one-card "$one" 2>&1
@@ -75,7 +76,7 @@ refs=$(mktemp -d "$build/vm/multi-vm-refs.XXXXXX") # the guests see build/
 trap 'rm -rf "$log" "$refs"' EXIT
 t0=$(date +%s)
 if ! "$build/venv/bin/python" "$top/torch_plugin/examples/tp_gpt2.py" --gpt2-small \
-	--steps 4 --write-cpu-ref "$refs/cpu.pt"; then
+	--steps 4 --write-cpu-ref "$refs/cpu.pt" --write-weights "$refs/weights.pt"; then
 	not_ok "the CPU reference on the host"
 	finish
 	exit 1

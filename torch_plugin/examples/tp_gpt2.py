@@ -147,11 +147,29 @@ def weights_hash(model):
     return h.hexdigest()
 
 
+def load_weights(path, shape, dtype):
+    """The model with the weights FILE holds (from --write-weights), not built from the seed."""
+    if not os.path.exists(path):
+        raise SystemExit(f"tp_gpt2: weights {path}: no such file (write them with --write-weights)")
+    with torch.device("meta"):  # no initialisation: every tensor comes from the file
+        model = TinyGPT(**(shape or {}))
+    model.load_state_dict(torch.load(path, weights_only=True), assign=True)  # strict
+    return model.to(dtype).eval()
+
+
 def ref_config(args, model):
-    """What a reference file must match: the run's model, prompt and steps."""
-    return {"model": "GPT-2-small shape fp16" if args.gpt2_small else "tiny fp32",
-            "seed": SEED, "prompt": PROMPT, "steps": args.steps,
-            "torch": str(torch.__version__), "weights sha256": weights_hash(model)}
+    """What a reference file must match: the run's model, prompt and steps.
+
+    The weights' hash only where @model is not None: hashing 250 MB under
+    TCG is not free, and rank 0's check covers the others (the split
+    model's shards come from rank 0; a rank whose replicated weights
+    differed would not give rank 0's logits).
+    """
+    cfg = {"model": "GPT-2-small shape fp16" if args.gpt2_small else "tiny fp32",
+           "seed": SEED, "prompt": PROMPT, "steps": args.steps, "torch": str(torch.__version__)}
+    if model is not None:
+        cfg["weights sha256"] = weights_hash(model)
+    return cfg
 
 
 def write_ref(path, kind, cfg, ids, logits):
@@ -168,7 +186,10 @@ def read_ref(path, kind, cfg, written_by):
     rec = torch.load(path, weights_only=True)
     if not isinstance(rec, dict) or rec.get("kind") != kind:
         raise SystemExit(f"{where}: not a {kind} reference (kind {rec.get('kind')!r})")
-    for key in sorted(set(cfg) | set(rec["config"])):
+    keys = set(cfg) | set(rec["config"])
+    if "weights sha256" not in cfg:
+        keys.discard("weights sha256")  # not hashed on this rank: see ref_config()
+    for key in sorted(keys):
         if rec["config"].get(key) != cfg.get(key):
             raise SystemExit(f"{where} is stale: {key} {rec['config'].get(key)!r} there, "
                              f"{cfg.get(key)!r} here")
@@ -185,6 +206,11 @@ def main(argv=None):
                     help="logits tolerance (default 1e-4, 5e-2 with --gpt2-small)")
     ap.add_argument("--write-cpu-ref", metavar="FILE",
                     help="only compute the CPU reference (no cards, no torchrun) into FILE")
+    ap.add_argument("--write-weights", metavar="FILE",
+                    help="with --write-cpu-ref: also write the model's weights to FILE")
+    ap.add_argument("--weights", metavar="FILE",
+                    help="take the weights from FILE (from --write-weights) instead of "
+                         "initialising them from the seed (slow on an emulated CPU)")
     ap.add_argument("--cpu-ref", metavar="FILE",
                     help="rank 0 takes the CPU reference from FILE (from --write-cpu-ref)")
     ap.add_argument("--write-one-card", metavar="FILE",
@@ -195,18 +221,26 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.write_one_card and args.one_card_ref:
         ap.error("--write-one-card and --one-card-ref exclude each other")
-    if args.write_cpu_ref and (args.cpu_ref or args.write_one_card or args.one_card_ref):
+    if args.write_cpu_ref and (args.cpu_ref or args.write_one_card or args.one_card_ref
+                               or args.weights):
         ap.error("--write-cpu-ref runs nothing else")
+    if args.write_weights and not args.write_cpu_ref:
+        ap.error("--write-weights goes with --write-cpu-ref")
     shape, dtype = (GPT2_SMALL, torch.float16) if args.gpt2_small else (None, torch.float32)
     atol = args.atol if args.atol is not None else 5e-2 if args.gpt2_small else 1e-4
     what = "GPT-2-small shape fp16" if args.gpt2_small else "tiny fp32"
     prompt = torch.tensor(PROMPT)
 
     t0 = time.perf_counter()
-    model = build(SEED, shape, dtype)  # once: copies go to the card(s)
-    files = args.write_cpu_ref or args.cpu_ref or args.write_one_card or args.one_card_ref
-    cfg = ref_config(args, model) if files else None
+    # once: copies go to the card(s)
+    model = load_weights(args.weights, shape, dtype) if args.weights else build(SEED, shape, dtype)
+    t_built = time.perf_counter()
     if args.write_cpu_ref:
+        cfg = ref_config(args, model)
+        if args.write_weights:
+            tmp = f"{args.write_weights}.tmp{os.getpid()}"
+            torch.save(model.state_dict(), tmp)
+            os.replace(tmp, args.write_weights)
         ids, logits = greedy(model, prompt, args.steps)
         write_ref(args.write_cpu_ref, "CPU", cfg, ids, logits)
         print(f"tp_gpt2: CPU reference, {what} (weights sha256 "
@@ -218,13 +252,16 @@ def main(argv=None):
     mesh = init_device_mesh("spyre", (world,))  # init_process_group(); LOCAL_RANK's card
     rank, dev = dist.get_rank(), torch.device("spyre", torch.spyre.current_device())
     with_cpu = bool(args.cpu or args.cpu_ref or not args.gpt2_small) and rank == 0
+    t1 = time.perf_counter()
+    files = args.cpu_ref or args.write_one_card or args.one_card_ref
+    cfg = ref_config(args, model if rank == 0 else None) if files else None
     # the files first: a missing or stale one stops the run before any work
     cpu_ref = (read_ref(args.cpu_ref, "CPU", cfg, "--write-cpu-ref")
                if args.cpu_ref and rank == 0 else None)
     one_ref = (read_ref(args.one_card_ref, "one card", cfg, "--write-one-card")
                if args.one_card_ref else None)
 
-    t1 = time.perf_counter()
+    t1h = time.perf_counter()
     if one_ref:
         one_ids, one_logits = one_ref
     else:
@@ -257,9 +294,11 @@ def main(argv=None):
               f"{(tp_logits - one_logits).abs().max().item():.2e}" +
               (f", vs CPU {(tp_logits - cpu_logits).abs().max().item():.2e}" if with_cpu
                else "") + f" (tolerance {atol:g})")
-        print(f"tp_gpt2: build {t1 - t0:.1f} s; {args.steps} greedy steps (no KV cache): "
-              + (f"one card from {args.one_card_ref}" if one_ref else
-                 f"one card {t2 - t1:.1f} s") +
+        print(f"tp_gpt2: " + (f"weights from {args.weights} " if args.weights else "build ") +
+              f"{t_built - t0:.1f} s" + (f", hash {t1h - t1:.1f} s" if files else "") +
+              f"; {args.steps} greedy steps (no KV cache): " +
+              (f"one card from {args.one_card_ref}" if one_ref else
+               f"one card {t2 - t1h:.1f} s") +
               f", tensor parallel {t4 - t3:.1f} s (split {t3 - t2:.1f} s)" +
               (f", CPU from {args.cpu_ref}" if cpu_ref else
                f", CPU {t5 - t4:.1f} s" if with_cpu else ""))

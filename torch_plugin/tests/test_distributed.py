@@ -100,6 +100,15 @@ def test_torchrun_tp_gpt2_example_gives_one_cards_tokens():
     assert "tp_gpt2: tensor parallel agrees with one card and with the CPU" in out, out
 
 
+def tp_gpt2_build(**kw):
+    sys.path.insert(0, EXAMPLES)
+    try:
+        import tp_gpt2
+    finally:
+        sys.path.remove(EXAMPLES)
+    return tp_gpt2.build(**kw)
+
+
 def _torchrun_tp_gpt2(*args):
     p = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
@@ -112,16 +121,23 @@ def _torchrun_tp_gpt2(*args):
 
 def test_tp_gpt2_references_from_files_are_checked(tmp_path):
     """multi-vm's way: the CPU reference written apart, one card's kept for a later run."""
-    cpu, one = str(tmp_path / "cpu.pt"), str(tmp_path / "one.pt")
+    cpu, one, w = (str(tmp_path / f) for f in ("cpu.pt", "one.pt", "weights.pt"))
     p = subprocess.run([sys.executable, os.path.join(EXAMPLES, "tp_gpt2.py"), "--steps", "3",
-                        "--write-cpu-ref", cpu], env=child_env(OMP_NUM_THREADS=1),
+                        "--write-cpu-ref", cpu, "--write-weights", w],
+                       env=child_env(OMP_NUM_THREADS=1),
                        capture_output=True, text=True, timeout=120, cwd=HERE)
     assert p.returncode == 0 and "tp_gpt2: CPU reference, tiny fp32" in p.stdout, p.stdout + p.stderr
     rc, out = _torchrun_tp_gpt2("--steps", "3", "--cpu-ref", cpu, "--write-one-card", one)
     assert rc == 0 and "agrees with one card and with the CPU" in out, out[-6000:]
-    rc, out = _torchrun_tp_gpt2("--steps", "3", "--cpu-ref", cpu, "--one-card-ref", one)
+    rc, out = _torchrun_tp_gpt2("--steps", "3", "--weights", w, "--cpu-ref", cpu,
+                                "--one-card-ref", one)
     assert rc == 0 and "agrees with one card and with the CPU" in out, out[-6000:]
     assert f"one card from {one}" in out and f"CPU from {cpu}" in out, out
+    # other weights than the reference's are refused by their hash
+    other = tp_gpt2_build(seed=1).state_dict()
+    torch.save(other, w)
+    rc, out = _torchrun_tp_gpt2("--steps", "3", "--weights", w, "--cpu-ref", cpu)
+    assert rc != 0 and f"CPU reference {cpu} is stale: weights sha256" in out, out
     # another run's file (4 steps) is refused, as is a missing one
     rc, out = _torchrun_tp_gpt2("--steps", "4", "--one-card-ref", one)
     assert rc != 0 and f"one card reference {one} is stale: steps 3 there, 4 here" in out, out
