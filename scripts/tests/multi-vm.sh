@@ -7,27 +7,32 @@
 # host's loopback). First, on the host: tp_gpt2.py --write-cpu-ref computes
 # the CPU reference of the GPT-2-small-shaped model (12 layers, 768 wide,
 # 12 heads, 50257-token vocabulary; fp16, random weights from one seed):
-# its greedy tokens and logits, with the model's config and a hash of its
-# weights, into a file under build/vm/ (the guests see the host's tree
-# read-only at the same path). fp16 on the guest's emulated CPU took 22 min
-# of a 40-min suite; natively it takes seconds. Then in each VM, one boot:
+# its greedy tokens and logits, with the model's config and the SHA-256 of
+# its weights, and (--write-weights) the weights themselves, into a
+# directory under build/vm/ (the guests see the host's tree read-only at
+# the same path). The fp16 CPU run took 22 min on the guest's emulated CPU
+# and takes seconds on the host; initialising the weights from the seed
+# takes minutes under TCG, loading them about half a minute. Then in each
+# VM, one boot:
 #   1. torchrun --nnodes 2 --node-rank NODE --master-addr 10.83.0.1 of
-#      torch_plugin/examples/tp_gpt2.py --gpt2-small: the model split over
-#      one card of each VM (one all_reduce per block half through gloo over
-#      the virtual network) greedy-decodes the same tokens as the whole
-#      model on one card and as the host's CPU reference (rank 0 rebuilds
-#      the weights, checks their hash against the file's, and fails on a
-#      missing or stale file), logits within 5e-2 (fp16) of both; rank 0
-#      keeps its one-card tokens and logits in the VM's run directory;
+#      torch_plugin/examples/tp_gpt2.py --gpt2-small --weights --cpu-ref:
+#      the model split over one card of each VM (one all_reduce per block
+#      half through gloo over the virtual network) greedy-decodes the same
+#      tokens as the whole model on one card and as the host's CPU
+#      reference (rank 0 hashes the weights and fails on a missing or
+#      stale file), logits within 5e-2 (fp16) of both; rank 0 keeps its
+#      one-card tokens and logits in VM 0's run directory;
 #   2. dist_worker.py's killed case with a TCP store on VM 0: rank 1 (VM 1)
 #      dies after one all_reduce; rank 0's next all_reduce raises within the
 #      group's 10 s timeout instead of hanging;
 #   3. VM 0 alone (VM 1 is done and frees the host's cores): torchrun
 #      --nproc-per-node 2 of the same model on VM 0's two cards (card to
-#      card) against step 1's one-card result and the host's CPU reference
-#      (each rank builds the model once and checks the weights' hash; the
-#      whole model on one card again, in both ranks at once, is what made
-#      this step take over 11 min).
+#      card) against step 1's one-card result (--one-card-ref) and the
+#      host's CPU reference. Both ranks run on the one host thread of the
+#      guest's TCG: running the whole model on each card again and
+#      building it twice from the seed in each rank is what kept this step
+#      from finishing in 11 min before; it takes about 8 min now.
+# About 15 min in all (Documentation/distributed.rst has the figures).
 # Ends with "N passed, N failed".
 #
 #   scripts/tests/multi-vm.sh

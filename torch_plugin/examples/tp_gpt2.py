@@ -33,17 +33,20 @@ References from files, for runs where computing them is slow (fp16 on a
 VM's emulated CPU takes many minutes; the same seed gives the same model
 anywhere):
 
-    tp_gpt2.py --gpt2-small --steps 4 --write-cpu-ref FILE
+    tp_gpt2.py --gpt2-small --steps 4 --write-cpu-ref FILE [--write-weights W]
 
 computes the CPU reference alone (no cards, no torchrun) and writes it to
-FILE; --cpu-ref FILE then has rank 0 take the CPU reference from FILE.
---write-one-card FILE has rank 0 keep its one-card tokens and logits in
-FILE; --one-card-ref FILE has every rank take them from FILE instead of
-running the whole model on its card. Such a file records the model's
-shape and dtype, the seed, prompt, step count, torch version and a hash of
-the weights; a rank using it hashes the weights it built and stops with an
-error if anything differs or the file is missing, so the comparison stays
-one of the same model, with the same tolerance.
+FILE (and the model's weights to W); --cpu-ref FILE then has rank 0 take
+the CPU reference from FILE, and --weights W has every rank load the
+weights instead of initialising them from the seed (which takes minutes
+under TCG). --write-one-card FILE has rank 0 keep its one-card tokens and
+logits in FILE; --one-card-ref FILE has every rank take them from FILE
+instead of running the whole model on its card. Such a file records the
+model's shape and dtype, the seed, prompt, step count, torch version and
+the SHA-256 of the weights; rank 0 hashes the weights it has and every
+rank stops with an error if a field it checks differs or the file is
+missing, so the comparison stays one of the same model, with the same
+tolerance.
 """
 import argparse
 import copy
