@@ -126,7 +126,8 @@ def test_tp_gpt2_references_from_files_are_checked(tmp_path):
                         "--write-cpu-ref", cpu, "--write-weights", w],
                        env=child_env(OMP_NUM_THREADS=1),
                        capture_output=True, text=True, timeout=120, cwd=HERE)
-    assert p.returncode == 0 and "tp_gpt2: CPU reference, tiny fp32" in p.stdout, p.stdout + p.stderr
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "tp_gpt2: CPU reference, tiny fp32" in p.stdout, out
     rc, out = _torchrun_tp_gpt2("--steps", "3", "--cpu-ref", cpu, "--write-one-card", one)
     assert rc == 0 and "agrees with one card and with the CPU" in out, out[-6000:]
     rc, out = _torchrun_tp_gpt2("--steps", "3", "--weights", w, "--cpu-ref", cpu,
