@@ -12,6 +12,7 @@ import sys
 import time
 
 import pytest
+import torch
 from conftest import child_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -97,3 +98,55 @@ def test_torchrun_tp_gpt2_example_gives_one_cards_tokens():
     out = p.stdout + p.stderr
     assert p.returncode == 0, out[-6000:]
     assert "tp_gpt2: tensor parallel agrees with one card and with the CPU" in out, out
+
+
+def tp_gpt2_build(**kw):
+    sys.path.insert(0, EXAMPLES)
+    try:
+        import tp_gpt2
+    finally:
+        sys.path.remove(EXAMPLES)
+    return tp_gpt2.build(**kw)
+
+
+def _torchrun_tp_gpt2(*args):
+    p = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
+         "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
+         os.path.join(EXAMPLES, "tp_gpt2.py"), *args],
+        env=child_env(SPYRE_SIM_CARDS=WORLD, OMP_NUM_THREADS=1), capture_output=True, text=True,
+        timeout=300, cwd=HERE)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_tp_gpt2_references_from_files_are_checked(tmp_path):
+    """multi-vm's way: the CPU reference written apart, one card's kept for a later run."""
+    cpu, one, w = (str(tmp_path / f) for f in ("cpu.pt", "one.pt", "weights.pt"))
+    p = subprocess.run([sys.executable, os.path.join(EXAMPLES, "tp_gpt2.py"), "--steps", "3",
+                        "--write-cpu-ref", cpu, "--write-weights", w],
+                       env=child_env(OMP_NUM_THREADS=1),
+                       capture_output=True, text=True, timeout=120, cwd=HERE)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "tp_gpt2: CPU reference, tiny fp32" in p.stdout, out
+    rc, out = _torchrun_tp_gpt2("--steps", "3", "--cpu-ref", cpu, "--write-one-card", one)
+    assert rc == 0 and "agrees with one card and with the CPU" in out, out[-6000:]
+    rc, out = _torchrun_tp_gpt2("--steps", "3", "--weights", w, "--cpu-ref", cpu,
+                                "--one-card-ref", one)
+    assert rc == 0 and "agrees with one card and with the CPU" in out, out[-6000:]
+    assert f"one card from {one}" in out and f"CPU from {cpu}" in out, out
+    # other weights than the reference's are refused by their hash
+    other = tp_gpt2_build(seed=1).state_dict()
+    torch.save(other, w)
+    rc, out = _torchrun_tp_gpt2("--steps", "3", "--weights", w, "--cpu-ref", cpu)
+    assert rc != 0 and f"CPU reference {cpu} is stale: weights sha256" in out, out
+    # another run's file (4 steps) is refused, as is a missing one
+    rc, out = _torchrun_tp_gpt2("--steps", "4", "--one-card-ref", one)
+    assert rc != 0 and f"one card reference {one} is stale: steps 3 there, 4 here" in out, out
+    rc, out = _torchrun_tp_gpt2("--steps", "3", "--cpu-ref", one + ".missing")
+    assert rc != 0 and "no such file (write it with --write-cpu-ref)" in out, out
+    # the one card's logits are compared, not just loaded: a changed one fails
+    rec = torch.load(one, weights_only=True)
+    rec["logits"][1, 0, 0] += 1.0
+    torch.save(rec, one)
+    rc, out = _torchrun_tp_gpt2("--steps", "3", "--cpu-ref", cpu, "--one-card-ref", one)
+    assert rc != 0 and "tensor parallel DISAGREES" in out, out
