@@ -402,6 +402,46 @@ static int spec_gather(spyre_graph *g, struct gnode *n, struct lnode *ln)
 	return 0;
 }
 
+/* Fused attention: q, k, v, mask and out viewed over their [batch.., rows, cols] spaces. */
+static int spec_attn(spyre_graph *g, struct gnode *n, struct lnode *ln)
+{
+	struct fa_spec *s = &ln->u.fa;
+	unsigned int nd = n->ndim;
+	int64_t sh[SPYRE_MAX_DIMS];
+	const struct gval *Q = &g->v[n->a], *K = &g->v[n->b], *V = &g->v[n->in[0]];
+
+	memset(&ln->u, 0, sizeof(ln->u));
+	s->magic = 0x31304146;
+	s->nbatch = (uint8_t)(nd - 2);
+	memcpy(s->batch, n->shape, (nd - 2) * sizeof(int64_t));
+	s->dtype = (uint8_t)g_isa_dtype(Q->dt);
+	s->causal = n->attn_causal;
+	s->mask_kind = n->attn_mask;
+	s->scale = n->attn_scale;
+	s->lq = n->shape[nd - 2];
+	s->lk = K->shape[K->ndim - 2];
+	s->d = Q->shape[Q->ndim - 1];
+	s->dv = V->shape[V->ndim - 1];
+	memcpy(sh, n->shape, nd * sizeof(int64_t));
+	sh[nd - 1] = s->d;
+	if (view(g, ln, n->a, nd, sh, &s->q))
+		return -1;
+	sh[nd - 2] = s->lk;
+	if (view(g, ln, n->b, nd, sh, &s->k))
+		return -1;
+	sh[nd - 1] = s->dv;
+	if (view(g, ln, n->in[0], nd, sh, &s->v))
+		return -1;
+	if (s->mask_kind) {
+		sh[nd - 2] = s->lq;
+		sh[nd - 1] = s->lk;
+		if (view(g, ln, n->in[1], nd, sh, &s->mask))
+			return -1;
+		s->mdtype = s->mask.dtype;
+	}
+	return out_view(g, ln, n, &s->out);
+}
+
 static int spec_node(spyre_graph *g, struct gnode *n, struct lnode *ln)
 {
 	struct ew_spec *e = n->kind == NK_EW ? &ln->u.ew : &ln->u.mm.epi;
@@ -471,7 +511,8 @@ int g_lower(spyre_graph *g, struct lowered *L, unsigned int flags, const char *c
 		ln = &L->k[L->n++];
 		ln->kind = n->kind;
 		ln->name = n->name;
-		if (n->kind == NK_GATHER ? spec_gather(g, n, ln) : spec_node(g, n, ln))
+		if (n->kind == NK_GATHER ? spec_gather(g, n, ln) :
+		    n->kind == NK_ATTN ? spec_attn(g, n, ln) : spec_node(g, n, ln))
 			return spy_err(-EOPNOTSUPP, "%s: %s: more than 16 tensors in one kernel",
 				       call, n->name);
 		/* a 0 in the spec's slot list is fine: bindings say what each slot is */
