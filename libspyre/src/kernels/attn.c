@@ -44,6 +44,7 @@ struct fa_gen {
 	unsigned int kb[32], un[32];
 	/* per core: the store deferred past the next unit's first loads */
 	bool pend[32];
+	bool tri_built[32];
 	uint64_t pend_off[32];
 	uint32_t pend_rows[32], pend_sp[32];
 };
@@ -112,19 +113,35 @@ static void vec(struct pb *p, unsigned int c, uint8_t func, uint8_t flags, uint8
 	pb_vec(p, c, &v);
 }
 
-/* Per core and program: constants and the causal triangle (0 on and below the diagonal). */
+/* Per core and program: the constants; the causal triangle comes with its first use. */
 static void fa_prologue(struct fa_gen *g, struct pb *p, unsigned int c)
 {
-	uint32_t T = g->T, r;
 	const uint8_t F = SPYRE_DT_FP32;
 
 	vec(p, c, SPYRE_VF_FILL, 0, F, F, 1, 1, 0, 0, 0, 0, g->cneg, 1, -FLT_MAX, 0);
 	vec(p, c, SPYRE_VF_FILL, 0, F, F, 1, 1, 0, 0, 0, 0, g->ctiny, 1, FLT_MIN, 0);
-	if (!g->s->causal)
+	g->tri_built[c] = false;
+}
+
+/*
+ * The causal triangle (0 on and below the diagonal, -inf above) over the
+ * rows and columns a diagonal block can have: a FILL per row, so it is
+ * built once per core and program, just before the first diagonal block
+ * (the vector unit has that block's predecessors to work on meanwhile).
+ */
+static void fa_triangle(struct fa_gen *g, struct pb *p, unsigned int c)
+{
+	const struct fa_spec *s = g->s;
+	uint32_t T = g->T, r;
+	uint32_t rows = (uint32_t)(s->lq < T ? s->lq : T), cols = (uint32_t)(s->lk < T ? s->lk : T);
+	const uint8_t F = SPYRE_DT_FP32;
+
+	if (g->tri_built[c])
 		return;
-	vec(p, c, SPYRE_VF_FILL, 0, F, F, T, T, 0, 0, 0, 0, g->tri, T, 0, 0);
-	for (r = 0; r + 1 < T; r++)
-		vec(p, c, SPYRE_VF_FILL, 0, F, F, 1, T - r - 1, 0, 0, 0, 0,
+	g->tri_built[c] = true;
+	vec(p, c, SPYRE_VF_FILL, 0, F, F, rows, cols, 0, 0, 0, 0, g->tri, T, 0, 0);
+	for (r = 0; r < rows && r + 1 < cols; r++)
+		vec(p, c, SPYRE_VF_FILL, 0, F, F, 1, cols - r - 1, 0, 0, 0, 0,
 		    g->tri + (r * T + r + 1) * 4, T, -INFINITY, 0);
 }
 
@@ -256,6 +273,8 @@ static void fa_unit(struct fa_gen *g, struct pb *p, unsigned int c, int64_t unit
 			fa_load_kv(g, p, c, bi, q0, qr, j + 1, b ^ 1);
 			fa_scores(g, p, c, qr, kr1, u, b ^ 1);
 		}
+		if (s->causal && j == qb)
+			fa_triangle(g, p, c);
 		fa_softmax(g, p, c, qr, kr, s->causal && j == qb, j, u, b);
 		pb_matmul(p, c, s->dtype, j > 0, 0, qr, dv, kr, g->pr[b], g->T, g->v[b], dv,
 			  g->o[u], dv);
@@ -350,7 +369,7 @@ int kern_fa(const struct fa_spec *s, unsigned int ncores, struct kprogs *out, ch
 	g->nkb = (s->lk + g->T - 1) / g->T;
 	nunits *= g->nqb;
 	per_unit = 6 + 16 * fa_nkeys(g, g->nqb - 1) + (s->mask_kind ? 2 * g->T : 0) *
-		   fa_nkeys(g, g->nqb - 1);
+		   fa_nkeys(g, g->nqb - 1) + (s->causal ? g->T + 1 : 0);
 	if (per_unit * ncores + (int64_t)(g->T + 4) * ncores > PB_MAX_INSNS / 2) {
 		snprintf(why, whylen, "fused attention: too many key blocks for one program");
 		ret = -EOPNOTSUPP;
