@@ -98,3 +98,64 @@ TEST(graph_epilogue_reshaped_multi_use)
 	dt_free(&dh);
 	tctx_close(&cx);
 }
+
+/*
+ * A reshape of a slice that torch.view could express is a view, not a
+ * copy: the middle third of [8, 96] as [8, 4, 8] heads feeds its consumer
+ * directly (one kernel); a reshape that needs a copy still makes one.
+ */
+TEST(graph_reshape_of_slice_is_a_view)
+{
+	int64_t sx[2] = { 8, 96 }, sh[3] = { 8, 4, 8 }, sf[1] = { 8 * 32 };
+	double x[8 * 96], y[8 * 32];
+	struct dtensor dx, dy, df;
+	struct spyre_compiled_stats st;
+	spyre_value vx, t, vy;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+	int i, j;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT32, 2, sx));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT32, 3, sh));
+	OK(dt_new(&c, &df, SPYRE_FLOAT32, 1, sf));
+	rnd_fill(x, 8 * 96, -1, 1, 14, SPYRE_FLOAT32);
+	OK(dt_write(&c, &dx, x));
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sx, &vx));
+	OK(spyre_graph_slice(g, vx, 1, 32, 64, &t));
+	OK(spyre_graph_reshape(g, t, 3, sh, &t));
+	OK(spyre_graph_binary_scalar(g, SPYRE_BIN_MUL, t, 2, 0, &vy));
+	OK(spyre_graph_output(g, vy));
+	OK(spyre_graph_compile(g, &k));
+	OK(spyre_compiled_get_stats(k, &st));
+	CHECK(st.kernels == 1, "heads of a slice: %u kernels", st.kernels);
+	OK(spyre_compiled_run(k, c.s, &dx.t, 1, &dy.t, 1));
+	OK(spyre_stream_synchronize(c.s));
+	OK(dt_read(&c, &dy, y));
+	for (i = 0; i < 8; i++)
+		for (j = 0; j < 32; j++)
+			CHECK(y[i * 32 + j] == 2 * x[i * 96 + 32 + j], "element %d,%d", i, j);
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_graph_destroy(g));
+	/* [8, 32] flattened across rows that are 96 apart: a copy */
+	OK(spyre_graph_create(c.ops, &g));
+	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sx, &vx));
+	OK(spyre_graph_slice(g, vx, 1, 32, 64, &t));
+	OK(spyre_graph_reshape(g, t, 1, sf, &vy));
+	OK(spyre_graph_output(g, vy));
+	OK(spyre_graph_compile(g, &k));
+	OK(spyre_compiled_run(k, c.s, &dx.t, 1, &df.t, 1));
+	OK(spyre_stream_synchronize(c.s));
+	OK(dt_read(&c, &df, y));
+	for (i = 0; i < 8; i++)
+		for (j = 0; j < 32; j++)
+			CHECK(y[i * 32 + j] == x[i * 96 + 32 + j], "flat element %d,%d", i, j);
+	OK(spyre_compiled_destroy(k));
+	OK(spyre_graph_destroy(g));
+	dt_free(&dx);
+	dt_free(&dy);
+	dt_free(&df);
+	tctx_close(&c);
+}
