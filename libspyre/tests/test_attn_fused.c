@@ -6,7 +6,8 @@
  * and not, queries before and after the keys' end, a float mask, a bool
  * mask with fully masked queries (0, as PyTorch), grouped-query heads (k
  * and v broadcast over the group), odd head sizes, fp32/fp16/bf16, one
- * query against many keys (decode) and 1,500 keys (12 key blocks).
+ * query against many keys (decode), 1,500 keys (12 key blocks) and 4,096
+ * keys of 128-wide heads (K and V larger than a scratchpad).
  */
 #include <errno.h>
 #include <math.h>
@@ -35,6 +36,8 @@ static const struct fa_case cases[] = {
 	{ "1500 keys", SPYRE_FLOAT16, 1, 1, 0, 64, 1500, 64, 64, 0, 0 },
 	{ "bool mask, masked rows", SPYRE_FLOAT16, 1, 2, 0, 150, 260, 64, 64, 0, 2 },
 	{ "bool mask causal fp32", SPYRE_FLOAT32, 1, 1, 0, 140, 140, 8, 8, 1, 2 },
+	/* K and V (4 MiB) more than a scratchpad holds: streamed by key block */
+	{ "4096 keys, d128", SPYRE_BFLOAT16, 1, 2, 0, 40, 4096, 128, 128, 0, 0 },
 };
 
 static void reference(const struct fa_case *t, const double *q, const double *k,
