@@ -149,6 +149,17 @@ static char *kernel_label(const spyre_graph *g, const struct lnode *ln, unsigned
 		d[i++] = m->k;
 		dims_str(sh, sizeof(sh), i, d);
 		dt = spyre_dtype_name((enum spyre_dtype)m->dtype);
+	} else if (ln->kind == NK_ATTN) {
+		const struct fa_spec *a = &ln->u.fa;
+		int64_t d[K_MAX_DIMS + 3];
+
+		for (i = 0; i < a->nbatch; i++)
+			d[i] = a->batch[i];
+		d[i++] = a->lq;
+		d[i++] = a->lk;
+		d[i++] = a->d;
+		dims_str(sh, sizeof(sh), i, d);
+		dt = spyre_dtype_name((enum spyre_dtype)a->dtype);
 	} else if (ln->kind == NK_GATHER) {
 		int64_t d[2] = { ln->u.ga.nidx, ln->u.ga.d };
 
@@ -244,15 +255,25 @@ int lowered_build(spyre_graph *g, const struct lowered *L, unsigned int flags,
 		why[0] = 0;
 		ret = ln->kind == NK_EW ? kern_ew(&ln->u.ew, nc, &kp, why, sizeof(why)) :
 		      ln->kind == NK_MM ? kern_mm(&ln->u.mm, nc, &kp, why, sizeof(why)) :
+		      ln->kind == NK_ATTN ? kern_fa(&ln->u.fa, nc, &kp, why, sizeof(why)) :
 					  kern_ga(&ln->u.ga, nc, &kp, why, sizeof(why));
 		if (ret == -EOPNOTSUPP) {
 			const struct ew_spec *e = ln->kind == NK_EW ? &ln->u.ew : &ln->u.mm.epi;
 			int64_t gs[2] = { ln->u.ga.nidx, ln->u.ga.d };
-			unsigned int dt = ln->kind == NK_GATHER ? ln->u.ga.dtype : e->out.dtype;
+			unsigned int dt = ln->kind == NK_GATHER ? ln->u.ga.dtype :
+					  ln->kind == NK_ATTN ? ln->u.fa.dtype : e->out.dtype;
 			char sh[96];
 
 			if (ln->kind == NK_GATHER)
 				g_shape_str(sh, sizeof(sh), 2, gs);
+			else if (ln->kind == NK_ATTN) {
+				int64_t fs[K_MAX_DIMS];
+
+				memcpy(fs, ln->u.fa.batch, sizeof(fs));
+				fs[ln->u.fa.nbatch] = ln->u.fa.lq;
+				fs[ln->u.fa.nbatch + 1] = ln->u.fa.dv;
+				g_shape_str(sh, sizeof(sh), ln->u.fa.nbatch + 2u, fs);
+			}
 			else
 				g_shape_str(sh, sizeof(sh), e->ndim, e->shape);
 			ret = spy_err(-EOPNOTSUPP, "%s: %s over %s (%s): %s", call, ln->name, sh,

@@ -23,7 +23,8 @@
  * slot) puts it.
  */
 enum { ST_INPUT, ST_CONST, ST_NODE, ST_HOST_INPUT };
-enum { NK_EW, NK_MM, NK_GATHER };
+/* NK_ATTN: fused attention (kernels/attn.c): a q, b k, in[0] v, in[1] the mask */
+enum { NK_EW, NK_MM, NK_GATHER, NK_ATTN };
 
 struct gstore {
 	int kind;
@@ -67,6 +68,9 @@ struct gnode {
 	bool permuted, keepdim;
 	int perm[SPYRE_MAX_DIMS];
 	int rdim;
+	/* attention: scale, causal, mask kind (1 added, 2 bool keep) */
+	float attn_scale;
+	uint8_t attn_causal, attn_mask;
 };
 
 struct spyre_graph {

@@ -174,6 +174,91 @@ int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 	return g_make_mm(g, call, "embedding", oh, weight, out);
 }
 
+/*
+ * The fused attention kernel (kernels/attn.c) takes q, k, v of one float
+ * type, rows contiguous, k/v batch dims equal to q's or broadcast (GQA's
+ * expanded heads), a mask broadcasting to [.., Lq, Lk], head dims that fit
+ * the scratchpad and key counts one program holds; the rest (and
+ * SPYRE_ATTN_UNFUSED=1, for comparisons) keeps the unfused sequence.
+ */
+static bool attn_fusable(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v,
+			 spyre_value mask)
+{
+	const struct gval *Q = &g->v[q], *K = &g->v[k], *V = &g->v[v];
+	const char *env = getenv("SPYRE_ATTN_UNFUSED");
+	unsigned int nd = Q->ndim, d;
+
+	if (env && *env && strcmp(env, "0"))
+		return false;
+	if (Q->dt != K->dt || Q->dt != V->dt ||
+	    (Q->dt != SPYRE_FLOAT32 && Q->dt != SPYRE_FLOAT16 && Q->dt != SPYRE_BFLOAT16))
+		return false;
+	if (nd < 2 || nd > K_MAX_DIMS || K->ndim != nd || V->ndim != nd)
+		return false;
+	if (Q->shape[nd - 1] != K->shape[nd - 1] || K->shape[nd - 2] != V->shape[nd - 2])
+		return false;
+	if (!Q->shape[nd - 2] || !K->shape[nd - 2] || !Q->shape[nd - 1] ||
+	    Q->shape[nd - 1] > 256 || V->shape[nd - 1] > 256 || K->shape[nd - 2] > 4096)
+		return false;
+	for (d = 0; d + 2 < nd; d++)
+		if ((K->shape[d] != Q->shape[d] && K->shape[d] != 1) ||
+		    (V->shape[d] != Q->shape[d] && V->shape[d] != 1))
+			return false;
+	if ((Q->shape[nd - 1] > 1 && Q->strides[nd - 1] != 1) ||
+	    (K->shape[nd - 1] > 1 && K->strides[nd - 1] != 1) ||
+	    (V->shape[nd - 1] > 1 && V->strides[nd - 1] != 1))
+		return false;
+	if (mask >= 0) {
+		const struct gval *M = &g->v[mask];
+
+		if (M->ndim > nd)
+			return false;
+		for (d = 0; d < M->ndim; d++) {
+			int64_t want = d + 2 == M->ndim ? Q->shape[nd - 2] :
+				       d + 1 == M->ndim ? K->shape[nd - 2] :
+				       Q->shape[nd - M->ndim + d];
+
+			if (M->shape[d] != want && M->shape[d] != 1)
+				return false;
+		}
+		/* as unfused: a mask needs interface 1.3 (fully masked rows give 0) */
+		return g->ops->hw_version >= SPYRE_HW_VERSION(1, 3) &&
+		       (M->dt == SPYRE_BOOL || g_is_float(M->dt));
+	}
+	return true;
+}
+
+static int attn_node(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v,
+		     spyre_value mask, int causal, double scale, spyre_value *out)
+{
+	const struct gval *Q = &g->v[q];
+	int64_t sh[SPYRE_MAX_DIMS];
+	unsigned int nd = Q->ndim;
+	struct gnode *n;
+	int ret;
+
+	memcpy(sh, Q->shape, sizeof(sh));
+	sh[nd - 1] = g->v[v].shape[nd - 1];
+	ret = g_new_node(g, "attention", NK_ATTN, g->v[v].dt, nd, sh, out);
+	if (ret)
+		return ret;
+	n = &g->n[g->nn - 1];
+	n->ndim = nd;
+	memcpy(n->shape, sh, sizeof(sh));
+	n->a = q;
+	n->b = k;
+	n->in[0] = v;
+	n->nin = 1;
+	if (mask >= 0) {
+		n->in[1] = mask;
+		n->nin = 2;
+		n->attn_mask = g->v[mask].dt == SPYRE_BOOL ? 2 : 1;
+	}
+	n->attn_causal = !!causal;
+	n->attn_scale = (float)scale;
+	return 0;
+}
+
 int g_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v, spyre_value mask,
 	   int causal, double scale, enum spyre_dtype sdt, spyre_value *out)
 {
@@ -200,6 +285,8 @@ int g_sdpa(spyre_graph *g, spyre_value q, spyre_value k, spyre_value v, spyre_va
 		scale = 1.0 / sqrt((double)Q->shape[Q->ndim - 1]);
 	lq = Q->shape[Q->ndim - 2];
 	lk = g->v[k].shape[g->v[k].ndim - 2];
+	if (attn_fusable(g, q, k, v, mask))
+		return attn_node(g, q, k, v, mask, causal, scale, out);
 	if (g->v[q].dt != sdt)
 		ret = spyre_graph_cast(g, q, sdt, &q);
 	if (!ret && g->v[k].dt != sdt)

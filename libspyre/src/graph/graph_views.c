@@ -10,9 +10,45 @@
 #include "../internal.h"
 #include "graph_build.h"
 
+/*
+ * Strides of @x viewed as @shape without a copy, as torch.view computes
+ * them: each run of old dims that are contiguous with one another (a
+ * chunk) may be split or merged into new dims; false when a new dim would
+ * straddle two chunks (a copy is needed).
+ */
+static bool view_strides(const struct gval *x, unsigned int ndim, const int64_t *shape,
+			 int64_t *st)
+{
+	int64_t base, tn = 1, vn = 1;
+	int td, vd = (int)ndim - 1;
+
+	if (!x->ndim || !g_numel_of(x->ndim, x->shape))
+		return false;
+	base = x->strides[x->ndim - 1];
+	for (td = (int)x->ndim - 1; td >= 0; td--) {
+		tn *= x->shape[td];
+		if (td == 0 || (x->shape[td - 1] != 1 && x->strides[td - 1] != tn * base)) {
+			while (vd >= 0 && (vn < tn || shape[vd] == 1)) {
+				st[vd] = vn * base;
+				vn *= shape[vd];
+				vd--;
+			}
+			if (vn != tn)
+				return false;
+			if (td > 0) {
+				base = x->strides[td - 1];
+				tn = 1;
+				vn = 1;
+			}
+		}
+	}
+	return vd == -1;
+}
+
 int spyre_graph_reshape(spyre_graph *g, spyre_value x, unsigned int ndim, const int64_t *shape,
 			spyre_value *out)
 {
+	int64_t vst[SPYRE_MAX_DIMS];
 	static const char *call = "spyre_graph_reshape";
 	int ret = g_check_val(g, call, x, "x");
 	const struct gval *X;
@@ -31,6 +67,14 @@ int spyre_graph_reshape(spyre_graph *g, spyre_value x, unsigned int ndim, const 
 		g_shape_str(a, sizeof(a), X->ndim, X->shape);
 		g_shape_str(b, sizeof(b), ndim, shape);
 		return spy_err(-EINVAL, "%s: cannot reshape %s to %s", call, a, b);
+	}
+	if (!g_contiguous(X) && view_strides(X, ndim, shape, vst)) {
+		/* a view of the same elements (a head split of a sliced projection) */
+		ret = g_value(g, X->dt, ndim, shape, vst, X->off, X->store);
+		if (ret < 0)
+			return ret;
+		*out = ret;
+		return 0;
 	}
 	if (!g_contiguous(X)) {
 		/* like torch.reshape: copy first */

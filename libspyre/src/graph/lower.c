@@ -64,21 +64,24 @@ static bool perm_identity(const struct gnode *n)
 }
 
 /*
- * The expression of P followed by Q, where Q's input @qi is P's result:
- * inputs are P's then Q's others, uops P's then Q's. Written into @dst.
+ * The expression of P followed by Q, where Q's inputs in @qmask (a bit per
+ * input) are P's result: inputs are P's then Q's others, uops P's then Q's.
+ * Written into @dst.
  */
-static bool merge_expr(const struct gnode *p, const struct gnode *q, unsigned int qi,
+static bool merge_expr(const struct gnode *p, const struct gnode *q, uint32_t qmask,
 		       struct gnode *dst)
 {
 	int qmap[K_MAX_IN + K_MAX_UOPS], in[K_MAX_IN];
-	unsigned int nin = p->nin, k, i, pn = p->nin;
+	unsigned int nin = p->nin, k, i, pn = p->nin, nq = 0;
 	struct uop u[K_MAX_UOPS];
 
-	if (p->nin + q->nin - 1 > K_MAX_IN || p->nuops + q->nuops > K_MAX_UOPS)
+	for (k = 0; k < q->nin; k++)
+		nq += (qmask >> k) & 1;
+	if (p->nin + q->nin - nq > K_MAX_IN || p->nuops + q->nuops > K_MAX_UOPS)
 		return false;
 	memcpy(in, p->in, sizeof(in));
 	for (k = 0; k < q->nin; k++) {
-		if (k == qi)
+		if ((qmask >> k) & 1)
 			continue;
 		qmap[k] = (int)nin;
 		in[nin++] = q->in[k];
@@ -91,7 +94,9 @@ static bool merge_expr(const struct gnode *p, const struct gnode *q, unsigned in
 		if (u[i].b >= (int)pn)
 			u[i].b = (int8_t)(u[i].b + nin - pn);
 	}
-	qmap[qi] = (int)(nin + p->nuops - 1);
+	for (k = 0; k < q->nin; k++)
+		if ((qmask >> k) & 1)
+			qmap[k] = (int)(nin + p->nuops - 1);
 	for (i = 0; i < q->nuops; i++)
 		qmap[q->nin + i] = (int)(nin + p->nuops + i);
 	for (i = 0; i < q->nuops; i++) {
@@ -108,9 +113,9 @@ static bool merge_expr(const struct gnode *p, const struct gnode *q, unsigned in
 	return true;
 }
 
-/* MM producer P absorbs ew consumer Q (reading P's result as input @qi). */
+/* MM producer P absorbs ew consumer Q (reading P's result as the inputs in @qmask). */
 static bool fuse_mm(spyre_graph *g, struct gnode *p, unsigned int pidx, struct gnode *q,
-		    unsigned int qi)
+		    uint32_t qmask)
 {
 	const struct gval *qo = &g->v[q->out];
 	unsigned int k;
@@ -123,21 +128,51 @@ static bool fuse_mm(spyre_graph *g, struct gnode *p, unsigned int pidx, struct g
 	for (k = 0; k < q->nin; k++) {
 		const struct gstore *s = &g->st[g->v[q->in[k]].store];
 
-		if (k != qi && s->kind == ST_NODE && s->node >= (int)pidx)
+		if (!((qmask >> k) & 1) && s->kind == ST_NODE && s->node >= (int)pidx)
 			return false;	/* not computed before P runs */
 	}
-	if (!merge_expr(p, q, qi, p))
+	if (!merge_expr(p, q, qmask, p))
 		return false;
+	if (q->ndim > p->ndim) {
+		/* Q reads the product with leading 1 dims (a reshape): batch dims of 1 */
+		p->ndim = q->ndim;
+		memcpy(p->shape, q->shape, sizeof(p->shape));
+	}
 	p->out = q->out;
 	g->st[g->v[q->out].store].node = (int)pidx;
 	q->dead = true;
 	return true;
 }
 
+/*
+ * @v reads node @p's whole result in @q's iteration space: the identity
+ * view, or for a matmul producer also its contiguous result seen with
+ * leading 1 dims (a linear's [M, N] product as [1, M, N]), which the
+ * matmul takes as batch dims of 1.
+ */
+static bool reads_result(spyre_graph *g, int v, const struct gnode *p, const struct gnode *q)
+{
+	const struct gval *x = &g->v[v], *o = &g->v[p->out];
+	unsigned int d, lead;
+
+	if (!same_shape(x->ndim, x->shape, q->ndim, q->shape))
+		return false;
+	if (identity_of(g, v, p))
+		return true;
+	if (p->kind != NK_MM || x->store != o->store || x->off || !g_contiguous(x) ||
+	    !g_contiguous(o) || o->off || x->ndim <= o->ndim)
+		return false;
+	lead = x->ndim - o->ndim;
+	for (d = 0; d < lead; d++)
+		if (x->shape[d] != 1)
+			return false;
+	return same_shape(o->ndim, o->shape, o->ndim, x->shape + lead);
+}
+
 static int fuse(spyre_graph *g)
 {
 	int *uses = calloc(g->nst ? g->nst : 1, sizeof(int));
-	unsigned int qi, k;
+	unsigned int qi, k, j;
 	bool again;
 
 	if (!uses)
@@ -153,21 +188,30 @@ static int fuse(spyre_graph *g)
 			for (k = 0; k < q->nin && !again; k++) {
 				const struct gval *v = &g->v[q->in[k]];
 				const struct gstore *s = &g->st[v->store];
+				uint32_t qmask = 0;
+				int nsame = 0;
+				bool ok = true;
 				struct gnode *p;
 
-				if (s->kind != ST_NODE || s->io >= 0 || uses[v->store] != 1)
+				if (s->kind != ST_NODE || s->io >= 0)
 					continue;
 				p = &g->n[s->node];
-				if (p->dead || !identity_of(g, q->in[k], p) ||
-				    !same_shape(v->ndim, v->shape, q->ndim, q->shape))
+				/* every use of P's result is an input of Q that reads it whole */
+				for (j = 0; j < q->nin; j++)
+					if (g->v[q->in[j]].store == v->store) {
+						qmask |= 1u << j;
+						nsame++;
+						ok = ok && reads_result(g, q->in[j], p, q);
+					}
+				if (p->dead || !ok || uses[v->store] != nsame)
 					continue;
 				if (p->kind == NK_MM) {
 					if (!q->out_col && !q->permuted &&
-					    fuse_mm(g, p, (unsigned int)s->node, q, k))
+					    fuse_mm(g, p, (unsigned int)s->node, q, qmask))
 						again = true;
 				} else if (p->kind == NK_EW && !p->out_col && perm_identity(p) &&
-					   perm_identity(q) &&
-					   merge_expr(p, q, k, q)) {
+					   perm_identity(q) && identity_of(g, q->in[k], p) &&
+					   merge_expr(p, q, qmask, q)) {
 					p->dead = true;
 					again = true;
 				}
@@ -402,6 +446,46 @@ static int spec_gather(spyre_graph *g, struct gnode *n, struct lnode *ln)
 	return 0;
 }
 
+/* Fused attention: q, k, v, mask and out viewed over their [batch.., rows, cols] spaces. */
+static int spec_attn(spyre_graph *g, struct gnode *n, struct lnode *ln)
+{
+	struct fa_spec *s = &ln->u.fa;
+	unsigned int nd = n->ndim;
+	int64_t sh[SPYRE_MAX_DIMS];
+	const struct gval *Q = &g->v[n->a], *K = &g->v[n->b], *V = &g->v[n->in[0]];
+
+	memset(&ln->u, 0, sizeof(ln->u));
+	s->magic = 0x31304146;
+	s->nbatch = (uint8_t)(nd - 2);
+	memcpy(s->batch, n->shape, (nd - 2) * sizeof(int64_t));
+	s->dtype = (uint8_t)g_isa_dtype(Q->dt);
+	s->causal = n->attn_causal;
+	s->mask_kind = n->attn_mask;
+	s->scale = n->attn_scale;
+	s->lq = n->shape[nd - 2];
+	s->lk = K->shape[K->ndim - 2];
+	s->d = Q->shape[Q->ndim - 1];
+	s->dv = V->shape[V->ndim - 1];
+	memcpy(sh, n->shape, nd * sizeof(int64_t));
+	sh[nd - 1] = s->d;
+	if (view(g, ln, n->a, nd, sh, &s->q))
+		return -1;
+	sh[nd - 2] = s->lk;
+	if (view(g, ln, n->b, nd, sh, &s->k))
+		return -1;
+	sh[nd - 1] = s->dv;
+	if (view(g, ln, n->in[0], nd, sh, &s->v))
+		return -1;
+	if (s->mask_kind) {
+		sh[nd - 2] = s->lq;
+		sh[nd - 1] = s->lk;
+		if (view(g, ln, n->in[1], nd, sh, &s->mask))
+			return -1;
+		s->mdtype = s->mask.dtype;
+	}
+	return out_view(g, ln, n, &s->out);
+}
+
 static int spec_node(spyre_graph *g, struct gnode *n, struct lnode *ln)
 {
 	struct ew_spec *e = n->kind == NK_EW ? &ln->u.ew : &ln->u.mm.epi;
@@ -471,7 +555,8 @@ int g_lower(spyre_graph *g, struct lowered *L, unsigned int flags, const char *c
 		ln = &L->k[L->n++];
 		ln->kind = n->kind;
 		ln->name = n->name;
-		if (n->kind == NK_GATHER ? spec_gather(g, n, ln) : spec_node(g, n, ln))
+		if (n->kind == NK_GATHER ? spec_gather(g, n, ln) :
+		    n->kind == NK_ATTN ? spec_attn(g, n, ln) : spec_node(g, n, ln))
 			return spy_err(-EOPNOTSUPP, "%s: %s: more than 16 tensors in one kernel",
 				       call, n->name);
 		/* a 0 in the spec's slot list is fine: bindings say what each slot is */

@@ -12,6 +12,7 @@ struct lnode {
 		struct ew_spec ew;
 		struct mm_spec mm;
 		struct ga_spec ga;
+		struct fa_spec fa;
 	} u;
 	unsigned int nslots;
 	int slot_store[16];	/* storage bound to each program slot */

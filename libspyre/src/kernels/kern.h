@@ -100,6 +100,29 @@ struct ga_spec {
 	struct kview w, idx, out;
 };
 
+/*
+ * Fused attention ("fa", flash-attention style): out = softmax(q k^T *
+ * scale + mask) v per batch index, the scores and the running row max and
+ * sum kept in the scratchpad (never written to device memory). q [b..,
+ * Lq, D], k [b.., Lk, D], v [b.., Lk, Dv], out [b.., Lq, Dv]: strides over
+ * those spaces (batch dims, then the row stride; rows are contiguous),
+ * @dtype for q, k, v and out. mask [b.., Lq, Lk] (any strides, 0:
+ * broadcast) when @mask_kind is 1 (added, @mdtype float) or 2 (bool: keep
+ * where non-zero, card interface 1.3). @causal: key j > query i masked
+ * (top-left aligned). Scores, max and sums in fp32, the probabilities
+ * rounded to @dtype for the PE array; a query every key is masked from
+ * gives 0 (PyTorch's safe softmax).
+ */
+struct fa_spec {
+	uint32_t magic;			/* 'FA01' */
+	uint8_t nbatch, dtype, causal, mask_kind, mdtype;
+	uint8_t rsvd[3];		/* no implicit padding: the spec is a cache key */
+	float scale;
+	int64_t batch[K_MAX_DIMS];
+	int64_t lq, lk, d, dv;
+	struct kview q, k, v, mask, out;
+};
+
 /* A generated kernel: programs run in order, all with @nslots slots. */
 struct kprogs {
 	unsigned int n;
@@ -119,6 +142,8 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 	    size_t whylen);
 
 int kern_ga(const struct ga_spec *s, unsigned int ncores, struct kprogs *out, char *why,
+	    size_t whylen);
+int kern_fa(const struct fa_spec *s, unsigned int ncores, struct kprogs *out, char *why,
 	    size_t whylen);
 
 /* Row functions need whole rows in a tile. */

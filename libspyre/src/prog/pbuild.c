@@ -317,10 +317,11 @@ static void tokens_core(struct pb *p, const uint32_t *idx, uint32_t n)
 		struct pinsn *q = &p->v[idx[j]];
 		int found[SPYRE_UNIT_COUNT] = { 0 };
 		int todo = SPYRE_UNIT_COUNT - 1;
-		int64_t floor = -1;
+		int64_t floor = INT64_MAX;
 
+		/* below every unit's covered position nothing is left to find */
 		for (a = 0; a < SPYRE_UNIT_COUNT; a++)
-			if (a != q->unit && (floor < 0 || covered[a][q->unit] < floor))
+			if (a != q->unit && covered[a][q->unit] < floor)
 				floor = covered[a][q->unit];
 		for (k = (int64_t)j - 1; k > floor && todo; k--) {
 			struct pinsn *pi = &p->v[idx[k]];
