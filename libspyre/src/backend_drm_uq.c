@@ -1000,7 +1000,7 @@ static int uq_submit_kernel(spyre_device *dev, const struct drm_spyre_submit *su
 		if (!ret)
 			ret = spy_drm_ops.queue_create(dev, &qc);
 		if (!ret)
-			uq->kqueue = qc.queue_id;
+			__atomic_store_n(&uq->kqueue, qc.queue_id, __ATOMIC_RELEASE);
 	}
 	kh = uq->ktl;
 	kp = uq->kpoint + 1;
@@ -1199,14 +1199,27 @@ out:
 }
 
 /*
- * Card faults for tests (root, the driver's debugfs): armed on the ring of
- * the newest live queue of @engine (the stream a test created last), or
- * disarmed (kind 0) on every ring of the file. Kind 100 removes the card.
+ * Card faults for tests (root, the driver's debugfs), armed where the
+ * process's work of @engine runs, as the kernel path arms every ring of
+ * the engine (spy_drm_inject_fault):
+ * - a DMA fault on every ring that carries a live DMA queue, and on the
+ *   kernel's DMA rings once jobs no ring can run (peer copies) went there:
+ *   a stream's copies may ride any of them (a compute stream's copies go
+ *   through a DMA queue of its own), so arming one ring, the newest
+ *   stream's, misses the copy a caller expects to fail;
+ * - a compute fault (a hang) on the ring of the newest live compute queue
+ *   only (the stream a test created last): a hang stops its whole ring,
+ *   DMA queues sharing it included, so it is aimed;
+ * - kind 0 disarms every ring of the file and the kernel's of @engine.
+ * Kind 100 removes the card.
  */
 static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind)
 {
+	uint32_t want = engine == SPYRE_ENGINE_COMPUTE ? DRM_SPYRE_ENGINE_COMPUTE :
+							 DRM_SPYRE_ENGINE_DMA;
 	struct spy_uq *uq = uq_of(dev);
-	uint32_t hw[UQ_MAX_RINGS];
+	bool on[UQ_MAX_RINGS] = { false };
+	bool kernel = false;
 	unsigned int i, n = 0;
 	int ret = 0;
 
@@ -1215,19 +1228,32 @@ static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned
 	pthread_mutex_lock(&uq->lock);
 	if (!kind) {
 		for (i = 0; i < uq->nrings; i++)
-			hw[n++] = uq->ring[i]->hw;
+			on[i] = true;
+		kernel = true;
+	} else if (want == DRM_SPYRE_ENGINE_DMA) {
+		for (i = 0; i < uq->nvq; i++)
+			if (uq->vq[i].live && uq->vq[i].engine == want)
+				on[uq->vq[i].ring] = true;
+		/* set once under klock, which a kernel job's wait holds */
+		kernel = __atomic_load_n(&uq->kqueue, __ATOMIC_ACQUIRE) != 0;
 	} else {
-		for (i = uq->nvq; i > 0 && !n; i--)
-			if (uq->vq[i - 1].live && uq->vq[i - 1].engine ==
-			    (engine == SPYRE_ENGINE_COMPUTE ? DRM_SPYRE_ENGINE_COMPUTE :
-							      DRM_SPYRE_ENGINE_DMA))
-				hw[n++] = uq->ring[uq->vq[i - 1].ring]->hw;
+		for (i = uq->nvq; i > 0; i--)
+			if (uq->vq[i - 1].live && uq->vq[i - 1].engine == want) {
+				on[uq->vq[i - 1].ring] = true;
+				break;
+			}
 	}
+	for (i = 0; i < uq->nrings; i++)
+		n += on[i];
 	pthread_mutex_unlock(&uq->lock);
-	if (!n)
+	if (!n && !kernel)
 		return -ENOENT;
-	for (i = 0; i < n && !ret; i++)
-		ret = spy_drm_debugfs_fault(dev, kind | hw[i] << 8);
+	/* rings are never freed while the file is open: their index stays valid */
+	for (i = 0; i < UQ_MAX_RINGS && !ret; i++)
+		if (on[i])
+			ret = spy_drm_debugfs_fault(dev, kind | uq->ring[i]->hw << 8);
+	if (!ret && kernel)
+		ret = spy_drm_inject_fault(dev, engine, kind);
 	return ret;
 }
 

@@ -254,3 +254,62 @@ TEST(drm_user_queue_hang_bans_stream)
 	OK(spyre_device_close(d));
 	job_timeout_restore(saved);
 }
+
+/*
+ * A DMA fault on user-mode queues is armed where the process's copies run,
+ * as the kernel path arms all its DMA rings: the next copy of a compute
+ * stream (through a DMA queue of its own) fails although a newer DMA
+ * stream sits on another ring. The error is reported at synchronize,
+ * stays the stream's until cleared, and later copies run. The plugin's
+ * test_errors.py relies on this on the default queues.
+ */
+TEST(drm_user_queue_dma_fault_fails_the_copy)
+{
+	spyre_stream *s, *dma;
+	spyre_device *d;
+	spyre_bo *x, *h;
+	struct spyre_buf xb, hb;
+	uint8_t *hm;
+	void *m;
+	int ret;
+
+	if (strcmp(test_backend, "drm") || geteuid())
+		return;	/* faults are armed through the driver's debugfs: root */
+	setenv("SPYRE_DRM_QUEUES", "user", 1);
+	ret = spyre_device_open(0, &d);
+	unsetenv("SPYRE_DRM_QUEUES");
+	if (ret == -EOPNOTSUPP)
+		return;	/* no user-mode queues on this card or driver */
+	OK(ret);
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &s));
+	OK(spyre_bo_create(d, 4096, SPYRE_MEM_DEVICE, &x));
+	OK(host_bo(d, 4096, &h, &m));
+	hm = m;
+	xb = spyre_bo_buf(x);
+	hb = spyre_bo_buf(h);
+	memset(hm, 0x11, 4096);
+	OK(spyre_memcpy_async(s, &xb, &hb, 4096));	/* makes s's DMA queue */
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &dma));	/* the newest DMA queue */
+	OK(spyre_sim_inject_fault(d, SPYRE_ENGINE_DMA, 2));
+	memset(hm, 0, 4096);
+	OK(spyre_memcpy_async(s, &hb, &xb, 4096));
+	FAILS_WITH(spyre_stream_synchronize(s), -EIO, "failed on the card");
+	OK(spyre_sim_inject_fault(d, SPYRE_ENGINE_DMA, 0));	/* the rings not used */
+	FAILS_WITH(spyre_stream_synchronize(s), -EIO, "spyre_memcpy_async");
+	OK(spyre_stream_clear_error(s));
+	OK(spyre_memcpy_async(s, &hb, &xb, 4096));
+	OK(spyre_stream_synchronize(s));
+	CHECK(hm[0] == 0x11 && hm[4095] == 0x11, "the copy after the fault read %#x..%#x",
+	      hm[0], hm[4095]);
+	memset(hm, 0, 4096);
+	OK(spyre_memcpy_async(dma, &hb, &xb, 4096));
+	OK(spyre_stream_synchronize(dma));
+	CHECK(hm[0] == 0x11 && hm[4095] == 0x11, "the DMA stream's copy read %#x..%#x",
+	      hm[0], hm[4095]);
+	OK(spyre_stream_destroy(dma));
+	OK(spyre_stream_destroy(s));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_bo_destroy(h));
+	OK(spyre_device_close(d));
+}
