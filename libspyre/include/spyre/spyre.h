@@ -624,7 +624,10 @@ int spyre_recipe_destroy(spyre_recipe *r);
  * completion, 4 uncorrectable memory error), or lose the device (kind
  * 100). sim: in-process; drm: through the driver's debugfs "fault" file,
  * and for 100 by removing the PCI function (root only; -EOPNOTSUPP when
- * debugfs is not there).
+ * debugfs is not there). On user-mode queues "each ring serving @engine"
+ * is each of the process's rings carrying a DMA queue for the DMA engine,
+ * but for the compute engine only the ring of the newest compute stream
+ * (a fault there stops every queue sharing that ring).
  */
 int spyre_sim_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned int kind);
 
