@@ -344,7 +344,8 @@ int kern_fa(const struct fa_spec *s, unsigned int ncores, struct kprogs *out, ch
 	if (!nunits || !s->lq || !s->dv)
 		return 0;
 	if (!s->lk || !s->d || s->d > 1024 || s->dv > 1024) {
-		snprintf(why, whylen, "fused attention needs 1..1024 head dims and keys");
+		snprintf(why, whylen,
+			 "fused attention needs at least one key and head dims of 1..1024");
 		return -EOPNOTSUPP;
 	}
 	g = calloc(1, sizeof(*g));
