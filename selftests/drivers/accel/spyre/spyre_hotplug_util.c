@@ -71,18 +71,31 @@ bool sp_wait_card_gone(int minor)
 	return false;
 }
 
+/* The card answers on its node: open() and a GET_PARAM both succeed. */
+static bool card_answers(int minor)
+{
+	char node[64];
+	bool ok;
+	int fd;
+
+	snprintf(node, sizeof(node), "/dev/accel/accel%d", minor);
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = !sp_get_param(fd, DRM_SPYRE_PARAM_MEM_SIZE, NULL);
+	close(fd);
+	return ok;
+}
+
 bool sp_wait_cards_ready(int want)
 {
 	int minors[SP_MAX_CARDS], n, i, j;
-	char node[64];
 
 	for (i = 0; i < SP_HOTPLUG_WAIT_MS / 20; i++) {
 		n = sp_find_cards(minors, SP_MAX_CARDS);
-		for (j = 0; j < n; j++) {
-			snprintf(node, sizeof(node), "/dev/accel/accel%d", minors[j]);
-			if (access(node, F_OK))
+		for (j = 0; j < n; j++)
+			if (!card_answers(minors[j]))
 				break;
-		}
 		if (n >= want && j == n)
 			return true;
 		usleep(20000);

@@ -22,9 +22,11 @@ int sp_vm_monitor(const char *cmd, char *reply, size_t len);
 /* True once accel@minor is gone from sysfs (within SP_HOTPLUG_WAIT_MS). */
 bool sp_wait_card_gone(int minor);
 /*
- * True once at least @want cards are bound and each has its device node:
- * devtmpfs creates the node a little after the class device appears, so
- * opening on sysfs alone would race it.
+ * True once at least @want cards are bound and each answers on its device
+ * node. A hot-added card is probed from a kernel thread, so its class device
+ * and node appear before the probe ends: DRM publishes the minor for open()
+ * only after device_add() of the node (open() gives -ENODEV in between), and
+ * devtmpfs may create the node a little after sysfs shows the class device.
  */
 bool sp_wait_cards_ready(int want);
 
