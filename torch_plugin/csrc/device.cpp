@@ -47,6 +47,10 @@ void mark_bad_fork_in_child()
 
 thread_local c10::DeviceIndex tls_current_device = 0;
 
+// Set by the first explicit choice of a device (torch.spyre.set_device,
+// torch.accelerator.set_device_index, a device guard): see device_initialized().
+std::atomic<bool> device_chosen{false};
+
 } // namespace
 
 void throw_spyre_error(int rc, const char *what)
@@ -89,6 +93,11 @@ bool any_device_open() noexcept
 		if (h)
 			return true;
 	return false;
+}
+
+bool device_initialized() noexcept
+{
+	return device_chosen.load() || any_device_open();
 }
 
 bool is_in_bad_fork() noexcept
@@ -138,11 +147,13 @@ void set_current_device(c10::DeviceIndex index)
 {
 	check_device_index(index);
 	tls_current_device = index;
+	device_chosen.store(true);
 }
 
 void set_current_device_unchecked(c10::DeviceIndex index) noexcept
 {
 	tls_current_device = index;
+	device_chosen.store(true);
 }
 
 } // namespace torch_spyre

@@ -20,9 +20,13 @@ const std::string &unavailable_reason();
 // Throws a clear error for an index outside [0, device_count()) and in a
 // child forked after the parent opened a device.
 void check_device_index(c10::DeviceIndex index);
-// True once a device has been opened in this process (torch.spyre.is_initialized,
-// which DeviceMesh asks before choosing the device from LOCAL_RANK).
+// True once a device has been opened in this process.
 bool any_device_open() noexcept;
+// torch.spyre.is_initialized(), as CUDA's: true once a device was opened or
+// chosen (setting the current device initialises CUDA too). DeviceMesh
+// chooses the device from LOCAL_RANK only before that, and fake tensors take
+// the current device for a bare "spyre" only after it (else spyre:0).
+bool device_initialized() noexcept;
 // True in a child forked after this process opened a device: such a child
 // cannot use the devices (torch.spyre._is_in_bad_fork(), as CUDA's).
 bool is_in_bad_fork() noexcept;

@@ -80,6 +80,7 @@ PYBIND11_MODULE(_C, m)
 	m.def("_current_device", [] { return int(current_device()); });
 	m.def("_is_in_bad_fork", [] { return is_in_bad_fork(); });
 	m.def("_any_device_open", [] { return any_device_open(); });
+	m.def("_is_initialized", [] { return device_initialized(); });
 	m.def("_set_device", [](int i) { set_current_device(c10::DeviceIndex(i)); });
 	m.def("_check_device", [](int i) { check_device_index(c10::DeviceIndex(i)); });
 	m.def("_device_properties", [](int i) { return device_properties(c10::DeviceIndex(i)); });

@@ -579,8 +579,14 @@ def case_dtensor(rank, world, store_file):
     init(None, rank, world, store_file)
     mesh = init_device_mesh("spyre", (world,))
     assert torch.spyre.current_device() == rank, (torch.spyre.current_device(), rank)
-    assert not torch.spyre.is_initialized()  # choosing a card does not open it
+    # chosen (as torch.cuda's set_device initialises), not opened yet
+    assert torch.spyre.is_initialized() and not torch.spyre._C._any_device_open()
     dev = torch.device("spyre", rank)
+    # DTensor's sharding propagation makes fake tensors on the bare "spyre":
+    # they must land on this rank's card, not on spyre:0
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        assert torch.empty(2, device="spyre").device == dev
 
     full = torch.arange(24, dtype=torch.float32).view(4, 6)
     d = distribute_tensor(full.to(dev), mesh, [Shard(0)])

@@ -100,6 +100,45 @@ def test_torchrun_tp_gpt2_example_gives_one_cards_tokens():
     assert "tp_gpt2: tensor parallel agrees with one card and with the CPU" in out, out
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_hf_llama_tp_plan_on_two_cards_gives_the_cpus_tokens(dtype):
+    """transformers' own plan (from_pretrained(tp_plan="auto")) and generate()
+    on a Llama-3.2-style checkpoint (GQA, llama3 RoPE, tied embeddings)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
+         "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
+         os.path.join(EXAMPLES, "tp_hf_llama.py"), "--dtype", dtype, "--steps", "6"],
+        env=child_env(SPYRE_SIM_CARDS=WORLD, OMP_NUM_THREADS=1), capture_output=True, text=True,
+        timeout=300, cwd=HERE)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-6000:]
+    assert f"2 cards vs the CPU ({dtype}): same tokens" in out, out[-6000:]
+    assert "tensor-parallel plan on the cards gives the CPU's tokens" in out, out[-6000:]
+
+
+def test_hf_from_pretrained_loads_straight_onto_the_card(tmp_path):
+    """device_map="spyre" (with use_kernels=False: the hub-kernels package
+    refuses device types it does not list) puts every weight on the card."""
+    import transformers
+    sys.path.insert(0, EXAMPLES)
+    try:
+        import tp_hf_llama
+    finally:
+        sys.path.remove(EXAMPLES)
+    tp_hf_llama.write_checkpoint(str(tmp_path), torch.float32)
+    with pytest.raises(ValueError, match="Unsupported device type 'spyre'"):
+        transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path), device_map="spyre")
+    card = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path), device_map="spyre",
+                                                             use_kernels=False)
+    assert {p.device.type for p in card.parameters()} == {"spyre"}
+    cpu = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path), use_kernels=False)
+    ids = torch.tensor(tp_hf_llama.PROMPT)
+    got, got_logits = tp_hf_llama.greedy(card, ids.to(card.device), 4)
+    want, want_logits = tp_hf_llama.greedy(cpu, ids, 4)
+    assert torch.equal(got, want)
+    assert (got_logits - want_logits).abs().max() <= 1e-5 * want_logits.abs().max()
+
+
 def tp_gpt2_build(**kw):
     sys.path.insert(0, EXAMPLES)
     try:

@@ -57,10 +57,13 @@ def device_count() -> int:
 
 
 def is_initialized() -> bool:
-    """True once this process opened a spyre device (as torch.cuda's: a
-    context exists). DeviceMesh sets the device from LOCAL_RANK only
-    before that."""
-    return _C._any_device_open()
+    """True once this process opened a spyre device or chose one
+    (``set_device``, ``torch.accelerator.set_device_index``, a device
+    guard), as ``torch.cuda.is_initialized()`` is after ``set_device``.
+    DeviceMesh sets the device from LOCAL_RANK only before that; fake
+    tensors (DTensor's sharding propagation, Dynamo) place a bare
+    ``"spyre"`` on the current device only after it, on ``spyre:0`` before."""
+    return _C._is_initialized()
 
 
 def current_device() -> int:
