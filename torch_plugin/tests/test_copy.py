@@ -105,9 +105,13 @@ def test_pinned_memory_and_non_blocking():
     assert torch.equal(back, x)
 
 
+# 256 MB, so that the paced download is still running when query() asks
+# (4 MB was enough in the VM, measured). arange, not randn: distinct
+# values as well, and randn of 64M floats takes 190-240 s on the VM's
+# emulated CPU, the slowest step of the whole VM suite.
 ASYNC_CODE = """
 import torch
-x = torch.randn(64 << 20)
+x = torch.arange(64 << 20, dtype=torch.float32)
 d = x.to("spyre")
 torch.spyre.synchronize()
 back = torch.empty_like(x).pin_memory()
