@@ -86,6 +86,9 @@ def main(argv=None):
                     help="a local Llama-family checkpoint (default: write a random one)")
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
     ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--compile", action="store_true",
+                    help="also run the prompt through torch.compile(model) (Inductor, the "
+                         "default backend) and compare with the eager split model")
     ap.add_argument("--rtol", type=float, default=None,
                     help="logits tolerance relative to the largest CPU logit "
                          "(default by dtype: see the module's doc)")
@@ -123,7 +126,20 @@ def main(argv=None):
     print(f"tp_hf_llama rank {rank}/{world} on {dev}: tokens {tokens[0].tolist()} "
           f"(load {t_load - t0:.1f} s, generate {t_tp - t_load:.1f} s)", flush=True)
 
-    ok = True
+    compiled_err = None
+    if args.compile:
+        with torch.no_grad():
+            eager = model(ids.to(dev)).logits.float().cpu()
+            compiled = torch.compile(model)(ids.to(dev)).logits.float().cpu()
+        compiled_err = (compiled - eager).abs().max().item() / eager.abs().max().item()
+        from torch._dynamo.utils import counters
+        graphs = counters["stats"]["unique_graphs"]
+        breaks = sum(counters["graph_break"].values())
+        print(f"tp_hf_llama rank {rank}: torch.compile(model) vs eager: logits "
+              f"{compiled_err:.1e} of the largest apart; {graphs} graph(s), "
+              f"{breaks} graph break(s)", flush=True)
+
+    ok = compiled_err is None or compiled_err <= RTOL[dtype]
     if rank == 0:
         cpu = transformers.AutoModelForCausalLM.from_pretrained(ckpt, dtype=dtype,
                                                                 use_kernels=False)
@@ -131,21 +147,21 @@ def main(argv=None):
         err = (logits - cpu_logits).abs().max().item()
         scale = cpu_logits.abs().max().item()
         same = torch.equal(tokens, cpu_tokens)
-        ok = same and err <= rtol * scale
+        ok = ok and same and err <= rtol * scale
         print(f"tp_hf_llama: {world} cards vs the CPU ({args.dtype}): "
               f"{'same tokens' if same else 'different tokens ' + str(cpu_tokens[0].tolist())}, "
               f"|logits - cpu| max {err:.2e} = {err / scale:.1e} of the largest logit "
               f"(rtol {rtol:g})", flush=True)
-    verdict = [ok]
-    dist.broadcast_object_list(verdict, src=0)
+    oks = [None] * world
+    dist.all_gather_object(oks, ok)  # every rank's own checks, rank 0's CPU comparison
     dist.barrier()
     if rank == 0 and not args.checkpoint:
         shutil.rmtree(ckpt, ignore_errors=True)
     dist.destroy_process_group()
-    if verdict[0] and rank == 0:
+    if all(oks) and rank == 0:
         print("tp_hf_llama: transformers' tensor-parallel plan on the cards gives the CPU's "
               "tokens")
-    return 0 if verdict[0] else 1
+    return 0 if all(oks) else 1
 
 
 if __name__ == "__main__":

@@ -103,17 +103,23 @@ def test_torchrun_tp_gpt2_example_gives_one_cards_tokens():
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_hf_llama_tp_plan_on_two_cards_gives_the_cpus_tokens(dtype):
     """transformers' own plan (from_pretrained(tp_plan="auto")) and generate()
-    on a Llama-3.2-style checkpoint (GQA, llama3 RoPE, tied embeddings)."""
+    on a Llama-3.2-style checkpoint (GQA, llama3 RoPE, tied embeddings); in
+    float32 also torch.compile(model) of the split model."""
     p = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
          "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
-         os.path.join(EXAMPLES, "tp_hf_llama.py"), "--dtype", dtype, "--steps", "6"],
+         os.path.join(EXAMPLES, "tp_hf_llama.py"), "--dtype", dtype, "--steps", "6",
+         *(["--compile"] if dtype == "float32" else [])],
         env=child_env(SPYRE_SIM_CARDS=WORLD, OMP_NUM_THREADS=1), capture_output=True, text=True,
         timeout=300, cwd=HERE)
     out = p.stdout + p.stderr
     assert p.returncode == 0, out[-6000:]
     assert f"2 cards vs the CPU ({dtype}): same tokens" in out, out[-6000:]
     assert "tensor-parallel plan on the cards gives the CPU's tokens" in out, out[-6000:]
+    if dtype == "float32":  # Inductor, the default backend: one graph on each rank
+        for r in range(WORLD):
+            assert f"rank {r}: torch.compile(model) vs eager" in out, out[-6000:]
+        assert out.count("1 graph(s), 0 graph break(s)") == WORLD, out[-6000:]
 
 
 def test_hf_from_pretrained_loads_straight_onto_the_card(tmp_path):
