@@ -60,7 +60,7 @@
 /* The backend's own VAs: the top 1 TiB of the space, which addr.c never hands out. */
 #define UQ_VA_BASE	(DRM_SPYRE_VA_END - (1ull << 40))
 #define UQ_VA_STRIDE	(1ull << 20)	/* per ring BO; slot 0 is the resume page */
-#define UQ_SPIN_NS	50000		/* poll before sleeping in UQ_WAIT (a small job is done by then) */
+#define UQ_SPIN_NS	50000		/* poll before sleeping in UQ_WAIT (runtime.rst) */
 #define UQ_TL_ERRS	16		/* failed points a timeline remembers */
 
 #define UQ_META_DEPS	4		/* in-syncs on other rings' unfinished work */
