@@ -18,6 +18,13 @@
  *                  wait ("submit" is the ring write and doorbell)
  *   uq nop poll    the same, waiting by reading the write-back in a loop:
  *                  no system call at all
+ *   uq nop spin    the same, waiting as libspyre does: polling the
+ *                  write-back for up to UQ_SPIN_US, then UQ_WAIT
+ *
+ * The null ioctl is timed right after an untimed one: the first system
+ * call of a round, after the previous round's waits, ran cold and took
+ * longer than GET_PARAM with its two register reads ("null cold" in the
+ * table, for comparison), which made every ratio look smaller than it is.
  *
  * Each submit+wait is split into its submit ioctl and the wait that
  * follows (which covers scheduler, doorbell, card, interrupt and wake-up).
@@ -60,12 +67,18 @@
 
 #define MIB (1024u * 1024u)
 
-enum kind { K_NULL, K_MMIO, K_EMPTY, K_NOP, K_H2D, K_D2H, K_UQ, K_UQ_POLL, K_COUNT };
+enum kind {
+	K_NULL, K_NULL_COLD, K_MMIO, K_EMPTY, K_NOP, K_H2D, K_D2H, K_UQ, K_UQ_POLL, K_UQ_SPIN,
+	K_COUNT
+};
 
 static const char *const kind_name[K_COUNT] = {
-	"null ioctl", "2 reg reads", "empty job", "nop", "h2d 1MiB", "d2h 1MiB",
-	"uq nop", "uq nop poll",
+	"null ioctl", "null cold", "2 reg reads", "empty job", "nop", "h2d 1MiB", "d2h 1MiB",
+	"uq nop", "uq nop poll", "uq nop spin",
 };
+
+/* libspyre's poll before it sleeps in UQ_WAIT (UQ_SPIN_NS, backend_drm_uq.c) */
+#define UQ_SPIN_US	50
 
 struct samples {
 	double *total;	/* submit + wait, or the null ioctl, in us */
@@ -286,14 +299,34 @@ static void uq_poll_wait(struct uq *q, uint64_t seqno)
 		}
 }
 
-static void uq_round(struct uq *q, bool poll, double *submit_us, double *wait_us)
+/* Poll for up to UQ_SPIN_US, then sleep: libspyre's wait. */
+static void uq_spin_wait(struct uq *q, uint64_t seqno)
+{
+	int64_t t0 = now_ns();
+
+	while (*q->wb < seqno) {
+		if (now_ns() - t0 > UQ_SPIN_US * 1000) {
+			uq_sleep_wait(q, seqno);
+			return;
+		}
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+}
+
+enum uq_wait_kind { UQ_SLEEP, UQ_POLL, UQ_SPIN };
+
+static void uq_round(struct uq *q, enum uq_wait_kind how, double *submit_us, double *wait_us)
 {
 	double t0 = now_us(), t1;
 	uint64_t s = uq_nop(q);
 
 	t1 = now_us();
-	if (poll)
+	if (how == UQ_POLL)
 		uq_poll_wait(q, s);
+	else if (how == UQ_SPIN)
+		uq_spin_wait(q, s);
 	else
 		uq_sleep_wait(q, s);
 	*submit_us = t1 - t0;
@@ -386,6 +419,9 @@ int main(int argc, char **argv)
 
 		t0 = now_us();
 		null_ioctl();
+		sub[K_NULL_COLD] = now_us() - t0;
+		t0 = now_us();
+		null_ioctl();
 		sub[K_NULL] = now_us() - t0;
 		t0 = now_us();
 		time_ioctl();
@@ -395,8 +431,9 @@ int main(int argc, char **argv)
 		submit_wait(dma_q, &h2d, sync, &sub[K_H2D], &wt[K_H2D]);
 		submit_wait(dma_q, &d2h, sync, &sub[K_D2H], &wt[K_D2H]);
 		if (have_uq) {
-			uq_round(&uq, false, &sub[K_UQ], &wt[K_UQ]);
-			uq_round(&uq, true, &sub[K_UQ_POLL], &wt[K_UQ_POLL]);
+			uq_round(&uq, UQ_SLEEP, &sub[K_UQ], &wt[K_UQ]);
+			uq_round(&uq, UQ_POLL, &sub[K_UQ_POLL], &wt[K_UQ_POLL]);
+			uq_round(&uq, UQ_SPIN, &sub[K_UQ_SPIN], &wt[K_UQ_SPIN]);
 		}
 		if (i < 0)
 			continue;
@@ -444,6 +481,11 @@ int main(int argc, char **argv)
 			     quantile(s[K_UQ_POLL].total, rounds, 0.5) / null_med, "x",
 			     "host time: the same, waiting by polling the write-back / "
 			     "DRM_IOCTL_VERSION", "medians of interleaved rounds", "drm");
+		bench_record("uq_nop_spin_wait_vs_null_ioctl",
+			     quantile(s[K_UQ_SPIN].total, rounds, 0.5) / null_med, "x",
+			     "host time: the same, waiting as libspyre does (poll up to 50 us, "
+			     "then DRM_IOCTL_SPYRE_UQ_WAIT) / DRM_IOCTL_VERSION",
+			     "medians of interleaved rounds", "drm");
 		bench_record("uq_launch_cost_vs_null_ioctl",
 			     quantile(s[K_UQ].submit, rounds, 0.5) / null_med, "x",
 			     "host time: writing a job into a user-mode queue + doorbell / "

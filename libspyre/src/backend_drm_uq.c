@@ -23,8 +23,9 @@
  * - Every job ends with a FENCE whose completion record lands in the
  *   ring's BO; records are read in seqno order ("consumed") and a failed
  *   one becomes the error of its point and of its queue's record.
- * - Waiting polls completed_seqno for a few microseconds, then sleeps in
- *   DRM_IOCTL_SPYRE_UQ_WAIT (every FENCE has F_IRQ).
+ * - Waiting polls completed_seqno for up to 50 us (a small job's round
+ *   trip in the test VM), then sleeps in DRM_IOCTL_SPYRE_UQ_WAIT (every
+ *   FENCE has F_IRQ).
  * - A ring the driver ended (its watchdog found it hung: -ETIMEDOUT; a
  *   card reset: -ECANCELED; a ring error: -EIO) is "dead": the job it
  *   stopped in fails with that error (a hang also bans that job's queue,
@@ -59,7 +60,7 @@
 /* The backend's own VAs: the top 1 TiB of the space, which addr.c never hands out. */
 #define UQ_VA_BASE	(DRM_SPYRE_VA_END - (1ull << 40))
 #define UQ_VA_STRIDE	(1ull << 20)	/* per ring BO; slot 0 is the resume page */
-#define UQ_SPIN_NS	20000		/* poll before sleeping in UQ_WAIT */
+#define UQ_SPIN_NS	50000		/* poll before sleeping in UQ_WAIT (runtime.rst) */
 #define UQ_TL_ERRS	16		/* failed points a timeline remembers */
 
 #define UQ_META_DEPS	4		/* in-syncs on other rings' unfinished work */
@@ -1140,16 +1141,14 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 		ret = -E2BIG;
 		goto out;
 	}
-	/* Room on the ring and a free completion record. */
-	for (;;) {
-		consume_all(dev, uq);
-		if (r->tail + ndesc - r->head <= UQ_ENTRIES && r->seqno + 1 - r->consumed <= UQ_NREC)
-			break;
+	/* Room on the ring and a free completion record (the records were read above). */
+	while (r->tail + ndesc - r->head > UQ_ENTRIES || r->seqno + 1 - r->consumed > UQ_NREC) {
 		pthread_mutex_unlock(&uq->lock);
 		ret = ring_wait(dev, uq, r, r->consumed + 1, INT64_MAX);
 		pthread_mutex_lock(&uq->lock);
 		if (ret)
 			goto out;
+		consume_all(dev, uq);
 	}
 	tail0 = r->tail;
 	for (i = 0; i < uq->nrings; i++)
