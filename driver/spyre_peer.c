@@ -103,7 +103,8 @@ static void spyre_peer_unmap_locked(struct spyre_bo *bo)
 	if (bo->peer_revoked)
 		return;
 	list_del_init(&bo->peer_link);
-	dma_unmap_resource(obj->dev->dev, bo->peer_dma, obj->size, DMA_BIDIRECTIONAL, 0);
+	dma_unmap_resource(obj->dev->dev, bo->peer_dma, obj->size, DMA_BIDIRECTIONAL,
+			   DMA_ATTR_SKIP_CPU_SYNC);
 	bo->peer_revoked = true;
 }
 
@@ -184,7 +185,13 @@ struct drm_gem_object *spyre_peer_import(struct drm_device *drm, struct dma_buf 
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	phys = pci_resource_start(exp->pdev, SPYRE_BAR_MEM) + ebo->dev_addr;
-	bo->peer_dma = dma_map_resource(drm->dev, phys, eobj->size, DMA_BIDIRECTIONAL, 0);
+	/*
+	 * A BAR has no CPU cache lines to keep in sync, and one BO may be
+	 * imported more than once (each import maps it again): without
+	 * SKIP_CPU_SYNC, DMA debugging reports the overlap as an error.
+	 */
+	bo->peer_dma = dma_map_resource(drm->dev, phys, eobj->size, DMA_BIDIRECTIONAL,
+					DMA_ATTR_SKIP_CPU_SYNC);
 	if (dma_mapping_error(drm->dev, bo->peer_dma)) {
 		kfree(bo);
 		return ERR_PTR(-ENOMEM);
@@ -307,9 +314,14 @@ bool spyre_peer_job_revoked(const struct spyre_job *job)
 	u32 i;
 
 	for (i = 0; i < job->nbos; i++) {
+		/*
+		 * Not every object a job holds is a spyre BO: a VA job holds
+		 * its VM's reservation object, which is smaller.
+		 */
+		if (job->bos[i]->funcs != &spyre_peer_bo_funcs)
+			continue;
 		bo = to_spyre_bo(job->bos[i]);
-		if (bo->placement == DRM_SPYRE_PLACEMENT_PEER &&
-		    drm_dev_is_unplugged(&bo->peer_sdev->drm))
+		if (drm_dev_is_unplugged(&bo->peer_sdev->drm))
 			return true;
 	}
 	return false;
