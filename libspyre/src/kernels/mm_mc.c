@@ -78,10 +78,10 @@ static double mc_estimate(const struct mm_spec *s, const struct mc_plan *c, unsi
 	/*
 	 * A round that loads A; with A resident the block row's others do not.
 	 * The previous round's store sits on the load/store unit after this
-	 * round's first chunk: the PE array has only that chunk to work on
+	 * round's first two chunks: the PE array has only those to work on
 	 * while the store drains.
 	 */
-	stall = store > pe ? store - pe : 0;
+	stall = store > (nkc > 1 ? 2 : 1) * pe ? store - (nkc > 1 ? 2 : 1) * pe : 0;
 	first = max3(nkc * pe + stall, nkc * (adram + bdram) + store, nkc * (aring + bring));
 	rest = c->ares ? max3(nkc * pe + stall, nkc * bdram + store, nkc * bring) : first;
 	/* the first chunk's loads and the last round's store are not overlapped */
@@ -262,6 +262,7 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 	unsigned int core, nslots = out->nslots;
 	int64_t rounds, j, start = 0;
 	uint64_t per_round;
+	uint32_t k1;
 	struct mm_gen saved;
 	struct mc_gen x;
 	struct pb *p;
@@ -298,6 +299,7 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 	p = pb_new(ncores);
 	if (!p)
 		return -ENOMEM;
+	k1 = g->nkc < 2 ? g->nkc : 2;
 	for (j = 0; j < rounds && !ret; j++) {
 		unsigned int par = (unsigned int)(j & 1);
 
@@ -307,13 +309,15 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 		/* a new block row (or program) loads its A panel */
 		x.aload = j == start || j % x.c.cb == 0;
 		x.apanels += x.aload;
-		mc_chunks(&x, p, j, par, 0, 1);
+		/* two chunks ahead of the previous round's store: the PE array
+		 * has their products to work on while the store drains */
+		mc_chunks(&x, p, j, par, 0, k1);
 		for (core = 0; core < 32; core++)
 			mm_epi(g, p, core, mc_tile(&x, j, core), par, 0);
 		if (j > start)
 			for (core = 0; core < 32; core++)
 				mm_epi(g, p, core, mc_tile(&x, j - 1, core), par ^ 1, 1);
-		mc_chunks(&x, p, j, par, 1, g->nkc);
+		mc_chunks(&x, p, j, par, k1, g->nkc);
 		if (j + 1 == rounds || pb_count(p) + 2 * per_round > PB_MAX_INSNS) {
 			for (core = 0; core < 32; core++)
 				mm_epi(g, p, core, mc_tile(&x, j, core), par, 1);
