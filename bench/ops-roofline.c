@@ -68,6 +68,8 @@ static const struct row rows[] = {
 	  1, 1, 3072, 768, 0 },
 	{ "linear w8 fp16 1x3072 -> int8 768 (decode)", K_LINEAR_W8, SPYRE_FLOAT16, SPYRE_INT8,
 	  1, 1, 768, 3072, 0 },
+	{ "linear w8 fp16 1x768 -> int8 32000 (decode llama lm_head)", K_LINEAR_W8, SPYRE_FLOAT16,
+	  SPYRE_INT8, 1, 1, 32000, 768, 0 },
 	{ "linear w8 fp16 512x768 -> int8 3072 (prefill)", K_LINEAR_W8, SPYRE_FLOAT16,
 	  SPYRE_INT8, 1, 512, 3072, 768, 0 },
 	{ "linear fp16 512x768 -> 3072 +bias+gelu (prefill)", K_LINEAR_BIAS_GELU, SPYRE_FLOAT16,
