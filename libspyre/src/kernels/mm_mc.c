@@ -118,7 +118,16 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 							     1024;
 	unsigned int oes = pb_dtype_size(s->epi.out.dtype), gi, ki;
 	uint32_t rb, cb;
+	bool pe_bound;
 
+	/*
+	 * A resident only where LPDDR5 sets the time (an LM head, a prefill's
+	 * linears): where the PE arrays do, the A re-reads it saves were hidden
+	 * anyway and the sim card runs its plans slower than the model says.
+	 */
+	pe_bound = (double)g->nb * s->m * s->n * s->k / (32.0 * rate) >
+		   (double)g->nb * (s->m * s->k * g->es + s->m * s->n * oes) / MC_DRAM_BYTES_PER_CYCLE +
+			   (double)s->k * s->n * g->bes / MC_DRAM_BYTES_PER_CYCLE;
 	best->est = 0;
 	for (gi = 0; gi < sizeof(grids) / sizeof(grids[0]); gi++) {
 		for (rb = 1; rb <= 64; rb++) {
@@ -141,7 +150,7 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 					 * hold a grid's cores in step)
 					 */
 					c.ares = ki & 1;
-					if (c.ares && (cb == 1 || ki / 2))
+					if (c.ares && (cb < 3 || ki / 2 || pe_bound))
 						continue;
 					g->ares = c.ares;
 					if (c.tm > 0xffff || c.tn > 0xffff ||
