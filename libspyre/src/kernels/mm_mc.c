@@ -124,8 +124,9 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 	 * A resident only where LPDDR5 sets the time (an LM head, a prefill's
 	 * linears): where the PE arrays do, the A re-reads it saves were hidden
 	 * anyway and the sim card runs its plans slower than the model says.
+	 * Int8 weights count as LPDDR5-bound (their widening is not PE time).
 	 */
-	pe_bound = (double)g->nb * s->m * s->n * s->k / (32.0 * rate) >
+	pe_bound = !s->b_int8 && (double)g->nb * s->m * s->n * s->k / (32.0 * rate) >
 		   (double)g->nb * (s->m * s->k * g->es + s->m * s->n * oes) / MC_DRAM_BYTES_PER_CYCLE +
 			   (double)s->k * s->n * g->bes / MC_DRAM_BYTES_PER_CYCLE;
 	best->est = 0;
