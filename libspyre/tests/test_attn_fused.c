@@ -79,12 +79,17 @@ static void reference(const struct fa_case *t, const double *q, const double *k,
 	free(s);
 }
 
-/* One case through a compiled graph; @fused: expect one kernel. */
-static void run_case(struct tctx *c, const struct fa_case *t, int fused)
+/*
+ * One case through a compiled graph; @fused: expect one kernel; @trans: the
+ * result transposed to [hkv, lq, grp, dv] and made contiguous (the layout
+ * an output projection reads), which the attention stores itself.
+ */
+static void run_case_t(struct tctx *c, const struct fa_case *t, int fused, int trans)
 {
 	int64_t kvh = t->gqa ? 1 : t->grp;
 	int64_t sq[4] = { t->hkv, t->grp, t->lq, t->d }, sk[4] = { t->hkv, kvh, t->lk, t->d };
 	int64_t sv[4] = { t->hkv, kvh, t->lk, t->dv }, so[4] = { t->hkv, t->grp, t->lq, t->dv };
+	int64_t st4[4] = { t->hkv, t->lq, t->grp, t->dv };
 	int64_t sm[2] = { t->lq, t->lk }, nq = numel(4, sq), nk = numel(4, sk), nv = numel(4, sv);
 	int64_t no = numel(4, so), i;
 	double *q = malloc(sizeof(double) * (size_t)nq), *k = malloc(sizeof(double) * (size_t)nk);
@@ -115,7 +120,7 @@ static void run_case(struct tctx *c, const struct fa_case *t, int fused)
 	OK(dt_new(c, &dq, t->dt, 4, sq));
 	OK(dt_new(c, &dk, t->dt, 4, sk));
 	OK(dt_new(c, &dv, t->dt, 4, sv));
-	OK(dt_new(c, &dy, t->dt, 4, so));
+	OK(dt_new(c, &dy, t->dt, 4, trans ? st4 : so));
 	OK(dt_new(c, &dm, t->mask == 2 ? SPYRE_BOOL : t->dt, 2, sm));
 	OK(dt_write(c, &dq, q));
 	OK(dt_write(c, &dk, k));
@@ -133,6 +138,10 @@ static void run_case(struct tctx *c, const struct fa_case *t, int fused)
 		ins[nin++] = dm.t;
 	}
 	OK(spyre_graph_sdpa(g, vq, vk, vv, vm, t->causal, scale, &vo));
+	if (trans) {
+		OK(spyre_graph_transpose(g, vo, 1, 2, &vo));
+		OK(spyre_graph_contiguous(g, vo, &vo));
+	}
 	OK(spyre_graph_output(g, vo));
 	OK(spyre_graph_compile(g, &cc));
 	OK(spyre_graph_destroy(g));
@@ -147,9 +156,23 @@ static void run_case(struct tctx *c, const struct fa_case *t, int fused)
 	reference(t, q, k, v, m, scale, want);
 	for (i = 0; i < no; i++)
 		want[i] = round_to(t->dt, want[i]);
+	if (trans) {
+		/* [hkv, grp, lq, dv] -> [hkv, lq, grp, dv] */
+		double *tw = malloc(sizeof(double) * (size_t)no);
+
+		ASSERT(tw, "out of memory");
+		for (i = 0; i < no; i++) {
+			int64_t x = i % t->dv, r = i / t->dv, qi = r % t->lq, hg = r / t->lq;
+			int64_t gi = hg % t->grp, h = hg / t->grp;
+
+			tw[((h * t->lq + qi) * t->grp + gi) * t->dv + x] = want[i];
+		}
+		memcpy(want, tw, sizeof(double) * (size_t)no);
+		free(tw);
+	}
 	CHECK(compare(t->name, got, want, NULL, no, t->dt, 8) < 0, "%s (%s, %s)", t->name,
 	      spyre_dtype_name(t->dt), fused ? "fused" : "unfused");
-	if (t->mask == 2) {
+	if (t->mask == 2 && !trans) {
 		/* the fully masked queries: exact +0 (PyTorch's safe softmax) */
 		for (i = 0; i < no; i++) {
 			int64_t r = (i / t->dv) % t->lq;
@@ -170,6 +193,11 @@ static void run_case(struct tctx *c, const struct fa_case *t, int fused)
 	free(got);
 	free(want);
 	free(m);
+}
+
+static void run_case(struct tctx *c, const struct fa_case *t, int fused)
+{
+	run_case_t(c, t, fused, 0);
 }
 
 TEST(graph_sdpa_fused)
@@ -194,5 +222,20 @@ TEST(graph_sdpa_unfused_agrees)
 	run_case(&c, &cases[2], 0);
 	run_case(&c, &cases[7], 0);
 	unsetenv("SPYRE_ATTN_UNFUSED");
+	tctx_close(&c);
+}
+
+/*
+ * The attention's result transposed and made contiguous: still one kernel
+ * (the attention stores its rows where the copy would have put them).
+ */
+TEST(graph_sdpa_transposed_out)
+{
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	run_case_t(&c, &cases[0], 1, 1);	/* causal fp16 */
+	run_case_t(&c, &cases[1], 1, 1);	/* float mask, odd dims, bf16 */
+	run_case_t(&c, &cases[3], 1, 1);	/* decode fp32 */
 	tctx_close(&c);
 }

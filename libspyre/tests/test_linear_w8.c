@@ -107,6 +107,8 @@ TEST(ops_linear_w8_shared_tiles)
 	OK(tctx_open(dev, &c));
 	w8_run(&c, &(struct w8_case){ SPYRE_FLOAT16, 1, 260, 520, 600, true, true });
 	w8_run(&c, &(struct w8_case){ SPYRE_BFLOAT16, 1, 256, 512, 257, false, false });
+	/* wide N, several column blocks per block row */
+	w8_run(&c, &(struct w8_case){ SPYRE_FLOAT16, 1, 500, 3000, 700, true, true });
 	tctx_close(&c);
 }
 

@@ -355,6 +355,20 @@ TEST(ops_matmul_shared_tiles)
 	tctx_close(&c);
 }
 
+/*
+ * Wide N (an LM head's shape): A rows resident over a block row's column
+ * blocks, with rows and K (the last chunk short) that do not divide.
+ */
+TEST(ops_matmul_shared_tiles_wide)
+{
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	matmul_case(&c, SPYRE_FLOAT16, 1, 500, 3000, 700, true, false);
+	matmul_case(&c, SPYRE_BFLOAT16, 1, 500, 3000, 700, true, true);
+	tctx_close(&c);
+}
+
 /* int8 x int8 -> int32 through the shared-tile schedule: exact, edges included. */
 TEST(ops_matmul_shared_tiles_int8)
 {

@@ -169,6 +169,56 @@ static bool reads_result(spyre_graph *g, int v, const struct gnode *p, const str
 	return same_shape(o->ndim, o->shape, o->ndim, x->shape + lead);
 }
 
+/*
+ * Attention node @p's result read only by a copy @q into a permutation of
+ * it (a transpose of [.., heads, tokens, dv] to [.., tokens, heads, dv]
+ * made contiguous for the output projection): the attention stores its
+ * rows straight into the copy's result. Its rows stay contiguous (dv
+ * last), so the store costs what it did; the copy's pass through LPDDR5
+ * is gone.
+ */
+static bool fold_attn_copy(spyre_graph *g, struct gnode *p, unsigned int pidx, struct gnode *q)
+{
+	const struct gval *o = &g->v[p->out], *x = &g->v[q->in[0]], *qo = &g->v[q->out];
+	int map[SPYRE_MAX_DIMS];	/* q's dim d reads p's dim map[d] */
+	bool used[SPYRE_MAX_DIMS] = { false };
+	unsigned int d, e, nd = p->ndim, pass;
+
+	if (q->nin != 1 || q->nuops != 1 || q->u[0].kind != U_VF ||
+	    q->u[0].func != SPYRE_VF_COPY || q->u[0].a != 0 || q->out_col || q->permuted ||
+	    x->dt != qo->dt || o->dt != x->dt || x->store != o->store || x->off || o->off ||
+	    !g_contiguous(o) || o->ndim != nd || x->ndim != nd || q->ndim != nd ||
+	    qo->ndim != nd || qo->off || !g_contiguous(qo) ||
+	    g->st[qo->store].node != (int)(q - g->n) || p->permuted)
+		return false;
+	for (d = 0; d < nd; d++)
+		map[d] = -1;
+	/* dims of more than one element by their strides, then the others */
+	for (pass = 0; pass < 2; pass++)
+		for (d = 0; d < nd; d++) {
+			if (map[d] >= 0 || (pass == 0) != (x->shape[d] > 1))
+				continue;
+			for (e = 0; e < nd; e++)
+				if (!used[e] && o->shape[e] == x->shape[d] &&
+				    (x->shape[d] == 1 || o->strides[e] == x->strides[d]))
+					break;
+			if (e == nd)
+				return false;
+			map[d] = (int)e;
+			used[e] = true;
+		}
+	for (d = 0; d < nd; d++)
+		if (map[d] == (int)nd - 1 && qo->strides[d] != 1 && x->shape[d] > 1)
+			return false;	/* the attention stores whole rows of dv */
+	for (d = 0; d < nd; d++)
+		p->perm[map[d]] = (int)d;
+	p->permuted = true;
+	p->out = q->out;
+	g->st[qo->store].node = (int)pidx;
+	q->dead = true;
+	return true;
+}
+
 static int fuse(spyre_graph *g)
 {
 	int *uses = calloc(g->nst ? g->nst : 1, sizeof(int));
@@ -196,6 +246,12 @@ static int fuse(spyre_graph *g)
 				if (s->kind != ST_NODE || s->io >= 0)
 					continue;
 				p = &g->n[s->node];
+				if (p->kind == NK_ATTN) {
+					if (!p->dead && uses[v->store] == 1 &&
+					    fold_attn_copy(g, p, (unsigned int)s->node, q))
+						break;
+					continue;
+				}
 				/* every use of P's result is an input of Q that reads it whole */
 				for (j = 0; j < q->nin; j++)
 					if (g->v[q->in[j]].store == v->store) {

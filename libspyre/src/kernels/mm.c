@@ -30,6 +30,10 @@ uint32_t mm_layout(struct mm_gen *g, uint32_t tm, uint32_t tn, uint32_t tk)
 {
 	uint32_t o = 0, p, ab = tm * tk * g->es, bb = tk * tn * g->es;
 
+	if (g->ares) {
+		g->alda = (uint32_t)((g->s->k + tk - 1) / tk) * tk;
+		ab = tm * g->alda * g->es;
+	}
 	for (p = 0; p < 2; p++) {
 		g->abuf[p] = o;
 		o = align_up(o + ab, SP_ALIGN);

@@ -17,6 +17,13 @@ struct mm_gen {
 	uint32_t abuf[2], bbuf[2], acc[2];
 	uint32_t b8buf[2];	/* int8 B chunks before widening (spec b_int8) */
 	uint32_t bes;		/* bytes per B element in memory */
+	/*
+	 * A resident (mm_mc.c): the whole K of a core's A rows stays in the
+	 * scratchpad (abuf[] are two such panels, row stride alda elements)
+	 * while the rounds of one block row stream B, so A is read once.
+	 */
+	bool ares;
+	uint32_t alda;
 	int64_t nb;	/* batch count */
 	unsigned int q[32];	/* chunk counter per core (A/B buffer parity) */
 };

@@ -11,7 +11,11 @@
  *
  * K chunks are double-buffered (the multicasts of chunk i+1 overlap the
  * products of chunk i) and the two accumulators let the epilogue and store
- * of one round overlap the products of the next. Grid shape and tile sizes
+ * of one round overlap the products of the next. When a core's A rows over
+ * the whole K fit next to the rest (an LM head's 512 x 768 activations do),
+ * they stay resident while the rounds of their block row stream B: A is
+ * read once instead of once per column block, and narrower column blocks
+ * (more rounds) leave only a small last store unoverlapped. Grid shape and tile sizes
  * come from an analytic model of the card's timing (PE rate, LPDDR5 and
  * ring-port bytes per chunk); the generated programs are cached with the
  * kernel's spec like every other kernel.
@@ -32,6 +36,7 @@ struct mc_plan {
 	unsigned int gr, gc;	/* grid rows x columns (gr * gc = 32) */
 	uint32_t tm, tn, tk;
 	uint32_t rb, cb;	/* block rows and block columns: rounds = rb * cb */
+	bool ares;		/* A resident across a block row's rounds */
 	double est;		/* modelled cycles */
 };
 
@@ -51,8 +56,8 @@ static double max3(double a, double b, double c)
 static double mc_estimate(const struct mm_spec *s, const struct mc_plan *c, unsigned int rate,
 			  unsigned int es, unsigned int bes, unsigned int oes, bool trans)
 {
-	uint32_t nkc = cdiv32(s->k, c->tk), arow;
-	double pe, dram, ring, store, round, brows;
+	uint32_t nkc = cdiv32(s->k, c->tk), arow, orow;
+	double pe, adram, bdram, aring, bring, store, stall, first, rest, brows;
 
 	pe = MC_INSN_CYCLES + (double)align_up(c->tm, 8) * align_up(c->tn, 8) * c->tk / rate;
 	if (s->b_int8)	/* int8 weights widened by the vector unit (128 per cycle) */
@@ -61,12 +66,26 @@ static double mc_estimate(const struct mm_spec *s, const struct mc_plan *c, unsi
 	arow = align_up(c->tk * es, 128);
 	brows = trans ? (double)c->tn * align_up(c->tk * bes, 128) :
 			(double)c->tk * align_up(c->tn * bes, 128);
-	dram = ((double)c->gr * c->tm * arow + (double)c->gc * brows) / MC_DRAM_BYTES_PER_CYCLE;
-	ring = 40.0 + ((double)c->tm * arow + brows) / MC_RING_BYTES_PER_CYCLE;
-	store = 32.0 * c->tm * c->tn * oes / MC_DRAM_BYTES_PER_CYCLE;
-	round = max3(nkc * pe, nkc * dram + store, nkc * ring);
+	adram = (double)c->gr * c->tm * arow / MC_DRAM_BYTES_PER_CYCLE;
+	bdram = (double)c->gc * brows / MC_DRAM_BYTES_PER_CYCLE;
+	aring = (double)c->tm * arow / MC_RING_BYTES_PER_CYCLE;
+	bring = 40.0 + brows / MC_RING_BYTES_PER_CYCLE;
+	/* stores too: a row that does not start on a stick touches one more */
+	orow = align_up(c->tn * oes, 128);
+	if ((c->tn * oes) % 128 || (s->epi.out.strides[s->nbatch] * oes) % 128)
+		orow += 128;
+	store = 32.0 * c->tm * orow / MC_DRAM_BYTES_PER_CYCLE;
+	/*
+	 * A round that loads A; with A resident the block row's others do not.
+	 * The previous round's store sits on the load/store unit after this
+	 * round's first two chunks: the PE array has only those to work on
+	 * while the store drains.
+	 */
+	stall = store > (nkc > 1 ? 2 : 1) * pe ? store - (nkc > 1 ? 2 : 1) * pe : 0;
+	first = max3(nkc * pe + stall, nkc * (adram + bdram) + store, nkc * (aring + bring));
+	rest = c->ares ? max3(nkc * pe + stall, nkc * bdram + store, nkc * bring) : first;
 	/* the first chunk's loads and the last round's store are not overlapped */
-	return (double)c->rb * c->cb * round + dram + store;
+	return (double)c->rb * (first + (c->cb - 1) * rest) + adram + bdram + store;
 }
 
 /*
@@ -99,11 +118,21 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 							     1024;
 	unsigned int oes = pb_dtype_size(s->epi.out.dtype), gi, ki;
 	uint32_t rb, cb;
+	bool pe_bound;
 
+	/*
+	 * A resident only where LPDDR5 sets the time (an LM head, a prefill's
+	 * linears): where the PE arrays do, the A re-reads it saves were hidden
+	 * anyway and the sim card runs its plans slower than the model says.
+	 * Int8 weights count as LPDDR5-bound (their widening is not PE time).
+	 */
+	pe_bound = !s->b_int8 && (double)g->nb * s->m * s->n * s->k / (32.0 * rate) >
+		   (double)g->nb * (s->m * s->k * g->es + s->m * s->n * oes) / MC_DRAM_BYTES_PER_CYCLE +
+			   (double)s->k * s->n * g->bes / MC_DRAM_BYTES_PER_CYCLE;
 	best->est = 0;
 	for (gi = 0; gi < sizeof(grids) / sizeof(grids[0]); gi++) {
 		for (rb = 1; rb <= 64; rb++) {
-			struct mc_plan c = { grids[gi][0], grids[gi][1], 0, 0, 0, rb, 0, 0 };
+			struct mc_plan c = { grids[gi][0], grids[gi][1], 0, 0, 0, rb, 0, false, 0 };
 
 			c.tm = cdiv32(s->m, (int64_t)c.gr * rb);
 			if (c.tm < 64 || (int64_t)(c.gr * rb - 1) * c.tm >= s->m)
@@ -113,8 +142,18 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 				c.tn = cdiv32(s->n, (int64_t)c.gc * cb);
 				if (c.tn < 64 || (int64_t)(c.gc * cb - 1) * c.tn >= s->n)
 					break;
-				for (ki = 0; ki < sizeof(tks) / sizeof(tks[0]); ki++) {
-					c.tk = (uint32_t)(s->k < tks[ki] ? s->k : tks[ki]);
+				for (ki = 0; ki < 2 * sizeof(tks) / sizeof(tks[0]); ki++) {
+					c.tk = (uint32_t)(s->k < tks[ki / 2] ? s->k : tks[ki / 2]);
+					/*
+					 * A resident pays off when a block row has
+					 * rounds; on the sim card it only does with
+					 * the largest chunks (fewer multicasts that
+					 * hold a grid's cores in step)
+					 */
+					c.ares = ki & 1;
+					if (c.ares && (cb < 3 || ki / 2 || pe_bound))
+						continue;
+					g->ares = c.ares;
 					if (c.tm > 0xffff || c.tn > 0xffff ||
 					    mm_layout(g, c.tm, c.tn, c.tk) > PB_SP_BYTES)
 						continue;
@@ -125,6 +164,7 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 			}
 		}
 	}
+	g->ares = false;
 	return best->est ? 0 : -EAGAIN;
 }
 
@@ -132,6 +172,8 @@ struct mc_gen {
 	struct mm_gen *g;
 	struct mc_plan c;
 	uint32_t kc_all;	/* chunks emitted so far: the A/B buffer parity */
+	uint32_t apanels;	/* resident A panels loaded so far: their parity */
+	bool aload;		/* this round loads its resident A panel */
 };
 
 static uint32_t row_mask(const struct mc_plan *c, unsigned int i)
@@ -178,15 +220,18 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 		int64_t k0 = (int64_t)kc * g->tk;
 		uint32_t tkk = (uint32_t)(s->k - k0 < g->tk ? s->k - k0 : g->tk);
 		unsigned int b = x->kc_all++ & 1;
+		uint32_t lda = g->ares ? g->alda : g->tk;
+		uint32_t asp = g->ares ? g->abuf[(x->apanels - 1) & 1] + (uint32_t)k0 * g->es :
+					 g->abuf[b];
 
-		for (i = 0; i < c->gr; i++) {
+		for (i = 0; i < c->gr && (!g->ares || x->aload); i++) {
 			int64_t m0 = (r * c->gr + i) * g->tm;
 			uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
 
 			pb_load_mcast(p, row_mask(c, i), s->a.slot,
 				      (uint64_t)(aoff + m0 * as[nb] + k0) * g->es, tmm,
-				      tkk * g->es, (uint32_t)(as[nb] * g->es), g->abuf[b],
-				      g->tk * g->es);
+				      tkk * g->es, (uint32_t)(as[nb] * g->es), asp,
+				      lda * g->es);
 		}
 		for (i = 0; i < c->gc; i++) {
 			int64_t n0 = (blk * c->gc + i) * g->tn;
@@ -214,8 +259,8 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 			uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
 			uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
 
-			pb_matmul(p, core, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, g->abuf[b],
-				  g->tk, g->bbuf[b], g->trans ? g->tk : g->tn, g->acc[par], g->tn);
+			pb_matmul(p, core, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, asp, lda,
+				  g->bbuf[b], g->trans ? g->tk : g->tn, g->acc[par], g->tn);
 		}
 	}
 }
@@ -227,6 +272,7 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 	unsigned int core, nslots = out->nslots;
 	int64_t rounds, j, start = 0;
 	uint64_t per_round;
+	uint32_t k1;
 	struct mm_gen saved;
 	struct mc_gen x;
 	struct pb *p;
@@ -244,6 +290,7 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 	g->tm = x.c.tm;
 	g->tn = x.c.tn;
 	g->tk = x.c.tk;
+	g->ares = x.c.ares;
 	g->nmt = x.c.gr * x.c.rb;
 	g->nnt = x.c.gc * x.c.cb;
 	g->nkc = cdiv32(s->k, g->tk);
@@ -262,19 +309,25 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 	p = pb_new(ncores);
 	if (!p)
 		return -ENOMEM;
+	k1 = g->nkc < 2 ? g->nkc : 2;
 	for (j = 0; j < rounds && !ret; j++) {
 		unsigned int par = (unsigned int)(j & 1);
 
 		if (j == start)
 			for (core = 0; core < 32; core++)
 				texpr_prologue(&g->t, e, p, core);
-		mc_chunks(&x, p, j, par, 0, 1);
+		/* a new block row (or program) loads its A panel */
+		x.aload = j == start || j % x.c.cb == 0;
+		x.apanels += x.aload;
+		/* two chunks ahead of the previous round's store: the PE array
+		 * has their products to work on while the store drains */
+		mc_chunks(&x, p, j, par, 0, k1);
 		for (core = 0; core < 32; core++)
 			mm_epi(g, p, core, mc_tile(&x, j, core), par, 0);
 		if (j > start)
 			for (core = 0; core < 32; core++)
 				mm_epi(g, p, core, mc_tile(&x, j - 1, core), par ^ 1, 1);
-		mc_chunks(&x, p, j, par, 1, g->nkc);
+		mc_chunks(&x, p, j, par, k1, g->nkc);
 		if (j + 1 == rounds || pb_count(p) + 2 * per_round > PB_MAX_INSNS) {
 			for (core = 0; core < 32; core++)
 				mm_epi(g, p, core, mc_tile(&x, j, core), par, 1);
