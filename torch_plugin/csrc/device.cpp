@@ -51,6 +51,14 @@ thread_local c10::DeviceIndex tls_current_device = 0;
 // torch.accelerator.set_device_index, a device guard): see device_initialized().
 std::atomic<bool> device_chosen{false};
 
+// Device guards switch devices around ops: read first, so that the common
+// case does not write a cache line every thread shares.
+void mark_device_chosen() noexcept
+{
+	if (!device_chosen.load(std::memory_order_relaxed))
+		device_chosen.store(true, std::memory_order_relaxed);
+}
+
 } // namespace
 
 void throw_spyre_error(int rc, const char *what)
@@ -147,13 +155,13 @@ void set_current_device(c10::DeviceIndex index)
 {
 	check_device_index(index);
 	tls_current_device = index;
-	device_chosen.store(true);
+	mark_device_chosen();
 }
 
 void set_current_device_unchecked(c10::DeviceIndex index) noexcept
 {
 	tls_current_device = index;
-	device_chosen.store(true);
+	mark_device_chosen();
 }
 
 } // namespace torch_spyre

@@ -5,6 +5,7 @@ Each test starts two processes (dist_worker.py), rank R on the sim card
 spyre:R, joined through a FileStore in the test's tmp dir; the worker
 checks and prints CASE-OK, the test checks both ranks' exit and output.
 """
+import importlib
 import os
 import socket
 import subprocess
@@ -88,15 +89,29 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def test_torchrun_tp_gpt2_example_gives_one_cards_tokens():
+def _torchrun(example, *args):
+    """torchrun of examples/@example on WORLD sim cards: (returncode, output)."""
     p = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
          "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
-         os.path.join(EXAMPLES, "tp_gpt2.py"), "--steps", "6"],
+         os.path.join(EXAMPLES, example), *args],
         env=child_env(SPYRE_SIM_CARDS=WORLD, OMP_NUM_THREADS=1), capture_output=True, text=True,
         timeout=300, cwd=HERE)
-    out = p.stdout + p.stderr
-    assert p.returncode == 0, out[-6000:]
+    return p.returncode, p.stdout + p.stderr
+
+
+def _example(name):
+    """The module examples/@name.py."""
+    sys.path.insert(0, EXAMPLES)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(EXAMPLES)
+
+
+def test_torchrun_tp_gpt2_example_gives_one_cards_tokens():
+    rc, out = _torchrun("tp_gpt2.py", "--steps", "6")
+    assert rc == 0, out[-6000:]
     assert "tp_gpt2: tensor parallel agrees with one card and with the CPU" in out, out
 
 
@@ -105,15 +120,9 @@ def test_hf_llama_tp_plan_on_two_cards_gives_the_cpus_tokens(dtype):
     """transformers' own plan (from_pretrained(tp_plan="auto")) and generate()
     on a Llama-3.2-style checkpoint (GQA, llama3 RoPE, tied embeddings); in
     float32 also torch.compile(model) of the split model."""
-    p = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
-         "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
-         os.path.join(EXAMPLES, "tp_hf_llama.py"), "--dtype", dtype, "--steps", "6",
-         *(["--compile"] if dtype == "float32" else [])],
-        env=child_env(SPYRE_SIM_CARDS=WORLD, OMP_NUM_THREADS=1), capture_output=True, text=True,
-        timeout=300, cwd=HERE)
-    out = p.stdout + p.stderr
-    assert p.returncode == 0, out[-6000:]
+    rc, out = _torchrun("tp_hf_llama.py", "--dtype", dtype, "--steps", "6",
+                        *(["--compile"] if dtype == "float32" else []))
+    assert rc == 0, out[-6000:]
     assert f"2 cards vs the CPU ({dtype}): same tokens" in out, out[-6000:]
     assert "tensor-parallel plan on the cards gives the CPU's tokens" in out, out[-6000:]
     if dtype == "float32":  # Inductor, the default backend: one graph on each rank
@@ -126,11 +135,7 @@ def test_hf_from_pretrained_loads_straight_onto_the_card(tmp_path):
     """device_map="spyre" (with use_kernels=False: the hub-kernels package
     refuses device types it does not list) puts every weight on the card."""
     import transformers
-    sys.path.insert(0, EXAMPLES)
-    try:
-        import tp_hf_llama
-    finally:
-        sys.path.remove(EXAMPLES)
+    tp_hf_llama = _example("tp_hf_llama")
     tp_hf_llama.write_checkpoint(str(tmp_path), torch.float32)
     with pytest.raises(ValueError, match="Unsupported device type 'spyre'"):
         transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path), device_map="spyre")
@@ -146,22 +151,11 @@ def test_hf_from_pretrained_loads_straight_onto_the_card(tmp_path):
 
 
 def tp_gpt2_build(**kw):
-    sys.path.insert(0, EXAMPLES)
-    try:
-        import tp_gpt2
-    finally:
-        sys.path.remove(EXAMPLES)
-    return tp_gpt2.build(**kw)
+    return _example("tp_gpt2").build(**kw)
 
 
 def _torchrun_tp_gpt2(*args):
-    p = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(WORLD),
-         "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
-         os.path.join(EXAMPLES, "tp_gpt2.py"), *args],
-        env=child_env(SPYRE_SIM_CARDS=WORLD, OMP_NUM_THREADS=1), capture_output=True, text=True,
-        timeout=300, cwd=HERE)
-    return p.returncode, p.stdout + p.stderr
+    return _torchrun("tp_gpt2.py", *args)
 
 
 def test_tp_gpt2_references_from_files_are_checked(tmp_path):
