@@ -577,6 +577,12 @@ void init_graph_bindings(py::module &m)
 				     return spyre_graph_rms_norm(G.g(), x, w, eps, v);
 			     });
 		     })
+		.def("rotate_half",
+		     [](Graph &G, int x) {
+			     return make("graph rotate_half", [&](int *v) {
+				     return spyre_graph_rotate_half(G.g(), x, v);
+			     });
+		     })
 		.def("embedding",
 		     [](Graph &G, int w, int idx) {
 			     return make("graph embedding", [&](int *v) {

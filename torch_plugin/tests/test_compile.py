@@ -438,3 +438,61 @@ def test_hf_grouped_query_attention_compiles(kind):
     assert torch.equal(got.cpu(), want), (got.cpu(), want)
     assert spyre_compiler.stats()["graph_breaks"] == []
     assert torch.spyre.fallback_counts() == {}
+
+
+def _hf_rms_norm(x, w, eps):
+    # Hugging Face's LlamaRMSNorm, op for op
+    dt = x.dtype
+    h = x.to(torch.float32)
+    var = h.pow(2).mean(-1, keepdim=True)
+    h = h * torch.rsqrt(var + eps)
+    return w * h.to(dt)
+
+
+def _rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class NormRope(nn.Module):
+    """Llama's RMSNorm, then rotary embeddings on the heads of the result."""
+
+    def __init__(self, heads=3, d=66):
+        super().__init__()
+        self.heads, self.d = heads, d
+        self.w = nn.Parameter(torch.randn(heads * d))
+
+    def forward(self, x, cos, sin):
+        h = _hf_rms_norm(x, self.w, 1e-6)
+        b, t, _ = h.shape
+        q = h.view(b, t, self.heads, self.d).transpose(1, 2)
+        return q * cos.unsqueeze(1) + _rotate_half(q) * sin.unsqueeze(1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_rms_norm_and_rotary_embedding_lower_to_two_kernels(dtype, tmp_path):
+    # RMSNorm as Hugging Face writes it is one row kernel, and
+    # x * cos + rotate_half(x) * sin one kernel (no cat, no neg, no separate
+    # products): against the CPU, rows of an odd count
+    import json
+    torch.manual_seed(11)
+    ref = NormRope().to(dtype)
+    x = torch.randn(2, 37, 3 * 66, dtype=dtype)
+    ang = torch.randn(2, 37, 66)
+    cos, sin = ang.cos().to(dtype), ang.sin().to(dtype)
+    compiled = torch.compile(copy.deepcopy(ref).to(D), backend="spyre")
+    path = str(tmp_path / "t.json")
+    with torch.no_grad(), spyre_compiler.kernel_profile():
+        args = (x.to(D), cos.to(D), sin.to(D))
+        compiled(*args)
+        with torch.spyre.trace(path):
+            got = compiled(*args)
+            torch.spyre.synchronize()
+        want = ref(x, cos, sin)
+    tol = {torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}[dtype]
+    torch.testing.assert_close(got.cpu(), want, rtol=tol, atol=tol)
+    with open(path) as f:
+        names = [e["name"].split()[0] for e in json.load(f)["traceEvents"]
+                 if e["ph"] == "X" and e.get("cat") == "compute"]
+    assert len(names) == 2 and "cat" not in names, names
+    assert spyre_compiler.stats()["graph_breaks"] == []

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever generated programs change: part of every cache key. */
-#define SPYRE_OPS_VERSION 7
+#define SPYRE_OPS_VERSION 8
 
 #define SPYRE_MAX_DIMS 6
 
@@ -449,6 +449,13 @@ int spyre_graph_layer_norm(spyre_graph *g, spyre_value x, spyre_value w, spyre_v
 			   double eps, spyre_value *out);
 int spyre_graph_rms_norm(spyre_graph *g, spyre_value x, spyre_value w, double eps,
 			 spyre_value *out);
+/*
+ * Rotate half (rotary position embeddings): along the last dim (even size
+ * 2h), out = cat(-x[..., h:], x[..., :h]); float dtypes. One row kernel,
+ * into which products and sums with it fuse (x * cos + rotate_half(x) *
+ * sin: one pass over x).
+ */
+int spyre_graph_rotate_half(spyre_graph *g, spyre_value x, spyre_value *out);
 int spyre_graph_embedding(spyre_graph *g, spyre_value weight, spyre_value idx,
 			  spyre_value *out);
 int spyre_graph_gather(spyre_graph *g, spyre_value x, int dim, spyre_value idx,

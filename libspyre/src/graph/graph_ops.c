@@ -1024,6 +1024,31 @@ int spyre_graph_rms_norm(spyre_graph *g, spyre_value x, spyre_value w, double ep
 	return norm(g, "spyre_graph_rms_norm", true, x, w, -1, eps, out);
 }
 
+int spyre_graph_rotate_half(spyre_graph *g, spyre_value x, spyre_value *out)
+{
+	static const char *call = "spyre_graph_rotate_half";
+	struct ewb e = { 0 };
+	const struct gval *X;
+	struct uop *u;
+	int ret = g_check_val(g, call, x, "x");
+
+	if (ret)
+		return ret;
+	X = &g->v[x];
+	if (!out)
+		return spy_err(-EINVAL, "%s: out is NULL", call);
+	if (!g_is_float(X->dt))
+		return g_unsupported(call, "rotate_half", X, "float dtypes only");
+	if (!X->ndim || X->shape[X->ndim - 1] % 2)
+		return spy_err(-EINVAL, "%s: the last dim must have an even size", call);
+	g_ew_in(&e, x);
+	u = &e.u[e.nuops++];
+	u->kind = U_ROTH;
+	u->a = 0;
+	u->b = -1;
+	return g_make_ew(g, call, "rotate_half", &e, X->dt, out);
+}
+
 /* A node filling a new value of @shape with @value (eager fill). */
 int g_fill(spyre_graph *g, enum spyre_dtype dt, unsigned int ndim, const int64_t *shape,
 	   double value, spyre_value *out)

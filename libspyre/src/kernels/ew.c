@@ -273,6 +273,12 @@ int kern_ew(const struct ew_spec *s, unsigned int ncores, struct kprogs *out, ch
 	ew_plan(&pl, s, whole);
 	if (!pl.numel)
 		return 0;
+	for (k = 0; k < s->nuops; k++)
+		if (s->u[k].kind == U_ROTH && pl.C % 2) {
+			snprintf(why, whylen, "rotate half of rows of %lld (odd) values",
+				 (long long)pl.C);
+			return -EOPNOTSUPP;
+		}
 	if (!strides_fit(&pl, s->nin + 1, s)) {
 		snprintf(why, whylen, "strides too large for the card's load/store unit");
 		return -EOPNOTSUPP;

@@ -41,6 +41,11 @@ struct kview {
 enum {
 	U_VF = 0,	/* a card vector function (func) */
 	U_CONST,	/* scalar constant imm0 */
+	/*
+	 * Rotate half (rotary embeddings): each row of the last dim, C = 2h
+	 * values, becomes [-a[h..C), a[0..h)]. A row function: whole rows.
+	 */
+	U_ROTH,
 };
 
 /*

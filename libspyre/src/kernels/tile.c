@@ -41,10 +41,11 @@ static unsigned int ones_ix(unsigned int dt)
 
 int uop_is_row(const struct uop *u)
 {
-	return u->kind == U_VF && (u->func == SPYRE_VF_SUM_ROW || u->func == SPYRE_VF_MAX_ROW ||
+	return u->kind == U_ROTH ||
+	       (u->kind == U_VF && (u->func == SPYRE_VF_SUM_ROW || u->func == SPYRE_VF_MAX_ROW ||
 				   u->func == SPYRE_VF_SOFTMAX_ROW ||
 				   u->func == SPYRE_VF_ARGMAX_ROW ||
-				   u->func == SPYRE_VF_CUMSUM_ROW);
+				   u->func == SPYRE_VF_CUMSUM_ROW));
 }
 
 static unsigned int dsize(unsigned int dt)
@@ -82,6 +83,21 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 		if (u->kind == U_CONST) {
 			t->cls[v] = CL_SCAL;
 			continue;
+		}
+		if (u->kind == U_ROTH) {
+			/* fp32 result of a float value with columns (whole rows) */
+			if (u->a < 0 || a >= v || !(t->cls[a] & 1) || t->imode[a] ||
+			    u->dt != SPYRE_DT_FP32 || t->dt[a] == SPYRE_DT_INT64) {
+				snprintf(why, whylen, "malformed expression (rotate half)");
+				return -EOPNOTSUPP;
+			}
+			t->cls[v] = t->cls[a];
+			t->whole = true;
+			continue;
+		}
+		if (u->kind != U_VF) {
+			snprintf(why, whylen, "malformed expression (uop kind %u)", u->kind);
+			return -EOPNOTSUPP;
 		}
 		if (u->a < 0 || a >= v || (is_bin(u->func) && (u->b < 0 || b >= v))) {
 			snprintf(why, whylen, "malformed expression");
@@ -392,6 +408,38 @@ static void conv_copy(const struct texpr *t, struct pb *p, unsigned int core, un
 	pb_vec(p, core, &x);
 }
 
+/*
+ * Value @v = rotate half of @a over rows of @tcc (even: the kernel keeps
+ * whole rows): two vector instructions on the halves, -a[h..) then a[..h).
+ */
+static void roth(const struct texpr *t, struct pb *p, unsigned int core, unsigned int par,
+		 unsigned int v, struct opnd a, uint32_t trr, uint32_t tcc)
+{
+	unsigned int last = t->nv - 1;
+	uint8_t dto = (t->direct && v == last) ? t->out_dt : t->dt[v];
+	uint32_t h = tcc / 2;
+	struct pb_vec x;
+
+	memset(&x, 0, sizeof(x));
+	x.rows = (t->cls[v] & 2) ? trr : 1;
+	x.cols = h;
+	x.dtype = a.dt;
+	x.dtype_out = dto;
+	x.s0_stride = src_stride(a.cls, t->tc);
+	x.d_stride = dst_stride(t->cls[v], t->tc);
+	x.func = SPYRE_VF_SCALE;
+	x.imm0 = -1.0f;
+	x.imm1 = -0.0f;	/* -x + -0 keeps the sign of a zero: neg(0) is -0 */
+	x.s0 = a.off + h * dsize(a.dt);
+	x.d = t->off[par][v];
+	pb_vec(p, core, &x);
+	x.func = SPYRE_VF_COPY;
+	x.imm0 = 0.0f;
+	x.s0 = a.off;
+	x.d = t->off[par][v] + h * dsize(dto);
+	pb_vec(p, core, &x);
+}
+
 void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned int core,
 		unsigned int par, uint32_t trr, uint32_t tcc)
 {
@@ -417,6 +465,11 @@ void texpr_eval(struct texpr *t, const struct ew_spec *s, struct pb *p, unsigned
 			continue;
 		}
 		rc = t->cls[v];
+		if (u->kind == U_ROTH) {
+			roth(t, p, core, par, v, get_as(t, (unsigned int)u->a, par, false), trr,
+			     tcc);
+			continue;
+		}
 		/* integer mode: an integer result, or a COPY (cast) of an integer value */
 		im = t->imode[v] || (u->func == SPYRE_VF_COPY && t->imode[u->a]);
 		memset(&x, 0, sizeof(x));

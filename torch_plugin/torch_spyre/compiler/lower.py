@@ -275,11 +275,56 @@ def _overloads(name, names):
     return [getattr(packet, o) for o in names if o in packet.overloads()]
 
 
+def _is(node, *targets):
+    return isinstance(node, torch.fx.Node) and node.op == "call_function" and \
+        node.target in targets
+
+
+def _rms_pattern(n):
+    """(x, eps) when mul node @n is x * rsqrt(mean(x ** 2, -1, keepdim) + eps)
+    over a float x (RMSNorm as Hugging Face's Llama writes it), else None."""
+    if len(n.args) != 2 or n.kwargs:
+        return None
+    for x, r in (n.args, n.args[::-1]):
+        if not _is(r, aten.rsqrt.default) or not isinstance(x, torch.fx.Node):
+            continue
+        add = r.args[0]
+        if not _is(add, aten.add.Tensor, aten.add.Scalar) or add.kwargs.get("alpha", 1) != 1 \
+                or not isinstance(add.args[1], (int, float)) or add.args[1] < 0:
+            continue
+        mean = add.args[0]
+        if not _is(mean, aten.mean.dim) or mean.kwargs.get("dtype") is not None:
+            continue
+        val = x.meta.get("val")
+        if val is None or not val.is_floating_point() or not val.dim() or \
+                val.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            continue
+        dims = mean.args[1] if len(mean.args) > 1 else mean.kwargs.get("dim")
+        keep = mean.args[2] if len(mean.args) > 2 else mean.kwargs.get("keepdim", False)
+        if dims is None or isinstance(dims, int):
+            dims = [dims]
+        if not keep or len(dims) != 1 or dims[0] not in (-1, val.dim() - 1):
+            continue
+        sq = mean.args[0]
+        if not _is(sq, aten.pow.Tensor_Scalar) or sq.args[0] is not x or sq.args[1] != 2:
+            continue
+        if tuple(n.meta["val"].shape) != tuple(val.shape) or n.meta["val"].dtype != val.dtype:
+            continue
+        return x, float(add.args[1])
+    return None
+
+
 def _binary(row):
     name = row.name
     compare = row.result == "bool" and not row.truth
 
     def lower(ctx, n):
+        rms = _rms_pattern(n) if name == "mul" else None
+        if rms is not None:
+            # one row kernel instead of a reduction, a [rows, 1] kernel and
+            # a broadcast product, each through LPDDR5; the nodes it replaces
+            # are left unused and dropped
+            return ctx.g.rms_norm(ctx.v(rms[0]), -1, rms[1])
         a_node, b_node = (isinstance(x, torch.fx.Node) for x in n.args[:2])
         a, b = ctx.v(n.args[0]), ctx.v(n.args[1])
         alpha = n.kwargs.get("alpha", 1)
@@ -487,10 +532,58 @@ def _gather(ctx, n):
     return ctx.g.gather(ctx.v(n.args[0]), n.args[1], ctx.v(n.args[2]))
 
 
+def _slice_of(node, dim, start, end):
+    """The sliced tensor when @node is x[..., start:end] along @dim (the
+    last), else None."""
+    if not _is(node, aten.slice.Tensor) or len(node.args) > 4 or node.kwargs:
+        return None
+    x = node.args[0]
+    val = x.meta.get("val") if isinstance(x, torch.fx.Node) else None
+    if val is None or not val.dim():
+        return None
+    size = val.shape[-1]
+    d, s0, e0 = (list(node.args[1:]) + [0, None, None][len(node.args) - 1:])[:3]
+    s0 = 0 if s0 is None else (s0 + size if s0 < 0 else s0)
+    e0 = size if e0 is None else min(size, e0 + size if e0 < 0 else e0)
+    if d % val.dim() != dim or s0 != start or e0 != end:
+        return None
+    return x
+
+
+def _rotate_half_of(n, dim):
+    """x when cat node @n is cat([-x[..., h:], x[..., :h]], -1) of a float x
+    whose last dim is 2h (rotate_half of rotary embeddings), else None."""
+    xs = n.args[0]
+    val = n.meta.get("val")
+    if len(xs) != 2 or val is None or not val.dim() or dim % val.dim() != val.dim() - 1 or \
+            val.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        return None
+    size = val.shape[-1]
+    if not isinstance(size, int) or size % 2 or not size:
+        return None
+    h = size // 2
+    neg, first = xs
+    if not _is(neg, aten.neg.default):
+        return None
+    last = val.dim() - 1
+    x = _slice_of(neg.args[0], last, h, size)
+    if x is None or _slice_of(first, last, 0, h) is not x:
+        return None
+    xv = x.meta["val"]
+    if tuple(xv.shape) != tuple(val.shape) or xv.dtype != val.dtype:
+        return None
+    return x
+
+
 @lowers(aten.cat.default)
 def _cat(ctx, n):
     dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
     out_dt = result_dtype(n)
+    rot = _rotate_half_of(n, dim)
+    if rot is not None:
+        # one row kernel (two vector instructions a tile), which the
+        # products and sum of a rotary embedding around it fuse into
+        return ctx.g.rotate_half(ctx.v(rot))
     dt = out_dt  # integers too: copies, exact
     rank = len(n.meta["val"].shape)
     dim %= rank or 1
