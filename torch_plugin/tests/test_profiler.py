@@ -34,6 +34,16 @@ def test_profiler_shows_device_ops_with_modelled_times(tmp_path):
     torch.mm(x, x).relu().cpu()
     with profile(activities=BOTH) as p:
         out = torch.mm(x, x).relu().cpu()
+    # The same ops in a device timeline trace, right after and from about the
+    # same state. On user-mode queues (the default on the drm backend) the
+    # card's MMU caches translations, so an op's modelled time includes the
+    # walks for pages its TLB lost (100 ns a table read): the downloads of
+    # x below would evict some of the mm's, and the two sessions' timestamp
+    # pages differ; measured 0.06 µs apart here, 0.74 µs after the
+    # downloads. On SUBMIT (no translation) the two are equal.
+    path = str(tmp_path / "mm.json")
+    with torch.spyre.trace(path):
+        torch.mm(x, x).relu().cpu()
     torch.testing.assert_close(out, (x.cpu() @ x.cpu()).relu(), rtol=1e-2, atol=1e-2)
     dev = _device(p)
     names = [e.name for e in dev]
@@ -47,15 +57,14 @@ def test_profiler_shows_device_ops_with_modelled_times(tmp_path):
     # on the device after the op submitted it, for a modelled time in µs
     assert mm.time_range.start >= cpu_mm.time_range.start, (mm.time_range, cpu_mm.time_range)
     assert 0 < mm.time_range.elapsed_us() < 10000, mm.time_range.elapsed_us()
-    # the same modelled time as the device timeline trace of the same op
-    path = str(tmp_path / "mm.json")
-    with torch.spyre.trace(path):
-        torch.mm(x, x)
+    # the modelled time of the device timeline trace of the same op, in the
+    # same unit, give or take the page walks of a TLB state not quite equal
     with open(path) as f:
         spans = [e for e in json.load(f)["traceEvents"]
                  if e["ph"] == "X" and e["name"] == "aten::mm" and e["cat"] == "compute"]
-    assert len(spans) == 1 and abs(spans[0]["dur"] - mm.time_range.elapsed_us()) < 0.01, \
-        (spans, mm.time_range.elapsed_us())
+    dur = mm.time_range.elapsed_us()
+    assert len(spans) == 1 and abs(spans[0]["dur"] - dur) <= max(0.01, 0.05 * dur), \
+        (spans, dur)
     # key_averages attributes the device time to the op's device row
     avg = {(a.key, a.device_type): a for a in p.key_averages()}
     assert avg[("aten::mm", DeviceType.PrivateUse1)].self_device_time_total > 0
