@@ -542,8 +542,9 @@ uint32_t card_program_run(struct card_exec *e, const struct spyre_timing *t,
 	 * memset was most of a small launch's host time on the sim).
 	 */
 	for (i = 0; i < SPYRE_MODEL_MAX_CORES * SPYRE_ISA_TOKENS; i++) {
-		e->tokens[i / SPYRE_ISA_TOKENS][i % SPYRE_ISA_TOKENS].head = 0;
-		e->tokens[i / SPYRE_ISA_TOKENS][i % SPYRE_ISA_TOKENS].count = 0;
+		struct card_token *tk = &e->tokens[0][0] + i;
+
+		tk->head = tk->count = 0;
 	}
 	memset(e->unit_free, 0, sizeof(e->unit_free));
 	e->dram_free = 0;
