@@ -730,6 +730,26 @@ static void tl_prune(struct spy_uq *uq, struct uq_tl *t)
 	}
 }
 
+/*
+ * The ring of the first unfinished job @point of @t needs (t was pruned:
+ * its front entry is unfinished), and in @seqno the last job on that ring
+ * the point needs: a ring retires in order, so one wait covers all of them.
+ * Waiting for the front entry instead takes a sleep in the driver per job
+ * when the jobs are slower than the poll (64 queued fills: up to 64 ioctls).
+ */
+static struct uq_ring *tl_last_job(struct spy_uq *uq, struct uq_tl *t, uint64_t point,
+				   uint64_t *seqno)
+{
+	int ring = tl_at(t, 0)->ring;
+	size_t i;
+
+	*seqno = tl_at(t, 0)->seqno;
+	for (i = 1; i < t->n && tl_at(t, i)->point <= point; i++)
+		if (tl_at(t, i)->ring == ring && tl_at(t, i)->seqno > *seqno)
+			*seqno = tl_at(t, i)->seqno;
+	return uq->ring[ring];
+}
+
 static int uq_syncobj_query(spyre_device *dev, uint32_t handle, uint64_t *point)
 {
 	struct spy_uq *uq = uq_of(dev);
@@ -785,8 +805,7 @@ static int uq_syncobj_wait(spyre_device *dev, const uint32_t *handles, const uin
 				ret = -EINVAL;	/* as the kernel: the point has no fence yet */
 				break;
 			}
-			r = uq->ring[tl_at(t, 0)->ring];
-			seqno = tl_at(t, 0)->seqno;
+			r = tl_last_job(uq, t, points[i], &seqno);
 		}
 		if (!r && !ret && uq->zombies)
 			reap_zombies(dev, uq, false);

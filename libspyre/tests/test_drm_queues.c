@@ -62,7 +62,13 @@ static void pipeline(spyre_device *d, const char *mode)
 	OK(spyre_bo_destroy(x));
 }
 
-/* 64 fills and a synchronize: how many ioctls did they take? */
+/*
+ * 64 fills and a synchronize: how many ioctls did they take? Each fill is
+ * 32 MiB, about 170 us of modelled time (much longer than libspyre's 50 us
+ * poll before it sleeps in the driver; the suite paces the card), so a wait
+ * that slept once per job instead of once per ring shows here.
+ */
+#define FILL_BYTES (32u << 20)
 static void ioctls_of_fills(spyre_device *d, uint64_t *n)
 {
 	struct spyre_device_stats st0, st1;
@@ -72,13 +78,13 @@ static void ioctls_of_fills(spyre_device *d, uint64_t *n)
 	int i;
 
 	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &s));
-	OK(spyre_bo_create(d, 4096, SPYRE_MEM_DEVICE, &x));
+	OK(spyre_bo_create(d, FILL_BYTES, SPYRE_MEM_DEVICE, &x));
 	b = spyre_bo_buf(x);
-	OK(spyre_memset_async(s, &b, 0, 4, 4096));
+	OK(spyre_memset_async(s, &b, 0, 4, FILL_BYTES));
 	OK(spyre_stream_synchronize(s));
 	OK(spyre_device_get_stats(d, &st0));
 	for (i = 0; i < 64; i++)
-		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, 4096));
+		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, FILL_BYTES));
 	OK(spyre_stream_synchronize(s));
 	OK(spyre_device_get_stats(d, &st1));
 	OK(spyre_stream_destroy(s));
