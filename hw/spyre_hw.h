@@ -73,10 +73,14 @@
  *      SPYRE_RING_DMA_NS_* (what the ring's finished jobs used);
  * 1.15: per-ring fault records SPYRE_RING_FAULT_INFO and
  *      SPYRE_RING_FAULT_ADDR_* (the translation fault that stopped the
- *      ring's context, which the card-wide latch may no longer hold).
+ *      ring's context, which the card-wide latch may no longer hold);
+ * 1.16: the MMU's page-walk cache and line fill: a walk starts below the
+ *      levels whose table it holds, and a level-0 walk's 64-byte read fills
+ *      the TLB with the line's other valid entries (fewer, shorter walks;
+ *      INVALIDATE drops both, as before).
  */
 #define SPYRE_HW_VERSION_MAJOR		1
-#define SPYRE_HW_VERSION_MINOR		15
+#define SPYRE_HW_VERSION_MINOR		16
 /* The first interface with SPYRE_DMA_D2P and SPYRE_DMA_P2D. */
 #define SPYRE_HW_PEER_DMA_MINOR		13
 /* The SPYRE_REG_VERSION value of @major.@minor; such values compare in order. */

@@ -68,6 +68,13 @@ static void apply_inval(struct card_mmu *u)
 				e->lru = 0;
 		}
 	}
+	/* the walk cache goes with the TLB: a freed table is never walked again */
+	for (i = 0; i < CARD_PWC_ENTRIES; i++) {
+		struct card_pwc_entry *p = &u->pwc[i];
+
+		if (p->lru && (all || (bits[p->ctx / 64] >> (p->ctx % 64) & 1)))
+			p->lru = 0;
+	}
 }
 
 static struct card_tlb_entry *tlb_find(struct card_mmu *u, uint32_t ctx, uint64_t va)
@@ -105,6 +112,38 @@ static void tlb_insert(struct card_mmu *u, uint32_t ctx, uint64_t va, unsigned i
 	victim->lru = ++u->lru_clock;
 }
 
+/* The page-walk cache's level-@level table for @va, if it holds it. */
+static struct card_pwc_entry *pwc_find(struct card_mmu *u, uint32_t ctx, uint64_t va,
+				       unsigned int level)
+{
+	uint64_t tag = va >> (21 + 9 * level);
+	unsigned int i;
+
+	for (i = 0; i < CARD_PWC_ENTRIES; i++) {
+		struct card_pwc_entry *p = &u->pwc[i];
+
+		if (p->lru && p->ctx == ctx && p->level == level && p->tag == tag)
+			return p;
+	}
+	return NULL;
+}
+
+static void pwc_insert(struct card_mmu *u, uint32_t ctx, uint64_t va, unsigned int level,
+		       uint64_t table)
+{
+	struct card_pwc_entry *victim = &u->pwc[0];
+	unsigned int i;
+
+	for (i = 1; i < CARD_PWC_ENTRIES && victim->lru; i++)
+		if (u->pwc[i].lru < victim->lru)
+			victim = &u->pwc[i];
+	victim->tag = va >> (21 + 9 * level);
+	victim->table = table;
+	victim->ctx = (uint16_t)ctx;
+	victim->level = (uint8_t)level;
+	victim->lru = ++u->lru_clock;
+}
+
 static bool fault(struct card_va *v, uint64_t va, unsigned int access, unsigned int reason)
 {
 	struct card_mmu_fault *f = &v->mmu->pending;
@@ -120,23 +159,93 @@ static bool fault(struct card_va *v, uint64_t va, unsigned int access, unsigned 
 	return false;
 }
 
+static uint64_t read_entry(const struct card_va *v, uint64_t ea)
+{
+	uint64_t e = __atomic_load_n((uint64_t *)(v->devmem + ea), __ATOMIC_RELAXED);
+
+	return spyre_le64_to_cpu(e);
+}
+
+/*
+ * A valid leaf entry @e at @level (0, or 1 with LARGE): false when it is
+ * malformed (reserved or table bits, a misaligned page, a device page not
+ * wholly inside device memory), else its page and permission flags.
+ */
+static bool leaf_ok(const struct card_va *v, uint64_t e, int level, uint64_t *page,
+		    uint8_t *flags)
+{
+	unsigned int shift = level == 0 ? 12 : 21;
+
+	*page = e & SPYRE_PTE_ADDR_MASK;
+	if ((e & ~(LEAF_BITS | (level == 1 ? SPYRE_PTE_LARGE : 0))) ||
+	    (*page & ((1ull << shift) - 1)))
+		return false;
+	/* a device page must lie in device memory: no wild physical address */
+	if (!(e & SPYRE_PTE_SYS) &&
+	    (*page >= v->mem_size || v->mem_size - *page < (1ull << shift)))
+		return false;
+	*flags = (uint8_t)(e & (SPYRE_PTE_WRITE | SPYRE_PTE_EXEC | SPYRE_PTE_SYS));
+	return true;
+}
+
+/*
+ * Line fill (1.16): the burst that read the leaf of @va at @level from
+ * @table holds seven more entries; the valid, well-formed leaves among them
+ * go into the TLB too (older than the walked one). Entries that are not
+ * valid are skipped, so mapping them later still needs no invalidation.
+ */
+static void fill_line(struct card_va *v, uint64_t va, int level, uint64_t table)
+{
+	unsigned int shift = 12 + 9 * level;
+	unsigned int idx = (va >> shift) & (SPYRE_PTE_PER_TABLE - 1);
+	unsigned int first = idx & ~(CARD_MMU_LINE_ENTRIES - 1), j;
+	uint64_t base = va & ~(((uint64_t)SPYRE_PTE_PER_TABLE << shift) - 1);
+
+	for (j = first; j < first + CARD_MMU_LINE_ENTRIES; j++) {
+		uint64_t nva = base | (uint64_t)j << shift, e, page;
+		uint8_t flags;
+
+		if (j == idx)
+			continue;
+		e = read_entry(v, table + 8ull * j);
+		if (!(e & SPYRE_PTE_VALID) || (level == 1 && !(e & SPYRE_PTE_LARGE)))
+			continue;
+		if (!leaf_ok(v, e, level, &page, &flags) || tlb_find(v->mmu, v->ctx, nva))
+			continue;
+		tlb_insert(v->mmu, v->ctx, nva, shift, page, flags);
+	}
+}
+
 /*
  * Walk the tables of the context for @va. Every entry is read from device
  * memory as the card would (a 64-bit little-endian load, atomic so that a
- * concurrent update through BAR2 is seen whole or not at all).
+ * concurrent update through BAR2 is seen whole or not at all). The walk
+ * starts at the deepest table the page-walk cache holds for @va (1.16) and
+ * caches the level-1 and level-0 tables it reaches.
  */
 static bool walk(struct card_va *v, uint64_t va, unsigned int access, uint64_t *page,
 		 unsigned int *shift, uint8_t *flags)
 {
-	uint64_t root = __atomic_load_n(&v->mmu->root[v->ctx], __ATOMIC_ACQUIRE);
+	struct card_mmu *u = v->mmu;
+	uint64_t root = __atomic_load_n(&u->root[v->ctx], __ATOMIC_ACQUIRE);
 	uint64_t table = root & ROOT_ADDR_MASK, e = 0;
-	int level;
+	struct card_pwc_entry *c;
+	int level = SPYRE_PTE_LEVELS - 1;
 
 	if (!(root & SPYRE_MMU_ROOT_VALID))
 		return fault(v, va, access, SPYRE_MMU_FAULT_NO_ROOT);
 	if (!v->replay)
-		__atomic_fetch_add(&v->mmu->misses, 1, __ATOMIC_RELAXED);
-	for (level = SPYRE_PTE_LEVELS - 1; level >= 0; level--) {
+		__atomic_fetch_add(&u->misses, 1, __ATOMIC_RELAXED);
+	c = pwc_find(u, v->ctx, va, 0);
+	if (!c)
+		c = pwc_find(u, v->ctx, va, 1);
+	if (c) {
+		table = c->table;
+		level = c->level;
+		if (!v->replay)
+			c->lru = ++u->lru_clock;
+	}
+	for (; level >= 0; level--) {
 		unsigned int idx = (va >> (12 + 9 * level)) & (SPYRE_PTE_PER_TABLE - 1);
 		uint64_t ea = table + 8ull * idx;
 
@@ -144,8 +253,7 @@ static bool walk(struct card_va *v, uint64_t va, unsigned int access, uint64_t *
 		/* the root is checked when written; tables come from checked entries */
 		if (ea + 8 > v->mem_size)
 			return fault(v, va, access, SPYRE_MMU_FAULT_BAD_ENTRY);
-		e = __atomic_load_n((uint64_t *)(v->devmem + ea), __ATOMIC_RELAXED);
-		e = spyre_le64_to_cpu(e);
+		e = read_entry(v, ea);
 		if (!(e & SPYRE_PTE_VALID))
 			return fault(v, va, access, SPYRE_MMU_FAULT_NOT_PRESENT);
 		if (level == 0 || (level == 1 && (e & SPYRE_PTE_LARGE)))
@@ -155,17 +263,14 @@ static bool walk(struct card_va *v, uint64_t va, unsigned int access, uint64_t *
 		table = e & SPYRE_PTE_ADDR_MASK;
 		if (table + 4096 > v->mem_size)
 			return fault(v, va, access, SPYRE_MMU_FAULT_BAD_ENTRY);
+		if (level <= 2 && !v->replay)
+			pwc_insert(u, v->ctx, va, level - 1, table);
 	}
 	*shift = level == 0 ? 12 : 21;
-	*page = e & SPYRE_PTE_ADDR_MASK;
-	if ((e & ~(LEAF_BITS | (level == 1 ? SPYRE_PTE_LARGE : 0))) ||
-	    (*page & ((1ull << *shift) - 1)))
+	if (!leaf_ok(v, e, level, page, flags))
 		return fault(v, va, access, SPYRE_MMU_FAULT_BAD_ENTRY);
-	/* a device page must lie in device memory: no wild physical address */
-	if (!(e & SPYRE_PTE_SYS) &&
-	    (*page >= v->mem_size || v->mem_size - *page < (1ull << *shift)))
-		return fault(v, va, access, SPYRE_MMU_FAULT_BAD_ENTRY);
-	*flags = (uint8_t)(e & (SPYRE_PTE_WRITE | SPYRE_PTE_EXEC | SPYRE_PTE_SYS));
+	if (!v->replay)
+		fill_line(v, va, level, table);
 	return true;
 }
 

@@ -30,6 +30,10 @@ struct card_dram;
 #define CARD_TLB_WAYS		8
 /* Bytes of LPDDR5 one level of a table walk reads (one burst). */
 #define CARD_MMU_WALK_BURST	64
+/* Entries one burst holds: a level-0 read fills the TLB with its line (1.16). */
+#define CARD_MMU_LINE_ENTRIES	(CARD_MMU_WALK_BURST / 8)
+/* The page-walk cache (1.16): table addresses of levels 1 and 0, fully associative. */
+#define CARD_PWC_ENTRIES	32
 
 /* Which kinds of page an access may reach. */
 #define CARD_VA_DEV		1	/* device memory (LPDDR5) */
@@ -42,6 +46,18 @@ struct card_tlb_entry {
 	uint16_t ctx;
 	uint8_t shift;		/* 12 or 21 */
 	uint8_t flags;		/* SPYRE_PTE_WRITE | EXEC | SYS of the leaf */
+};
+
+/*
+ * A table the walk reached below the root: the level-@level table (0 or 1)
+ * that translates the VAs whose bits above that table's index are @tag.
+ */
+struct card_pwc_entry {
+	uint64_t tag;		/* va >> (21 + 9 * level) */
+	uint64_t table;		/* device address of the table */
+	uint64_t lru;		/* use stamp; 0: empty */
+	uint16_t ctx;
+	uint8_t level;
 };
 
 struct card_mmu_fault {
@@ -76,6 +92,7 @@ struct card_mmu {
 
 	/* Worker side. */
 	struct card_tlb_entry tlb[CARD_TLB_SETS][CARD_TLB_WAYS];
+	struct card_pwc_entry pwc[CARD_PWC_ENTRIES];
 	uint64_t lru_clock;
 	struct card_mmu_fault pending;		/* the running command's fault */
 

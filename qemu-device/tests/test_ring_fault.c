@@ -34,8 +34,7 @@ TEST(ring_fault_records_per_context)
 	uint32_t info, latch;
 	struct pt p1, p2;
 
-	CHECK_EQ(tc_rd(t, SPYRE_REG_VERSION),
-		 SPYRE_HW_VERSION(1, SPYRE_HW_RING_FAULT_MINOR));
+	CHECK(tc_rd(t, SPYRE_REG_VERSION) >= SPYRE_HW_VERSION(1, SPYRE_HW_RING_FAULT_MINOR));
 	pt_init(&p1, t, 1, PT1);
 	pt_init(&p2, t, 2, PT2);
 	map_records(&p1);

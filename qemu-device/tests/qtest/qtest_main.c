@@ -642,7 +642,8 @@ static void t_mmu_translates_and_faults(void)
 	CHECK_EQ(r.status, SPYRE_CMD_OK);
 	qt_memread(q, BAR2_A + 0x200000, got, sizeof(got));
 	CHECK(!memcmp(got, buf, sizeof(buf)));
-	CHECK_EQ(rd(&c, SPYRE_REG_MMU_TLB_MISSES), 3);
+	/* one walk: its line fill (1.16) brought the other two pages' entries */
+	CHECK_EQ(rd(&c, SPYRE_REG_MMU_TLB_MISSES), 1);
 
 	/* a DMA to an unmapped page */
 	spyre_desc_dma_fill((union spyre_hw_desc *)d, 64, va_dev + 0x3000, 0);
