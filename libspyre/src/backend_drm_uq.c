@@ -1277,7 +1277,22 @@ static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned
 
 /* ---- open and close ---- */
 
-/* "user", "kernel" or NULL (unset or auto: kernel for now) from SPYRE_DRM_QUEUES. */
+/*
+ * User-mode queues are the default from the driver that answers each
+ * queue's waiter from its own ring's fault record (driver 1.8, card
+ * interface 1.15: before, a fault of another process at about the same
+ * time could be reported as this one's) on a card whose MMU caches its
+ * walks (1.16: before, copies of host memory, mapped in 4 KiB pages, took
+ * several times their SUBMIT device time).
+ */
+#define UQ_DEFAULT_DRIVER_MINOR	8
+#define UQ_DEFAULT_HW_MINOR	16
+
+/*
+ * "user", "kernel" (also spelled "submit") or NULL (unset or "auto": user
+ * queues when the driver and card are recent enough, else the kernel's)
+ * from SPYRE_DRM_QUEUES.
+ */
 static int queues_wanted(const char **want)
 {
 	const char *e = getenv("SPYRE_DRM_QUEUES");
@@ -1285,9 +1300,13 @@ static int queues_wanted(const char **want)
 	*want = NULL;
 	if (!e || !*e || !strcmp(e, "auto"))
 		return 0;
+	if (!strcmp(e, "submit")) {
+		*want = "kernel";
+		return 0;
+	}
 	if (strcmp(e, "user") && strcmp(e, "kernel"))
 		return spy_err(-EINVAL, "spyre_device_open: SPYRE_DRM_QUEUES=%s: expected user, "
-			       "kernel or auto", e);
+			       "submit (or kernel) or auto", e);
 	*want = e;
 	return 0;
 }
@@ -1296,18 +1315,14 @@ int spy_uq_open(spyre_device *dev, unsigned int driver_minor)
 {
 	struct drm_priv *priv = dev->priv;
 	const char *want;
-	uint64_t slots = 0, max_args = 0;
+	uint64_t slots = 0, max_args = 0, hw = 0;
 	struct spy_uq *uq;
 	const char *why = NULL;
 	int ret = queues_wanted(&want);
 
 	if (ret)
 		return ret;
-	/*
-	 * Opt-in for now: the library's full suite does not pass on user
-	 * queues yet (Documentation/runtime.rst, "Known gaps").
-	 */
-	if (!want || !strcmp(want, "kernel"))
+	if (want && !strcmp(want, "kernel"))
 		return 0;
 	if (driver_minor < 6)
 		why = "the driver does not watch user-mode queues for hangs (needs spyre "
@@ -1316,6 +1331,10 @@ int spy_uq_open(spyre_device *dev, unsigned int driver_minor)
 		why = "the card offers no user-mode queue";
 	else if (spy_drm_get_param(dev, DRM_SPYRE_PARAM_MAX_ARGS, &max_args))
 		why = "cannot read the argument limit";
+	else if (!want && (driver_minor < UQ_DEFAULT_DRIVER_MINOR ||
+			   spy_drm_get_param(dev, DRM_SPYRE_PARAM_HW_VERSION, &hw) ||
+			   hw < SPYRE_HW_VERSION(1, UQ_DEFAULT_HW_MINOR)))
+		why = "not by default before driver 1.8 on card interface 1.16";
 	if (why) {
 		if (want)
 			return spy_err(-EOPNOTSUPP, "spyre_device_open: SPYRE_DRM_QUEUES=user: %s",

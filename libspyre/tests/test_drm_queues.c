@@ -10,6 +10,7 @@
 
 #include "harness.h"
 #include "kernels.h"
+#include "spyre_hw.h"
 
 /* Copy in, scale on a compute stream behind an event, copy out: y = 2x + 1. */
 static void pipeline(spyre_device *d, const char *mode)
@@ -188,6 +189,46 @@ TEST(drm_queues_env_checked)
 		return;
 	setenv("SPYRE_DRM_QUEUES", "fast", 1);
 	FAILS_WITH(spyre_device_open(0, &d), -EINVAL, "SPYRE_DRM_QUEUES=fast");
+	unsetenv("SPYRE_DRM_QUEUES");
+}
+
+/*
+ * The default (unset, or "auto"): user-mode queues on a card of interface
+ * 1.16 (with this tree's driver, 1.8: the VM runs it), where each queue's
+ * fault is read from its own ring and host copies walk no slower than the
+ * kernel's jobs; "submit" keeps every operation on the
+ * kernel's SUBMIT path. Told apart by the ioctls 64 fills take.
+ */
+TEST(drm_queues_default)
+{
+	static const char *const modes[] = { NULL, "auto", "submit" };
+	struct spyre_device_props p;
+	unsigned int i;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	for (i = 0; i < 3; i++) {
+		spyre_device *d;
+		uint64_t n = 0;
+		bool user;
+
+		if (modes[i])
+			setenv("SPYRE_DRM_QUEUES", modes[i], 1);
+		else
+			unsetenv("SPYRE_DRM_QUEUES");
+		OK(spyre_device_open(0, &d));
+		OK(spyre_device_get_props(d, &p));
+		user = modes[i] != modes[2] && p.hw_version >= SPYRE_HW_VERSION(1, 16);
+		pipeline(d, modes[i] ? modes[i] : "default");
+		ioctls_of_fills(d, &n);
+		if (user)
+			CHECK(n <= 8, "%s: 64 fills took %llu ioctls, not user queues",
+			      modes[i] ? modes[i] : "default", (unsigned long long)n);
+		else
+			CHECK(n >= 64, "%s: 64 fills took %llu ioctls, not SUBMIT",
+			      modes[i] ? modes[i] : "default", (unsigned long long)n);
+		OK(spyre_device_close(d));
+	}
 	unsetenv("SPYRE_DRM_QUEUES");
 }
 
