@@ -7,10 +7,10 @@ checks and prints CASE-OK, the test checks both ranks' exit and output.
 """
 import importlib
 import os
+import re
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 import torch
@@ -72,11 +72,14 @@ def test_default_backend_async_work_functional_collectives_and_bad_input(tmp_pat
 
 
 def test_a_killed_rank_makes_the_survivor_raise(tmp_path):
-    t0 = time.monotonic()
-    (rc0, out0), (rc1, out1) = run_ranks("killed", tmp_path, timeout=120)
+    """The survivor's collectives raise within a few times the group's 10 s
+    timeout of the peer's death, as the survivor measures it (the ranks'
+    interpreter start, 30-60 s each under TCG and load, is not part of it)."""
+    (rc0, out0), (rc1, out1) = run_ranks("killed", tmp_path, timeout=240)
     assert rc1 == 17, out1
     assert rc0 == 0 and "killed-OK rank 0 raised" in out0, out0
-    assert time.monotonic() - t0 < 90
+    took = float(re.search(r"killed-OK rank 0 raised \w+ after ([0-9.]+) s", out0).group(1))
+    assert took < 40, out0
 
 
 def test_dtensor_tensor_parallel_matches_one_card_and_the_cpu(tmp_path):
@@ -96,7 +99,7 @@ def _torchrun(example, *args):
          "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
          os.path.join(EXAMPLES, example), *args],
         env=child_env(SPYRE_SIM_CARDS=WORLD, OMP_NUM_THREADS=1), capture_output=True, text=True,
-        timeout=300, cwd=HERE)
+        timeout=480, cwd=HERE)  # a hang guard: under TCG and load the TP run took 180-350 s
     return p.returncode, p.stdout + p.stderr
 
 
