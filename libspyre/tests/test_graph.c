@@ -298,6 +298,69 @@ TEST(graph_rotate_half)
 	tctx_close(&c);
 }
 
+/*
+ * Fused expressions reading one input: lerp as a framework writes it,
+ * d = b - a, y = a + 0.4 * d, fuses into one kernel that loads a once.
+ * In fp16/bf16 the subtraction reads a in its dtype and the later add next
+ * to an fp32 product needs a's fp32 copy: both must read the same one (the
+ * subtraction read the fp32 copy as fp16 once: -204.5 for 0.30). Odd
+ * sizes, against the CPU in double.
+ */
+TEST(graph_fusion_shared_input)
+{
+	static const enum spyre_dtype dts[3] = { SPYRE_FLOAT32, SPYRE_FLOAT16, SPYRE_BFLOAT16 };
+	enum { R = 37, C = 45 };
+	int64_t sh[2] = { R, C }, n = R * C, i;
+	static double a[R * C], b[R * C], y[R * C], ref[R * C];
+	struct spyre_compiled_stats st;
+	spyre_value va, vb, d, t, vy;
+	unsigned int di;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	for (di = 0; di < 3; di++) {
+		enum spyre_dtype dt = dts[di];
+		struct dtensor da, db, dy;
+
+		OK(dt_new(&c, &da, dt, 2, sh));
+		OK(dt_new(&c, &db, dt, 2, sh));
+		OK(dt_new(&c, &dy, dt, 2, sh));
+		rnd_fill(a, n, -8, 8, 51 + di, dt);
+		rnd_fill(b, n, -8, 8, 61 + di, dt);
+		OK(dt_write(&c, &da, a));
+		OK(dt_write(&c, &db, b));
+		OK(spyre_graph_create(c.ops, &g));
+		OK(spyre_graph_input(g, dt, 2, sh, &va));
+		OK(spyre_graph_input(g, dt, 2, sh, &vb));
+		OK(spyre_graph_binary(g, SPYRE_BIN_SUB, vb, va, &d));
+		OK(spyre_graph_binary_scalar(g, SPYRE_BIN_MUL, d, 0.4, 0, &t));
+		OK(spyre_graph_binary(g, SPYRE_BIN_ADD, va, t, &vy));
+		OK(spyre_graph_output(g, vy));
+		OK(spyre_graph_compile(g, &k));
+		OK(spyre_compiled_get_stats(k, &st));
+		CHECK(st.kernels == 1 && st.workspace_bytes == 0, "lerp %s: %u kernels, %llu ws",
+		      spyre_dtype_name(dt), st.kernels, (unsigned long long)st.workspace_bytes);
+		{
+			struct dtensor in[2] = { da, db };
+
+			OK(run(&c, k, in, 2, &dy, 1));
+		}
+		OK(dt_read(&c, &dy, y));
+		for (i = 0; i < n; i++)
+			ref[i] = a[i] + 0.4 * (b[i] - a[i]);
+		CHECK(compare("lerp", y, ref, NULL, n, dt, 4) < 0, "lerp values (%s)",
+		      spyre_dtype_name(dt));
+		OK(spyre_compiled_destroy(k));
+		OK(spyre_graph_destroy(g));
+		dt_free(&da);
+		dt_free(&db);
+		dt_free(&dy);
+	}
+	tctx_close(&c);
+}
+
 /* Matmul chain: intermediates die early, the plan reuses their space. */
 TEST(graph_planner)
 {
