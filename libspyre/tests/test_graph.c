@@ -210,16 +210,21 @@ TEST(graph_fusion_sin_cos_erf)
  * over a transposed x ([T, H, D] read as [H, T, D]), cos/sin [T, D]
  * broadcast over heads: one kernel reading x once, against the CPU, for
  * fp32/fp16/bf16 and an odd number of rows; an odd last dim and an
- * integer x are refused.
+ * integer x are refused. With enough rows (256, 301) every core keeps its
+ * rows of cos/sin over the heads (kernels/ew.c): held tiles are reused
+ * only where they are the same rows, also when the rows do not split
+ * evenly over the cores.
  */
 TEST(graph_rotate_half)
 {
 	static const enum spyre_dtype dts[3] = { SPYRE_FLOAT32, SPYRE_FLOAT16, SPYRE_BFLOAT16 };
-	enum { T = 37, H = 3, D = 66 };
-	int64_t sx[3] = { T, H, D }, scs[2] = { T, D }, sy[3] = { H, T, D }, sodd[2] = { 4, 5 };
-	static double x[T * H * D], co[T * D], si[T * D], y[H * T * D], ref[H * T * D];
-	int64_t n = (int64_t)T * H * D, t, h, d;
-	unsigned int di;
+	static const int64_t rows[3] = { 37, 256, 301 };
+	enum { TMAX = 301, H = 3, D = 66 };
+	int64_t sodd[2] = { 4, 5 }, scs[2] = { 8, D };
+	static double x[TMAX * H * D], co[TMAX * D], si[TMAX * D], y[H * TMAX * D],
+		ref[H * TMAX * D];
+	int64_t t, h, d;
+	unsigned int di, ti;
 	spyre_value vx, vc, vs, xt, r, a, b, vy, bad;
 	struct spyre_compiled_stats st;
 	spyre_compiled *k;
@@ -227,66 +232,132 @@ TEST(graph_rotate_half)
 	struct tctx c;
 
 	OK(tctx_open(dev, &c));
-	for (di = 0; di < 3; di++) {
-		enum spyre_dtype dt = dts[di];
-		struct dtensor dx, dc, ds, dy;
+	for (ti = 0; ti < 3; ti++)
+		for (di = 0; di < 3; di++) {
+			enum spyre_dtype dt = dts[di];
+			int64_t T = rows[ti], n = T * H * D;
+			int64_t sx[3] = { T, H, D }, sc[2] = { T, D }, sy[3] = { H, T, D };
+			struct dtensor dx, dc, ds, dy;
 
-		OK(dt_new(&c, &dx, dt, 3, sx));
-		OK(dt_new(&c, &dc, dt, 2, scs));
-		OK(dt_new(&c, &ds, dt, 2, scs));
-		OK(dt_new(&c, &dy, dt, 3, sy));
-		rnd_fill(x, n, -2, 2, 21 + di, dt);
-		rnd_fill(co, T * D, -1, 1, 31 + di, dt);
-		rnd_fill(si, T * D, -1, 1, 41 + di, dt);
-		OK(dt_write(&c, &dx, x));
-		OK(dt_write(&c, &dc, co));
-		OK(dt_write(&c, &ds, si));
-		OK(spyre_graph_create(c.ops, &g));
-		OK(spyre_graph_input(g, dt, 3, sx, &vx));
-		OK(spyre_graph_input(g, dt, 2, scs, &vc));
-		OK(spyre_graph_input(g, dt, 2, scs, &vs));
-		OK(spyre_graph_transpose(g, vx, 0, 1, &xt));
-		OK(spyre_graph_rotate_half(g, xt, &r));
-		OK(spyre_graph_binary(g, SPYRE_BIN_MUL, xt, vc, &a));
-		OK(spyre_graph_binary(g, SPYRE_BIN_MUL, r, vs, &b));
-		OK(spyre_graph_binary(g, SPYRE_BIN_ADD, a, b, &vy));
-		OK(spyre_graph_output(g, vy));
-		OK(spyre_graph_compile(g, &k));
-		OK(spyre_compiled_get_stats(k, &st));
-		CHECK(st.kernels == 1 && st.submits == 1 && st.workspace_bytes == 0,
-		      "rope %s: %u kernels, %u submits, %llu ws", spyre_dtype_name(dt), st.kernels,
-		      st.submits, (unsigned long long)st.workspace_bytes);
-		{
-			struct dtensor in[3] = { dx, dc, ds };
+			OK(dt_new(&c, &dx, dt, 3, sx));
+			OK(dt_new(&c, &dc, dt, 2, sc));
+			OK(dt_new(&c, &ds, dt, 2, sc));
+			OK(dt_new(&c, &dy, dt, 3, sy));
+			rnd_fill(x, n, -2, 2, 21 + di + 3 * ti, dt);
+			rnd_fill(co, T * D, -1, 1, 31 + di + 3 * ti, dt);
+			rnd_fill(si, T * D, -1, 1, 41 + di + 3 * ti, dt);
+			OK(dt_write(&c, &dx, x));
+			OK(dt_write(&c, &dc, co));
+			OK(dt_write(&c, &ds, si));
+			OK(spyre_graph_create(c.ops, &g));
+			OK(spyre_graph_input(g, dt, 3, sx, &vx));
+			OK(spyre_graph_input(g, dt, 2, sc, &vc));
+			OK(spyre_graph_input(g, dt, 2, sc, &vs));
+			OK(spyre_graph_transpose(g, vx, 0, 1, &xt));
+			OK(spyre_graph_rotate_half(g, xt, &r));
+			OK(spyre_graph_binary(g, SPYRE_BIN_MUL, xt, vc, &a));
+			OK(spyre_graph_binary(g, SPYRE_BIN_MUL, r, vs, &b));
+			OK(spyre_graph_binary(g, SPYRE_BIN_ADD, a, b, &vy));
+			OK(spyre_graph_output(g, vy));
+			OK(spyre_graph_compile(g, &k));
+			OK(spyre_compiled_get_stats(k, &st));
+			CHECK(st.kernels == 1 && st.submits == 1 && st.workspace_bytes == 0,
+			      "rope %s: %u kernels, %u submits, %llu ws", spyre_dtype_name(dt), st.kernels,
+			      st.submits, (unsigned long long)st.workspace_bytes);
+			{
+				struct dtensor in[3] = { dx, dc, ds };
 
-			OK(run(&c, k, in, 3, &dy, 1));
+				OK(run(&c, k, in, 3, &dy, 1));
+			}
+			OK(dt_read(&c, &dy, y));
+			for (h = 0; h < H; h++)
+				for (t = 0; t < T; t++)
+					for (d = 0; d < D; d++) {
+						double xv = x[(t * H + h) * D + d];
+						double rv = d < D / 2 ? -x[(t * H + h) * D + d + D / 2] :
+									x[(t * H + h) * D + d - D / 2];
+
+						ref[(h * T + t) * D + d] = xv * co[t * D + d] +
+									   rv * si[t * D + d];
+					}
+			CHECK(compare("rope", y, ref, NULL, n, dt, 4) < 0, "rope values (%s, %lld rows)",
+			      spyre_dtype_name(dt), (long long)T);
+			OK(spyre_compiled_destroy(k));
+			OK(spyre_graph_destroy(g));
+			dt_free(&dx);
+			dt_free(&dc);
+			dt_free(&ds);
+			dt_free(&dy);
 		}
-		OK(dt_read(&c, &dy, y));
-		for (h = 0; h < H; h++)
-			for (t = 0; t < T; t++)
-				for (d = 0; d < D; d++) {
-					double xv = x[(t * H + h) * D + d];
-					double rv = d < D / 2 ? -x[(t * H + h) * D + d + D / 2] :
-								x[(t * H + h) * D + d - D / 2];
-
-					ref[(h * T + t) * D + d] = xv * co[t * D + d] +
-								   rv * si[t * D + d];
-				}
-		CHECK(compare("rope", y, ref, NULL, n, dt, 4) < 0, "rope values (%s)",
-		      spyre_dtype_name(dt));
-		OK(spyre_compiled_destroy(k));
-		OK(spyre_graph_destroy(g));
-		dt_free(&dx);
-		dt_free(&dc);
-		dt_free(&ds);
-		dt_free(&dy);
-	}
 	OK(spyre_graph_create(c.ops, &g));
 	OK(spyre_graph_input(g, SPYRE_FLOAT32, 2, sodd, &bad));
 	CHECK(spyre_graph_rotate_half(g, bad, &r) == -EINVAL, "an odd last dim is refused");
 	OK(spyre_graph_input(g, SPYRE_INT32, 2, scs, &bad));
 	CHECK(spyre_graph_rotate_half(g, bad, &r) == -EOPNOTSUPP, "int32 is refused");
 	OK(spyre_graph_destroy(g));
+	tctx_close(&c);
+}
+
+/*
+ * Fused expressions reading one input: lerp as a framework writes it,
+ * d = b - a, y = a + 0.4 * d, fuses into one kernel that loads a once.
+ * In fp16/bf16 the subtraction reads a in its dtype and the later add next
+ * to an fp32 product needs a's fp32 copy: both must read the same one (the
+ * subtraction read the fp32 copy as fp16 once: -204.5 for 0.30). Odd
+ * sizes, against the CPU in double.
+ */
+TEST(graph_fusion_shared_input)
+{
+	static const enum spyre_dtype dts[3] = { SPYRE_FLOAT32, SPYRE_FLOAT16, SPYRE_BFLOAT16 };
+	enum { R = 37, C = 45 };
+	int64_t sh[2] = { R, C }, n = R * C, i;
+	static double a[R * C], b[R * C], y[R * C], ref[R * C];
+	struct spyre_compiled_stats st;
+	spyre_value va, vb, d, t, vy;
+	unsigned int di;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+
+	OK(tctx_open(dev, &c));
+	for (di = 0; di < 3; di++) {
+		enum spyre_dtype dt = dts[di];
+		struct dtensor da, db, dy;
+
+		OK(dt_new(&c, &da, dt, 2, sh));
+		OK(dt_new(&c, &db, dt, 2, sh));
+		OK(dt_new(&c, &dy, dt, 2, sh));
+		rnd_fill(a, n, -8, 8, 51 + di, dt);
+		rnd_fill(b, n, -8, 8, 61 + di, dt);
+		OK(dt_write(&c, &da, a));
+		OK(dt_write(&c, &db, b));
+		OK(spyre_graph_create(c.ops, &g));
+		OK(spyre_graph_input(g, dt, 2, sh, &va));
+		OK(spyre_graph_input(g, dt, 2, sh, &vb));
+		OK(spyre_graph_binary(g, SPYRE_BIN_SUB, vb, va, &d));
+		OK(spyre_graph_binary_scalar(g, SPYRE_BIN_MUL, d, 0.4, 0, &t));
+		OK(spyre_graph_binary(g, SPYRE_BIN_ADD, va, t, &vy));
+		OK(spyre_graph_output(g, vy));
+		OK(spyre_graph_compile(g, &k));
+		OK(spyre_compiled_get_stats(k, &st));
+		CHECK(st.kernels == 1 && st.workspace_bytes == 0, "lerp %s: %u kernels, %llu ws",
+		      spyre_dtype_name(dt), st.kernels, (unsigned long long)st.workspace_bytes);
+		{
+			struct dtensor in[2] = { da, db };
+
+			OK(run(&c, k, in, 2, &dy, 1));
+		}
+		OK(dt_read(&c, &dy, y));
+		for (i = 0; i < n; i++)
+			ref[i] = a[i] + 0.4 * (b[i] - a[i]);
+		CHECK(compare("lerp", y, ref, NULL, n, dt, 4) < 0, "lerp values (%s)",
+		      spyre_dtype_name(dt));
+		OK(spyre_compiled_destroy(k));
+		OK(spyre_graph_destroy(g));
+		dt_free(&da);
+		dt_free(&db);
+		dt_free(&dy);
+	}
 	tctx_close(&c);
 }
 

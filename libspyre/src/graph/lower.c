@@ -81,10 +81,16 @@ static bool merge_expr(const struct gnode *p, const struct gnode *q, uint32_t qm
 		return false;
 	memcpy(in, p->in, sizeof(in));
 	for (k = 0; k < q->nin; k++) {
+		unsigned int j;
+
 		if ((qmask >> k) & 1)
 			continue;
-		qmap[k] = (int)nin;
-		in[nin++] = q->in[k];
+		/* a value P reads too is loaded once (x * cos + rotate_half(x) * sin) */
+		for (j = 0; j < nin && (q->in[k] < 0 || in[j] != q->in[k]); j++)
+			;
+		qmap[k] = (int)j;
+		if (j == nin)
+			in[nin++] = q->in[k];
 	}
 	/* P's uop ids shift by the inputs Q adds */
 	for (i = 0; i < p->nuops; i++) {

@@ -185,7 +185,35 @@ struct ew_tiles {
 	struct texpr *t;
 	const uint8_t *cls;
 	uint32_t tr, tc, nct, nrt;
+	/*
+	 * Per core and buffer parity, what each input's buffer holds in the
+	 * program being built (element offset, rows, cols; rows 0: nothing). A
+	 * tile whose input is the same part of memory as the one already in
+	 * its buffer does not load it again: an input broadcast over an outer
+	 * dim (rotary cos and sin over the heads) is read once per core.
+	 */
+	struct ew_held {
+		int64_t el;
+		uint32_t rows, cols;
+	} (*held)[2][K_MAX_IN];
 };
+
+/* Whether input @k's tile (@el, @rows x @cols) is already in core @c's buffer @par. */
+static bool ew_holds(const struct ew_tiles *g, unsigned int c, unsigned int par, unsigned int k,
+		     int64_t el, uint32_t rows, uint32_t cols)
+{
+	struct ew_held *h;
+
+	if (!g->held || c >= 32 || g->s->in[k].slot == g->s->out.slot)
+		return false;	/* (an input in the output's buffer may change) */
+	h = &g->held[c][par][k];
+	if (h->rows && h->el == el && h->rows == rows && h->cols == cols)
+		return true;
+	h->el = el;
+	h->rows = rows;
+	h->cols = cols;
+	return false;
+}
 
 /* Tile @ti: phase 0 loads its inputs, phase 1 computes and stores it. */
 static void ew_tile(const struct ew_tiles *g, struct pb *p, unsigned int c, int64_t ti,
@@ -211,6 +239,8 @@ static void ew_tile(const struct ew_tiles *g, struct pb *p, unsigned int c, int6
 		uint32_t rows = cl & 2 ? trr : 1, cols = cl & 1 ? tcc : 1;
 		uint32_t ssr = cl == CL_COL ? 1 : g->tc;
 
+		if (k < s->nin && ew_holds(g, c, par, k, el, rows, cols))
+			continue;
 		xfer(p, c, k == s->nin, kv->slot, (uint64_t)el * es, rows, cols, pl->sr[k],
 		     pl->sc[k], es, k < s->nin ? g->t->off[par][k] : texpr_result(g->t, par), ssr);
 	}
@@ -228,9 +258,12 @@ static int ew_emit(const struct ew_tiles *g, unsigned int ncores, uint32_t per_t
 	if (!p)
 		return -ENOMEM;
 	for (j = 0; j < rounds && !ret; j++) {
-		if (j == start)
+		if (j == start) {
 			for (c = 0; c < ncores && c < T; c++)
 				texpr_prologue(g->t, g->s, p, c);
+			if (g->held)	/* a new program: its scratchpad holds nothing yet */
+				memset(g->held, 0, 32 * sizeof(*g->held));
+		}
 		for (c = 0; c < ncores && j * ncores + c < T; c++)
 			ew_tile(g, p, c, j * ncores + c, (unsigned int)(j & 1), 0);
 		if (j > start)
@@ -249,6 +282,24 @@ static int ew_emit(const struct ew_tiles *g, unsigned int ncores, uint32_t per_t
 	return ret;
 }
 
+/*
+ * Whether an input that varies over the plane's rows is the same for
+ * several outer indices (stride 0 on an outer dim): rotary cos and sin
+ * broadcast over the heads.
+ */
+static bool outer_bcast(const struct ew_plan *pl, const struct ew_spec *s, const uint8_t *cls)
+{
+	unsigned int k, d;
+
+	if (pl->O < 2)
+		return false;
+	for (k = 0; k < s->nin; k++)
+		for (d = 0; d < pl->nouter; d++)
+			if ((cls[k] & 2) && pl->outer[d] > 1 && !pl->so[k][d])
+				return true;
+	return false;
+}
+
 int kern_ew(const struct ew_spec *s, unsigned int ncores, struct kprogs *out, char *why,
 	    size_t whylen)
 {
@@ -256,7 +307,7 @@ int kern_ew(const struct ew_spec *s, unsigned int ncores, struct kprogs *out, ch
 	struct texpr t;
 	uint8_t cls[K_MAX_IN];
 	uint32_t tr, tc, nct, nrt, per_tile;
-	bool whole = s->out_col;
+	bool whole = s->out_col, reuse;
 	unsigned int k;
 	int ret;
 
@@ -333,11 +384,28 @@ int kern_ew(const struct ew_spec *s, unsigned int ncores, struct kprogs *out, ch
 		tc = align_up((uint32_t)((pl.C + want - 1) / want), 256);
 		nct = (uint32_t)((pl.C + tc - 1) / tc);
 	}
+	reuse = outer_bcast(&pl, s, cls);
+	if (reuse && nct == 1 && pl.R >= ncores && tr * ncores >= pl.R &&
+	    (pl.R + ncores - 1) / ncores * tc >= 512) {
+		/*
+		 * The plane in one tile per core (tr rows of whole columns): core c
+		 * keeps plane tile c for every outer index, and the broadcast input
+		 * is read once per buffer instead of once per tile.
+		 */
+		tr = (uint32_t)((pl.R + ncores - 1) / ncores);
+		nrt = (uint32_t)((pl.R + tr - 1) / tr);
+	}
 	texpr_layout(&t, s, 0, tr, tc, 0);
 	{
-		struct ew_tiles g = { &pl, s, &t, cls, tr, tc, nct, nrt };
+		struct ew_tiles g = { &pl, s, &t, cls, tr, tc, nct, nrt, NULL };
 
+		if (reuse && ncores <= 32) {
+			g.held = calloc(32, sizeof(*g.held));
+			if (!g.held)
+				return -ENOMEM;
+		}
 		ret = ew_emit(&g, ncores, per_tile, out);
+		free(g.held);
 	}
 	if (ret)
 		kprogs_free(out);

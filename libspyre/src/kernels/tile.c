@@ -53,6 +53,44 @@ static unsigned int dsize(unsigned int dt)
 	return pb_dtype_size(dt);
 }
 
+/* The dtype fp32-mode functions read value @v in: its fp32 copy's when it has one. */
+static uint8_t read_dt(const struct texpr *t, unsigned int v)
+{
+	return t->conv[v] ? SPYRE_DT_FP32 : t->dt[v];
+}
+
+/*
+ * A converted value is read as its fp32 copy by every fp32-mode function,
+ * also by those analysed before a later one asked for the copy: a binary
+ * function whose operands had one dtype (x * y in fp16) then reads one as
+ * fp32 and the other as fp16, and the vector unit takes both in one dtype.
+ * Its other operand is converted too, until no function mixes them (a
+ * value two fused expressions read is one input: lerp's a + w * (b - a)).
+ */
+static void same_operand_types(struct texpr *t, const struct ew_spec *s)
+{
+	bool changed = true;
+	unsigned int i;
+
+	while (changed) {
+		changed = false;
+		for (i = 0; i < s->nuops; i++) {
+			const struct uop *u = &s->u[i];
+			unsigned int a = (unsigned int)u->a, b = (unsigned int)u->b, k;
+			unsigned int ops[2] = { a, b };
+
+			if (u->kind != U_VF || !is_bin(u->func) || t->imode[s->nin + i] ||
+			    read_dt(t, a) == read_dt(t, b))
+				continue;
+			for (k = 0; k < 2; k++)
+				if (!t->conv[ops[k]] && t->dt[ops[k]] != SPYRE_DT_FP32) {
+					t->conv[ops[k]] = true;
+					changed = true;
+				}
+		}
+	}
+}
+
 int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cls,
 		  uint8_t out_cls, bool acc0, char *why, size_t whylen)
 {
@@ -162,6 +200,7 @@ int texpr_analyse(struct texpr *t, const struct ew_spec *s, const uint8_t *in_cl
 			t->cls[v] = t->cls[a];
 		}
 	}
+	same_operand_types(t, s);
 	last = t->nv - 1;
 	t->out_dt = s->out.dtype;
 	t->out_cls = out_cls;
