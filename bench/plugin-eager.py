@@ -54,7 +54,8 @@ def per_op_host_time(chunks=30, k=200):
     CPU time per op (the sim card's model included) is printed beside."""
     def cases(dev):
         a, b = torch.randn(16, 16).to(dev), torch.randn(16, 16).to(dev)
-        w, bias, x = torch.randn(32, 16).to(dev), torch.randn(32).to(dev), torch.randn(8, 16).to(dev)
+        w, bias = torch.randn(32, 16).to(dev), torch.randn(32).to(dev)
+        x = torch.randn(8, 16).to(dev)
         return {
             "add 16x16": lambda: a + b,
             "mul 16x16": lambda: a * b,
