@@ -241,7 +241,9 @@ void register_one(torch::Library &m, const spyre_op_info &row, OpForm form,
 		return;
 	const auto &args = handle->schema().arguments();
 	bool alpha = row.kind == SPYRE_OPK_BINARY && args.size() > 2 && args[2].name() == "alpha";
-	auto &k = table_kernels().emplace(opname, TableKernel{&row, form, label, alpha}).first->second;
+	auto &k = table_kernels()
+			  .emplace(opname, TableKernel{ &row, form, label, alpha })
+			  .first->second;
 	std::string qualified = *overload ? name + "." + overload : name;
 	if (row.kind == SPYRE_OPK_BINARY && form == OpForm::Functional &&
 	    !strcmp(overload, "Tensor") && register_hot(m, name, k, *handle))
