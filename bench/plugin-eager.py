@@ -6,10 +6,12 @@ figure is also printed as an @bench record for bench/report.
 
     build/venv/bin/python bench/plugin-eager.py      (sim card on the host,
                                                       or the card in the VM)
+    build/venv/bin/python bench/plugin-eager.py --ops (only the per-op table)
 """
 import json
 import os
 import statistics
+import sys
 import time
 import warnings
 
@@ -43,9 +45,64 @@ def device_ms(fn):
     return a.elapsed_time(b)
 
 
+def per_op_host_time(chunks=30, k=200):
+    """Host time per small eager op on spyre and on PyTorch's CPU backend
+    (one thread), each the calling thread's CPU time per op over chunks of
+    k calls, the least disturbed chunk (the machine is shared; the calling
+    thread's CPU time leaves out a sim card's own thread, which models the
+    card, and the time the caller waits for the CPU). The whole process's
+    CPU time per op (the sim card's model included) is printed beside."""
+    def cases(dev):
+        a, b = torch.randn(16, 16).to(dev), torch.randn(16, 16).to(dev)
+        w, bias = torch.randn(32, 16).to(dev), torch.randn(32).to(dev)
+        x = torch.randn(8, 16).to(dev)
+        return {
+            "add 16x16": lambda: a + b,
+            "mul 16x16": lambda: a * b,
+            "add a number": lambda: a + 1.0,
+            "view + add": lambda: a.view(256) + b.view(256),
+            "transposed + add": lambda: a.t() + b,
+            "linear 8x16 -> 32": lambda: torch.nn.functional.linear(x, w, bias),
+            "softmax 16x16": lambda: torch.softmax(a, -1),
+        }
+
+    def run(fn, sync):
+        for _ in range(100):
+            fn()
+        sync()
+        best = proc = float("inf")
+        for _ in range(chunks):
+            t0, p0 = time.thread_time(), time.process_time()
+            for _ in range(k):
+                fn()
+            best = min(best, (time.thread_time() - t0) / k)
+            sync()
+            proc = min(proc, (time.process_time() - p0) / k)
+        return best, proc
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    spyre, cpu = cases("spyre"), cases("cpu")
+    print("host time per op, calling thread's CPU (process CPU incl. the sim card's "
+          "thread, with synchronize per chunk):")
+    for name in spyre:
+        td, pd = run(spyre[name], torch.spyre.synchronize)
+        tc, _ = run(cpu[name], lambda: None)
+        print(f"  {name:18s} spyre {td * 1e6:6.2f} us ({pd * 1e6:6.2f} us)  cpu {tc * 1e6:5.2f} us"
+              f"  {td / tc:4.2f}x")
+        if name == "add 16x16":
+            record("eager 16x16 add host time, spyre vs cpu", td / tc, "x",
+                   "calling thread's CPU time per a+b on spyre / on the CPU backend",
+                   f"least disturbed of {chunks} chunks of {k} calls")
+    torch.set_num_threads(threads)
+
+
 def main():
     p = torch.spyre.get_device_properties()
     print(f"device: {p.name}, backend {p.backend}, torch {torch.__version__}")
+    per_op_host_time()
+    if "--ops" in sys.argv[1:]:
+        return
 
     # host cost of the minimal device ops vs the same op on the CPU
     small_d = torch.empty(64, device="spyre")

@@ -1318,6 +1318,85 @@ static void *eager_worker(void *arg)
 	return NULL;
 }
 
+/*
+ * The eager fast path keys a call by its tensors' dtypes, shapes and
+ * strides, not their buffers: the same call over other buffers reuses the
+ * entry (and computes on those buffers), and the same shape with other
+ * strides (a transposed view) or another scalar is a call of its own.
+ */
+TEST(ops_fast_path_keys)
+{
+	int64_t s[2] = { 8, 16 }, i, j;
+	double va[128], vb[128], y[128], r[128];
+	struct dtensor a, b, out;
+	struct spyre_tensor at, ot, bt;
+	struct spyre_ops_stats s0, s1;
+	struct tctx c;
+	int pass;
+
+	for (i = 0; i < 128; i++) {
+		va[i] = (double)i;
+		vb[i] = 1000.0 + 2.0 * (double)i;
+	}
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &a, SPYRE_FLOAT32, 2, s));
+	OK(dt_new(&c, &b, SPYRE_FLOAT32, 2, s));
+	OK(dt_new(&c, &out, SPYRE_FLOAT32, 2, s));
+	OK(dt_write(&c, &a, va));
+	OK(dt_write(&c, &b, vb));
+	OK(spyre_ops_get_stats(c.ops, &s0));
+	for (pass = 0; pass < 3; pass++) {
+		/* a + b, then b + a: the same call, other buffers */
+		const struct dtensor *x = pass == 1 ? &b : &a, *z = pass == 1 ? &a : &b;
+
+		OK(spyre_op_binary(c.ops, c.s, SPYRE_BIN_SUB, &x->t, &z->t, &out.t));
+		OK(dt_read(&c, &out, y));
+		for (i = 0; i < 128; i++)
+			r[i] = pass == 1 ? vb[i] - va[i] : va[i] - vb[i];
+		CHECK(compare("fast path sub", y, r, NULL, 128, SPYRE_FLOAT32, 0) < 0,
+		      "pass %d", pass);
+	}
+	/* a viewed transposed, [16, 8] strides [1, 16], minus b's buffer as [16, 8] */
+	at = a.t;
+	at.shape[0] = 16;
+	at.shape[1] = 8;
+	at.strides[0] = 1;
+	at.strides[1] = 16;
+	ot = out.t;
+	ot.shape[0] = 16;
+	ot.shape[1] = 8;
+	ot.strides[0] = 8;
+	ot.strides[1] = 1;
+	bt = b.t;
+	bt.shape[0] = 16;
+	bt.shape[1] = 8;
+	bt.strides[0] = 8;
+	bt.strides[1] = 1;
+	OK(spyre_op_binary(c.ops, c.s, SPYRE_BIN_SUB, &at, &bt, &ot));
+	OK(dt_read(&c, &out, y));
+	for (i = 0; i < 16; i++)
+		for (j = 0; j < 8; j++)
+			r[i * 8 + j] = va[j * 16 + i] - vb[i * 8 + j];
+	CHECK(compare("fast path strided sub", y, r, NULL, 128, SPYRE_FLOAT32, 0) < 0,
+	      "transposed operand");
+	/* another scalar is another program */
+	OK(spyre_op_binary_scalar(c.ops, c.s, SPYRE_BIN_ADD, &a.t, 1.5, 0, &out.t));
+	OK(spyre_op_binary_scalar(c.ops, c.s, SPYRE_BIN_ADD, &a.t, -4.0, 0, &out.t));
+	OK(dt_read(&c, &out, y));
+	for (i = 0; i < 128; i++)
+		r[i] = va[i] - 4.0;
+	CHECK(compare("fast path scalar", y, r, NULL, 128, SPYRE_FLOAT32, 0) < 0, "a + -4");
+	OK(spyre_ops_get_stats(c.ops, &s1));
+	CHECK(s1.launches - s0.launches == 6, "launches %llu",
+	      (unsigned long long)(s1.launches - s0.launches));
+	OK(spyre_stream_synchronize(c.s));
+	dt_free(&a);
+	dt_free(&b);
+	dt_free(&out);
+	tctx_close(&c);
+}
+
 TEST(ops_threads_shared_cache)
 {
 	struct eager_thread w[4];

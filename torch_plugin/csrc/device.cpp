@@ -11,8 +11,6 @@
 namespace torch_spyre {
 namespace {
 
-constexpr int kMaxDevices = 16;
-
 struct DeviceTable {
 	std::once_flag count_once;
 	int count = 0;

@@ -13,6 +13,9 @@
 
 namespace torch_spyre {
 
+// The most devices the plugin opens (device_count() is at most this).
+constexpr int kMaxDevices = 16;
+
 // Number of cards (0 when no card and no sim backend: never throws).
 c10::DeviceIndex device_count() noexcept;
 // Why device_count() is 0 ("" otherwise).

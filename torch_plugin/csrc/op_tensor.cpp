@@ -7,10 +7,12 @@
 
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <cerrno>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace torch_spyre {
@@ -19,6 +21,9 @@ namespace {
 struct OpsContexts {
 	std::mutex mutex;
 	std::vector<spyre_ops *> per_device;
+	// Each device's context once created, read without the mutex: every
+	// device kernel asks for it, some more than once per op.
+	std::atomic<spyre_ops *> created[kMaxDevices] = {};
 };
 
 OpsContexts &contexts()
@@ -35,11 +40,14 @@ spyre_ops *ops_context(c10::DeviceIndex index)
 {
 	check_device_index(index);
 	auto &c = contexts();
+	if (spyre_ops *ops = c.created[index].load(std::memory_order_acquire))
+		return ops;
 	std::lock_guard<std::mutex> lock(c.mutex);
 	if (c.per_device.size() <= size_t(index))
 		c.per_device.resize(index + 1, nullptr);
 	if (!c.per_device[index])
 		SPYRE_CHECK(spyre_ops_create(device_handle(index), 0, &c.per_device[index]));
+	c.created[index].store(c.per_device[index], std::memory_order_release);
 	return c.per_device[index];
 }
 
@@ -137,19 +145,26 @@ void run_copy(const at::Tensor &like, const spyre_tensor &src, const spyre_tenso
 
 namespace {
 std::mutex op_count_mutex;
-std::map<std::string, uint64_t> op_counts_map;
+// std::less<> finds a name seen before from its string_view: no string is
+// built per op.
+std::map<std::string, uint64_t, std::less<>> op_counts_map;
 } // namespace
 
 void count_device_op(const char *op)
 {
+	std::string_view name(op);
 	std::lock_guard<std::mutex> lock(op_count_mutex);
-	op_counts_map[op]++;
+	auto it = op_counts_map.find(name);
+	if (it != op_counts_map.end())
+		it->second++;
+	else
+		op_counts_map.emplace(name, 1);
 }
 
 std::map<std::string, uint64_t> device_op_counts()
 {
 	std::lock_guard<std::mutex> lock(op_count_mutex);
-	return op_counts_map;
+	return {op_counts_map.begin(), op_counts_map.end()};
 }
 
 } // namespace torch_spyre

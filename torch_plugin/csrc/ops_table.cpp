@@ -20,6 +20,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -127,6 +129,30 @@ BinaryKind binary_kind(const spyre_op_info &row)
 	return row.result == SPYRE_RESULT_BOOL ? BinaryKind::Compare : BinaryKind::Arith;
 }
 
+// Kernel @k on (a, b, alpha) into @out (the input for the in-place form,
+// the out= tensor, undefined for the functional form): the result, or
+// nullopt when the card cannot take the call (the CPU fallback then runs it).
+std::optional<at::Tensor> binary_on_card(const TableKernel &k, const at::Tensor &a,
+					 const at::Tensor &b, double alpha, const at::Tensor &out)
+{
+	BinaryKind kind = binary_kind(*k.row);
+	// int8/uint8/int16 operands: computed in int32, wrapped back
+	auto small = small_binary(k.label.c_str(), spyre_binary_op(k.row->op), kind,
+				  k.row->flags & SPYRE_OPF_TRUE_DIV, a, b, alpha, out, k.form,
+				  [&](at::ScalarType cdt) {
+					  return card_takes(*k.row, is_cpu_scalar(a) ? b : a, cdt);
+				  });
+	if (small)
+		return k.form == OpForm::Functional ? *small : out;
+	auto dt = binary_dtype(kind, a, b, k.row->flags & SPYRE_OPF_TRUE_DIV);
+	if (!dt || (k.form == OpForm::InPlace && is_cpu_scalar(a)) ||
+	    !card_takes(*k.row, is_cpu_scalar(a) ? b : a, *dt))
+		return std::nullopt;
+	at::Tensor r = binary_run(k.label.c_str(), spyre_binary_op(k.row->op), kind, *dt, a, b,
+				  alpha, out, k.form == OpForm::InPlace);
+	return k.form == OpForm::Functional ? r : out;
+}
+
 // (self, other[, alpha][, out]): other a Tensor or a Scalar overload's number.
 void table_binary(const c10::OperatorHandle &handle, torch::jit::Stack *stack)
 {
@@ -139,28 +165,69 @@ void table_binary(const c10::OperatorHandle &handle, torch::jit::Stack *stack)
 	at::Tensor out = k.form == OpForm::Out ?
 				 torch::jit::peek(*stack, nargs - 1, nargs).toTensor() :
 				 k.form == OpForm::InPlace ? a : at::Tensor();
-	BinaryKind kind = binary_kind(*k.row);
-	// int8/uint8/int16 operands: computed in int32, wrapped back
-	auto small = small_binary(k.label.c_str(), spyre_binary_op(k.row->op), kind,
-				  k.row->flags & SPYRE_OPF_TRUE_DIV, a, b, alpha, out, k.form,
-				  [&](at::ScalarType cdt) {
-					  return card_takes(*k.row, is_cpu_scalar(a) ? b : a, cdt);
-				  });
-	if (small) {
-		torch::jit::drop(*stack, nargs);
-		torch::jit::push(*stack, k.form == OpForm::Functional ? *small : out);
-		return;
-	}
-	auto dt = binary_dtype(kind, a, b, k.row->flags & SPYRE_OPF_TRUE_DIV);
-	if (!dt || (k.form == OpForm::InPlace && is_cpu_scalar(a)) ||
-	    !card_takes(*k.row, is_cpu_scalar(a) ? b : a, *dt)) {
+	auto r = binary_on_card(k, a, b, alpha, out);
+	if (!r) {
 		spyre_cpu_fallback(handle, stack);
 		return;
 	}
-	at::Tensor r = binary_run(k.label.c_str(), spyre_binary_op(k.row->op), kind, *dt, a, b,
-				  alpha, out, k.form == OpForm::InPlace);
 	torch::jit::drop(*stack, nargs);
-	torch::jit::push(*stack, k.form == OpForm::Functional ? r : out);
+	torch::jit::push(*stack, std::move(*r));
+}
+
+// The functional Tensor overloads of the hottest binary ops (an eager
+// model's adds, muls and divides) as unboxed kernels: a boxed kernel gets
+// its operands copied into IValues, and each copy of a tensor Python holds
+// takes the GIL to keep its Python object alive (about 0.2 us an op).
+// Same kernel, same fallback, found once at registration.
+struct HotBinary {
+	const char *name;
+	const TableKernel *kernel = nullptr;
+	c10::OperatorHandle *handle = nullptr;
+};
+HotBinary hot_binaries[] = { { "add" }, { "sub" }, { "mul" }, { "div" } };
+
+template <size_t I>
+at::Tensor hot_binary_alpha(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha)
+{
+	const HotBinary &h = hot_binaries[I];
+	if (auto r = binary_on_card(*h.kernel, a, b, alpha.toDouble(), at::Tensor()))
+		return std::move(*r);
+	torch::jit::Stack stack{ a, b, alpha };
+	spyre_cpu_fallback(*h.handle, &stack);
+	return stack[0].toTensor();
+}
+
+template <size_t I> at::Tensor hot_binary(const at::Tensor &a, const at::Tensor &b)
+{
+	const HotBinary &h = hot_binaries[I];
+	if (auto r = binary_on_card(*h.kernel, a, b, 1.0, at::Tensor()))
+		return std::move(*r);
+	torch::jit::Stack stack{ a, b };
+	spyre_cpu_fallback(*h.handle, &stack);
+	return stack[0].toTensor();
+}
+
+// Registers @name.Tensor's functional form unboxed when it is a hot
+// binary; false otherwise.
+template <size_t I = 0>
+bool register_hot(torch::Library &m, const std::string &name, const TableKernel &k,
+		  const c10::OperatorHandle &handle)
+{
+	if constexpr (I == sizeof(hot_binaries) / sizeof(hot_binaries[0])) {
+		return false;
+	} else {
+		HotBinary &h = hot_binaries[I];
+		if (name != h.name)
+			return register_hot<I + 1>(m, name, k, handle);
+		h.kernel = &k;
+		h.handle = new c10::OperatorHandle(handle); // lives as long as the registration
+		std::string qualified = name + ".Tensor";
+		if (k.alpha)
+			m.impl(qualified.c_str(), TORCH_FN(hot_binary_alpha<I>));
+		else
+			m.impl(qualified.c_str(), TORCH_FN(hot_binary<I>));
+		return true;
+	}
 }
 
 // Registers aten::@name.@overload (when PyTorch defines it) as @form of
@@ -174,8 +241,13 @@ void register_one(torch::Library &m, const spyre_op_info &row, OpForm form,
 		return;
 	const auto &args = handle->schema().arguments();
 	bool alpha = row.kind == SPYRE_OPK_BINARY && args.size() > 2 && args[2].name() == "alpha";
-	table_kernels().emplace(opname, TableKernel{&row, form, label, alpha});
+	auto &k = table_kernels()
+			  .emplace(opname, TableKernel{ &row, form, label, alpha })
+			  .first->second;
 	std::string qualified = *overload ? name + "." + overload : name;
+	if (row.kind == SPYRE_OPK_BINARY && form == OpForm::Functional &&
+	    !strcmp(overload, "Tensor") && register_hot(m, name, k, *handle))
+		return;
 	if (row.kind == SPYRE_OPK_UNARY)
 		m.impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&table_unary>());
 	else

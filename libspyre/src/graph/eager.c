@@ -57,9 +57,80 @@ static int bind_output(spyre_graph *g, spyre_value v, const struct spyre_tensor 
 	return 0;
 }
 
+static int f_sdpa(spyre_graph *g, const spyre_value *in, const struct eager_args *a,
+		  spyre_value *out);
+
+/* One tensor's part of a fast-path key: what a graph input or output is built from. */
+static size_t fkey_tensor(uint64_t *k, const struct spyre_tensor *t)
+{
+	size_t n = 0;
+	unsigned int d;
+
+	if (!t) {
+		k[n++] = ~0ull;
+		return n;
+	}
+	k[n++] = (uint64_t)t->dtype | (uint64_t)t->layout << 16 | (uint64_t)t->ndim << 32;
+	for (d = 0; d < t->ndim; d++) {
+		k[n++] = (uint64_t)t->shape[d];
+		k[n++] = (uint64_t)t->strides[d];
+	}
+	return n;
+}
+
+/* Words of the longest key: the header and 12 tensors of SPYRE_MAX_DIMS dims. */
+#define FKEY_WORDS (10 + 12 * (1 + 2 * SPYRE_MAX_DIMS))
+
+/*
+ * The fast-path key of an eager call (ops_ctx.h): everything @fn and
+ * bind_output build the one-node graph from, but not the buffers (the
+ * launch binds those). Returns its length in words, 0 when the call does
+ * not take the fast path: op-specific arguments behind a pointer (a->p),
+ * and attention, whose lowering also reads SPYRE_ATTN_UNFUSED.
+ */
+static size_t fkey_of(uint64_t *k, const char *call, eager_fn fn, const struct eager_args *a,
+		      const struct spyre_tensor *const *ins, unsigned int nin,
+		      const struct spyre_tensor *const *outs, unsigned int nout)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	if (a->p || fn == f_sdpa || nin > 8 || nout > 4)
+		return 0;
+	k[n++] = (uint64_t)(uintptr_t)fn;
+	k[n++] = (uint64_t)(uintptr_t)call;
+	k[n++] = (uint64_t)(uint32_t)a->op;
+	memcpy(&k[n++], &a->d0, sizeof(a->d0));
+	memcpy(&k[n++], &a->d1, sizeof(a->d1));
+	k[n++] = (uint64_t)(uint32_t)a->i0;
+	k[n++] = (uint64_t)(uint32_t)a->i1;
+	k[n++] = (uint64_t)a->dt;
+	k[n++] = nin;
+	k[n++] = nout;
+	for (i = 0; i < nin; i++)
+		n += fkey_tensor(k + n, ins[i]);
+	for (i = 0; i < nout; i++)
+		n += fkey_tensor(k + n, outs[i]);
+	return n;
+}
+
+static uint64_t fkey_hash(const uint64_t *k, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h = (h ^ k[i]) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
 /*
  * One eager launch of @fn over @nin inputs (NULL ones are -1 to @fn)
- * writing @nout outputs (@fn fills one value per output).
+ * writing @nout outputs (@fn fills one value per output). A call seen
+ * before (same op, arguments, dtypes, shapes and strides) launches the
+ * entry its lowering found then, without building the graph again.
  */
 static int eager_n(spyre_ops *ops, spyre_stream *s, const char *call,
 		   const struct spyre_tensor *const *ins, const char *const *names,
@@ -75,6 +146,8 @@ static int eager_n(spyre_ops *ops, spyre_stream *s, const char *call,
 	spyre_graph *g = NULL;
 	struct lowered L;
 	unsigned int i, n = 0;
+	uint64_t fkey[FKEY_WORDS], fhash = 0;
+	size_t flen = 0;
 	void *key = NULL;
 	size_t len;
 	int ret;
@@ -95,6 +168,24 @@ static int eager_n(spyre_ops *ops, spyre_stream *s, const char *call,
 		if (ret)
 			return ret;
 		empty |= !spyre_tensor_numel(outs[i]);
+	}
+	flen = empty ? 0 : fkey_of(fkey, call, fn, a, ins, nin, outs, nout);
+	if (flen) {
+		fhash = fkey_hash(fkey, flen);
+		pthread_mutex_lock(&ops->lock);
+		e = ops_memo_get(ops, fkey, flen * sizeof(*fkey), fhash);
+		pthread_mutex_unlock(&ops->lock);
+		if (e) {
+			for (i = 0; i < nin; i++)
+				if (ins[i])
+					all[n++] = *ins[i];
+			for (i = 0; i < nout; i++)
+				all[n++] = *outs[i];
+			ret = g_launch(ops_cache_compiled(e), s, s, all, n - nout, all + n - nout,
+				       nout, call);
+			ops_cache_put(ops, e);
+			return ret;
+		}
 	}
 	ret = spyre_graph_create(ops, &g);
 	if (ret)
@@ -139,6 +230,8 @@ static int eager_n(spyre_ops *ops, spyre_stream *s, const char *call,
 				key = NULL;
 		}
 	}
+	if (e && flen)
+		ops_memo_set(ops, fkey, flen * sizeof(*fkey), fhash, e);
 	pthread_mutex_unlock(&ops->lock);
 	if (!ret) {
 		ret = g_launch(ops_cache_compiled(e), s, s, all, n - nout, all + n - nout, nout,

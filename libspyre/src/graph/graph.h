@@ -94,6 +94,7 @@ struct spyre_ops {
 	unsigned int ncores;
 	uint32_t hw_version;		/* card interface: major << 16 | minor */
 	struct cache_entry *lru;	/* most recent first */
+	struct memo_slot *memo;		/* eager fast path (ops_ctx.c), lazily allocated */
 	unsigned int entries, capacity;
 	struct spyre_ops_stats stats;
 	struct spyre_bo **iota;		/* fp32 0..len-1 constants, kept alive */

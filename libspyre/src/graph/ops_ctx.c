@@ -24,6 +24,21 @@ struct cache_entry {
 	bool evicted;
 };
 
+/*
+ * The eager fast path's table: direct-mapped by the call's hash (a
+ * collision replaces the older call, which then takes the slow path once
+ * and comes back). Four times the cache's default capacity, so that the
+ * calls of a model's forward rarely collide.
+ */
+#define MEMO_SLOTS 1024u
+
+struct memo_slot {
+	uint64_t hash;
+	void *fkey;
+	size_t len;
+	struct cache_entry *e;
+};
+
 int spyre_ops_create(spyre_device *dev, unsigned int cache_entries, spyre_ops **out)
 {
 	struct spyre_device_props props;
@@ -69,6 +84,10 @@ int spyre_ops_destroy(spyre_ops *ops)
 		n = e->next;
 		entry_free(e);
 	}
+	if (ops->memo)
+		for (i = 0; i < MEMO_SLOTS; i++)
+			free(ops->memo[i].fkey);
+	free(ops->memo);
 	for (i = 0; i < ops->niota; i++)
 		spyre_bo_destroy(ops->iota[i]);
 	free(ops->iota);
@@ -110,6 +129,65 @@ static void push_front(spyre_ops *ops, struct cache_entry *e)
 	ops->lru = e;
 }
 
+/* Caller holds ops->lock: @e, leaving the cache, leaves the memo too. */
+static void memo_forget(spyre_ops *ops, const struct cache_entry *e)
+{
+	unsigned int i;
+
+	if (!ops->memo)
+		return;
+	for (i = 0; i < MEMO_SLOTS; i++)
+		if (ops->memo[i].e == e) {
+			free(ops->memo[i].fkey);
+			memset(&ops->memo[i], 0, sizeof(ops->memo[i]));
+		}
+}
+
+/* Caller holds ops->lock. */
+struct cache_entry *ops_memo_get(spyre_ops *ops, const void *fkey, size_t len, uint64_t hash)
+{
+	struct memo_slot *m;
+	struct cache_entry *e;
+
+	if (!ops->memo)
+		return NULL;
+	m = &ops->memo[hash % MEMO_SLOTS];
+	if (!m->e || m->hash != hash || m->len != len || memcmp(m->fkey, fkey, len))
+		return NULL;
+	e = m->e;
+	if (ops->lru != e) {
+		unlink_entry(ops, e);
+		push_front(ops, e);
+	}
+	ops->stats.hits++;
+	e->users++;
+	return e;
+}
+
+/* Caller holds ops->lock; copies @fkey. Out of memory it records nothing. */
+void ops_memo_set(spyre_ops *ops, const void *fkey, size_t len, uint64_t hash,
+		  struct cache_entry *e)
+{
+	struct memo_slot *m;
+	void *k;
+
+	if (!ops->memo) {
+		ops->memo = calloc(MEMO_SLOTS, sizeof(*ops->memo));
+		if (!ops->memo)
+			return;
+	}
+	k = malloc(len);
+	if (!k)
+		return;
+	memcpy(k, fkey, len);
+	m = &ops->memo[hash % MEMO_SLOTS];
+	free(m->fkey);
+	m->hash = hash;
+	m->fkey = k;
+	m->len = len;
+	m->e = e;
+}
+
 /* Caller holds ops->lock. */
 struct cache_entry *ops_cache_get(spyre_ops *ops, const void *key, size_t len)
 {
@@ -145,6 +223,7 @@ int ops_cache_insert(spyre_ops *ops, void *key, size_t len, spyre_compiled *c,
 		for (last = ops->lru; last->next; last = last->next)
 			;
 		unlink_entry(ops, last);
+		memo_forget(ops, last);
 		ops->entries--;
 		ops->stats.evictions++;
 		if (last->users)
