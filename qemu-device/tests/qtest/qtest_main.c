@@ -6,6 +6,9 @@
  * virtual clock). MSI-X messages are pointed at guest RAM so delivery can
  * be observed as a memory write.
  */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -812,6 +815,53 @@ static void t_peer_dma_through_the_pci_address_space(void)
 	qt_quit(q);
 }
 
+/*
+ * The worker thread of each card (named "spyre" with debug-threads=on)
+ * runs under SCHED_BATCH unless worker-batch=off: a doorbell that wakes it
+ * must not preempt the vCPU that rang it (spyre-card.rst). Two cards, one
+ * of each: exactly one batch worker and one normal one.
+ */
+static void t_worker_thread_host_policy(void)
+{
+	struct qt *q = qt_start("-name spyre-qtest,debug-threads=on "
+				"-device spyre,addr=4,mem=64M "
+				"-device spyre,addr=5,mem=64M,worker-batch=off");
+	int batch = 0, other = 0;
+	struct dirent *e;
+	char path[128];
+	DIR *d;
+
+	/* both cards are realized once they answer config cycles */
+	CHECK_EQ(pci_cfg_read(q, 4, 0, 2), SPYRE_PCI_VENDOR_ID);
+	CHECK_EQ(pci_cfg_read(q, 5, 0, 2), SPYRE_PCI_VENDOR_ID);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)q->pid);
+	d = opendir(path);
+	CHECK(d);
+	while (d && (e = readdir(d))) {
+		char comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)q->pid, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "spyre", 5)) {
+			int pol = sched_getscheduler(atoi(e->d_name));
+
+			batch += pol == SCHED_BATCH;
+			other += pol == SCHED_OTHER;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	CHECK_EQ(batch, 1);
+	CHECK_EQ(other, 1);
+	qt_quit(q);
+}
+
 int main(void)
 {
 	if (!getenv("QEMU") || access(getenv("QEMU"), X_OK)) {
@@ -831,6 +881,7 @@ int main(void)
 	run("mmu_translates_and_faults", t_mmu_translates_and_faults);
 	run("mmu_user_queue_doorbell_page", t_mmu_user_queue_doorbell_page);
 	run("peer_dma_through_the_pci_address_space", t_peer_dma_through_the_pci_address_space);
+	run("worker_thread_host_policy", t_worker_thread_host_policy);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
