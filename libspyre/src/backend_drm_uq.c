@@ -24,8 +24,13 @@
  *   ring's BO; records are read in seqno order ("consumed") and a failed
  *   one becomes the error of its point and of its queue's record.
  * - Waiting polls completed_seqno for up to 50 us (a small job's round
- *   trip in the test VM), then sleeps in DRM_IOCTL_SPYRE_UQ_WAIT (every
- *   FENCE has F_IRQ).
+ *   trip in the test VM), then sleeps in DRM_IOCTL_SPYRE_UQ_WAIT. A job's
+ *   FENCE raises no interrupt: a waiter about to sleep makes sure one
+ *   comes, by writing an interrupt job (a FENCE with F_IRQ alone) behind
+ *   what it waits for unless one is already there (ring_arm_irq). Every
+ *   job leaves room on its ring for that one. An interrupt per job cost
+ *   the process more than the rest of its launch path when nobody slept
+ *   (the guest's interrupt entry and exit, each time).
  * - A ring the driver ended (its watchdog found it hung: -ETIMEDOUT; a
  *   card reset: -ECANCELED; a ring error: -EIO) is "dead": the job it
  *   stopped in fails with that error (a hang also bans that job's queue,
@@ -61,6 +66,7 @@
 #define UQ_VA_BASE	(DRM_SPYRE_VA_END - (1ull << 40))
 #define UQ_VA_STRIDE	(1ull << 20)	/* per ring BO; slot 0 is the resume page */
 #define UQ_SPIN_NS	50000		/* poll before sleeping in UQ_WAIT (runtime.rst) */
+#define UQ_SLICE_NS	1000000		/* a sleep no interrupt was promised for */
 #define UQ_TL_ERRS	16		/* failed points a timeline remembers */
 
 #define UQ_META_DEPS	4		/* in-syncs on other rings' unfinished work */
@@ -101,6 +107,7 @@ struct uq_ring {
 	uint64_t va;
 	uint32_t tail, head;		/* head: past the last consumed FENCE */
 	uint64_t seqno, consumed;	/* last FENCE written, last record read */
+	uint64_t irq_seqno;		/* last interrupt job written (ring_arm_irq) */
 	struct uq_meta meta[UQ_NREC];
 };
 
@@ -420,6 +427,37 @@ static int ring_restart(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r)
 /* ---- waiting for a ring ---- */
 
 /*
+ * Before a sleep until @r retired @seqno: an interrupt job behind it, so
+ * that the ring's interrupt wakes the sleeper (jobs' own FENCEs raise
+ * none). One interrupt job serves every wait up to it. Room for it is
+ * left by every job (uq_submit), and after it none is needed until the
+ * next job. False when no interrupt can be promised (no room: not
+ * expected); the caller then sleeps in short slices. Under uq->lock.
+ */
+static bool ring_arm_irq(struct uq_ring *r, uint64_t seqno)
+{
+	struct uq_meta *m;
+	union spyre_hw_desc *f;
+
+	if (r->irq_seqno >= seqno || r->dead || !r->doorbell || ring_done(r) >= seqno)
+		return true;
+	if (r->tail + 1 - r->head > UQ_ENTRIES || r->seqno + 1 - r->consumed > UQ_NREC)
+		return false;
+	r->seqno++;
+	m = &r->meta[r->seqno % UQ_NREC];
+	memset(m, 0, sizeof(*m));	/* no queue, no timeline: nothing to report */
+	f = &r->desc[r->tail++ % UQ_ENTRIES];
+	spyre_desc_fence(f, SPYRE_DESC_F_IRQ);
+	spyre_desc_fence_seal(f, r->seqno, r->va + UQ_REC_OFF + (r->seqno % UQ_NREC) *
+			      sizeof(struct spyre_hw_completion));
+	m->end = r->tail;
+	r->irq_seqno = r->seqno;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*r->doorbell = r->tail;
+	return true;
+}
+
+/*
  * Until @r retired @seqno: poll briefly, then sleep in the driver. A
  * translation fault that stopped the space is answered with a resume.
  */
@@ -428,6 +466,7 @@ static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, ui
 {
 	uint64_t t0 = spy_now_ns();
 	struct drm_spyre_uq_wait w;
+	bool irq;
 	int ret;
 
 	while (ring_done(r) < seqno && !r->dead) {
@@ -437,11 +476,18 @@ static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, ui
 #endif
 			continue;
 		}
+		pthread_mutex_lock(&uq->lock);
+		irq = ring_arm_irq(r, seqno);
+		pthread_mutex_unlock(&uq->lock);
 		memset(&w, 0, sizeof(w));
 		w.queue_id = r->qid;
 		w.value = seqno;
 		w.timeout_ns = abs_timeout_ns;
+		if (!irq && (int64_t)(spy_now_ns() + UQ_SLICE_NS) < abs_timeout_ns)
+			w.timeout_ns = (int64_t)(spy_now_ns() + UQ_SLICE_NS);
 		ret = spy_drm_ioctl(dev, DRM_IOCTL_SPYRE_UQ_WAIT, &w);
+		if (ret == -ETIME && w.timeout_ns != abs_timeout_ns)
+			continue;	/* a slice without an interrupt ended */
 		if (ret == -EFAULT) {
 			pthread_mutex_lock(&uq->lock);
 			consume_all(dev, uq);
@@ -1156,12 +1202,16 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 			ndesc++;
 		else
 			need_seq[i] = 0;
-	if (ndesc > UQ_ENTRIES) {
+	if (ndesc + 1 > UQ_ENTRIES) {
 		ret = -E2BIG;
 		goto out;
 	}
-	/* Room on the ring and a free completion record (the records were read above). */
-	while (r->tail + ndesc - r->head > UQ_ENTRIES || r->seqno + 1 - r->consumed > UQ_NREC) {
+	/*
+	 * Room on the ring and a free completion record (the records were read
+	 * above), and one more of each for an interrupt job (ring_arm_irq).
+	 */
+	while (r->tail + ndesc + 1 - r->head > UQ_ENTRIES ||
+	       r->seqno + 2 - r->consumed > UQ_NREC) {
 		pthread_mutex_unlock(&uq->lock);
 		ret = ring_wait(dev, uq, r, r->consumed + 1, INT64_MAX);
 		pthread_mutex_lock(&uq->lock);
@@ -1202,7 +1252,7 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 	{
 		union spyre_hw_desc *f = &r->desc[r->tail++ % UQ_ENTRIES];
 
-		spyre_desc_fence(f, SPYRE_DESC_F_IRQ);
+		spyre_desc_fence(f, 0);	/* a sleeper asks for the interrupt */
 		spyre_desc_fence_seal(f, r->seqno,
 				      r->va + UQ_REC_OFF + (r->seqno % UQ_NREC) *
 				      sizeof(struct spyre_hw_completion));
@@ -1237,6 +1287,7 @@ static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned
 							 DRM_SPYRE_ENGINE_DMA;
 	struct spy_uq *uq = uq_of(dev);
 	bool on[UQ_MAX_RINGS] = { false };
+	uint64_t irq_seq[UQ_MAX_RINGS] = { 0 };
 	bool kernel = false;
 	unsigned int i, n = 0;
 	int ret = 0;
@@ -1261,11 +1312,21 @@ static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned
 				break;
 			}
 	}
-	for (i = 0; i < uq->nrings; i++)
+	for (i = 0; i < uq->nrings; i++) {
 		n += on[i];
+		irq_seq[i] = uq->ring[i]->irq_seqno;
+	}
 	pthread_mutex_unlock(&uq->lock);
 	if (!n && !kernel)
 		return -ENOENT;
+	/*
+	 * The fault hits a ring's next command: let an interrupt job written
+	 * for an earlier wait run first, so that the fault meets the caller's
+	 * next work, as on a ring without interrupt jobs.
+	 */
+	for (i = 0; i < UQ_MAX_RINGS && kind; i++)
+		if (on[i] && ring_done(uq->ring[i]) < irq_seq[i])
+			ring_wait(dev, uq, uq->ring[i], irq_seq[i], INT64_MAX);
 	/* rings are never freed while the file is open: their index stays valid */
 	for (i = 0; i < UQ_MAX_RINGS && !ret; i++)
 		if (on[i])
