@@ -25,12 +25,15 @@
  *   one becomes the error of its point and of its queue's record.
  * - Waiting polls completed_seqno for up to 50 us (a small job's round
  *   trip in the test VM), then sleeps in DRM_IOCTL_SPYRE_UQ_WAIT. A job's
- *   FENCE raises no interrupt: a waiter about to sleep makes sure one
- *   comes, by writing an interrupt job (a FENCE with F_IRQ alone) behind
- *   what it waits for unless one is already there (ring_arm_irq). Every
- *   job leaves room on its ring for that one. An interrupt per job cost
- *   the process more than the rest of its launch path when nobody slept
- *   (the guest's interrupt entry and exit, each time).
+ *   FENCE raises no interrupt: a waiter about to sleep for a ring's last
+ *   job writes an interrupt job (a FENCE with F_IRQ alone) behind it
+ *   unless one is there already (ring_arm_irq); every job leaves room on
+ *   its ring for that one. A waiter for a job with others behind it
+ *   sleeps in slices of UQ_SLICE_NS instead (an interrupt job at the tail
+ *   would wake it only when they are done too), except the wait for room
+ *   on a full ring, which can wait for the ring to drain. An interrupt
+ *   per job cost the process more than the rest of its launch path when
+ *   nobody slept (the guest's interrupt entry and exit, each time).
  * - A ring the driver ended (its watchdog found it hung: -ETIMEDOUT; a
  *   card reset: -ECANCELED; a ring error: -EIO) is "dead": the job it
  *   stopped in fails with that error (a hang also bans that job's queue,
@@ -66,7 +69,7 @@
 #define UQ_VA_BASE	(DRM_SPYRE_VA_END - (1ull << 40))
 #define UQ_VA_STRIDE	(1ull << 20)	/* per ring BO; slot 0 is the resume page */
 #define UQ_SPIN_NS	50000		/* poll before sleeping in UQ_WAIT (runtime.rst) */
-#define UQ_SLICE_NS	1000000		/* a sleep no interrupt was promised for */
+#define UQ_SLICE_NS	100000		/* a sleep no interrupt was promised for */
 #define UQ_TL_ERRS	16		/* failed points a timeline remembers */
 
 #define UQ_META_DEPS	4		/* in-syncs on other rings' unfinished work */
@@ -444,17 +447,19 @@ static int ring_restart(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r)
  * that the ring's interrupt wakes the sleeper (jobs' own FENCEs raise
  * none). One interrupt job serves every wait up to it. Room for it is
  * left by every job (uq_submit), and after it none is needed until the
- * next job. False when no interrupt can be promised (no room: not
- * expected); the caller then sleeps in short slices. Under uq->lock.
+ * next job. With jobs after @seqno on the ring, only if @drain (the
+ * caller may wake when they are done too). False when no interrupt is
+ * promised: the caller sleeps in slices. Under uq->lock.
  */
-static bool ring_arm_irq(struct uq_ring *r, uint64_t seqno)
+static bool ring_arm_irq(struct uq_ring *r, uint64_t seqno, bool drain)
 {
 	struct uq_meta *m;
 	union spyre_hw_desc *f;
 
 	if (r->irq_seqno >= seqno || r->dead || !r->doorbell || ring_done(r) >= seqno)
 		return true;
-	if (r->tail + 1 - r->head > UQ_ENTRIES || r->seqno + 1 - r->consumed > UQ_NREC)
+	if ((seqno < r->seqno && !drain) ||
+	    r->tail + 1 - r->head > UQ_ENTRIES || r->seqno + 1 - r->consumed > UQ_NREC)
 		return false;
 	r->seqno++;
 	m = &r->meta[r->seqno % UQ_NREC];
@@ -473,9 +478,11 @@ static bool ring_arm_irq(struct uq_ring *r, uint64_t seqno)
 /*
  * Until @r retired @seqno: poll briefly, then sleep in the driver. A
  * translation fault that stopped the space is answered with a resume.
+ * @drain: the caller may wake only once the ring's later jobs are done
+ * too (ring_arm_irq).
  */
 static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, uint64_t seqno,
-		     int64_t abs_timeout_ns)
+		     int64_t abs_timeout_ns, bool drain)
 {
 	uint64_t t0 = spy_now_ns();
 	struct drm_spyre_uq_wait w;
@@ -490,7 +497,7 @@ static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, ui
 			continue;
 		}
 		pthread_mutex_lock(&uq->lock);
-		irq = ring_arm_irq(r, seqno);
+		irq = ring_arm_irq(r, seqno, drain);
 		pthread_mutex_unlock(&uq->lock);
 		memset(&w, 0, sizeof(w));
 		w.queue_id = r->qid;
@@ -585,7 +592,7 @@ static int uq_bo_close(spyre_device *dev, uint32_t handle)
 	if (busy && e.va) {
 		/* no memory for the record: wait for the work instead */
 		for (i = 0; i < UQ_MAX_RINGS && i < uq->nrings; i++)
-			ring_wait(dev, uq, uq->ring[i], uq->ring[i]->seqno, INT64_MAX);
+			ring_wait(dev, uq, uq->ring[i], uq->ring[i]->seqno, INT64_MAX, true);
 	}
 	if (e.va)
 		spy_drm_vm_unmap(dev, e.va, e.size);
@@ -871,7 +878,7 @@ static int uq_syncobj_wait(spyre_device *dev, const uint32_t *handles, const uin
 		pthread_mutex_unlock(&uq->lock);
 		if (ret || !r)
 			return ret;
-		ret = ring_wait(dev, uq, r, seqno, abs_timeout_ns);
+		ret = ring_wait(dev, uq, r, seqno, abs_timeout_ns, false);
 		if (ret)
 			return ret;
 	}
@@ -1073,7 +1080,7 @@ static int uq_submit_kernel(spyre_device *dev, const struct drm_spyre_submit *su
 		ret = uq_syncobj_wait(dev, &h, &pt, 1, INT64_MAX);
 	}
 	if (!ret)
-		ret = ring_wait(dev, uq, r, seqno, INT64_MAX);
+		ret = ring_wait(dev, uq, r, seqno, INT64_MAX, false);
 	if (ret)
 		return ret;
 
@@ -1230,7 +1237,8 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 	while (r->tail + ndesc + 1 - r->head > UQ_ENTRIES ||
 	       r->seqno + 2 - r->consumed > UQ_NREC) {
 		pthread_mutex_unlock(&uq->lock);
-		ret = ring_wait(dev, uq, r, r->consumed + 1, INT64_MAX);
+		/* a full ring: waking once it drained costs the card no time */
+		ret = ring_wait(dev, uq, r, r->consumed + 1, INT64_MAX, true);
 		pthread_mutex_lock(&uq->lock);
 		if (ret)
 			goto out;
@@ -1351,7 +1359,7 @@ static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned
 	 */
 	for (i = 0; i < UQ_MAX_RINGS && kind; i++)
 		if (on[i] && ring_done(uq->ring[i]) < irq_seq[i])
-			ring_wait(dev, uq, uq->ring[i], irq_seq[i], INT64_MAX);
+			ring_wait(dev, uq, uq->ring[i], irq_seq[i], INT64_MAX, true);
 	/* rings are never freed while the file is open: their index stays valid */
 	for (i = 0; i < UQ_MAX_RINGS && !ret; i++)
 		if (on[i])

@@ -360,3 +360,108 @@ TEST(drm_user_queue_dma_fault_fails_the_copy)
 	OK(spyre_bo_destroy(h));
 	OK(spyre_device_close(d));
 }
+
+/* The device on user-mode queues, or false where the card or driver has none. */
+static bool open_user_queues(spyre_device **d, int *ret)
+{
+	setenv("SPYRE_DRM_QUEUES", "user", 1);
+	*ret = spyre_device_open(0, d);
+	unsetenv("SPYRE_DRM_QUEUES");
+	return *ret == 0;
+}
+
+/*
+ * A wait for a job with more work queued behind it on its ring wakes when
+ * that job is done, not when the ring drained. Jobs' FENCEs raise no
+ * interrupt on user queues; a sleeper for a ring's last job writes an
+ * interrupt job behind it, but one at the tail would wake this waiter only
+ * after the later work too, so it sleeps in short slices instead. 32
+ * fills of 32 MiB (about 5 ms of paced card time), an event, 32 more: the
+ * event's synchronize returns while the later fills still run.
+ */
+TEST(drm_user_queue_wait_wakes_before_later_jobs)
+{
+	struct spyre_device_stats st0, st1;
+	spyre_device *d;
+	spyre_stream *s;
+	spyre_event *ev;
+	spyre_bo *x;
+	struct spyre_buf b;
+	int i, ret, busy;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	if (!open_user_queues(&d, &ret)) {
+		CHECK(ret == -EOPNOTSUPP, "open on user queues: %d", ret);
+		return;	/* no user-mode queues on this card or driver */
+	}
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &s));
+	OK(spyre_event_create(d, 0, &ev));
+	OK(spyre_bo_create(d, FILL_BYTES, SPYRE_MEM_DEVICE, &x));
+	b = spyre_bo_buf(x);
+	for (i = 0; i < 32; i++)
+		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, FILL_BYTES));
+	OK(spyre_event_record(ev, s));
+	for (i = 0; i < 32; i++)
+		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, FILL_BYTES));
+	OK(spyre_device_get_stats(d, &st0));
+	OK(spyre_event_synchronize(ev));
+	busy = spyre_stream_query(s);
+	OK(spyre_device_get_stats(d, &st1));
+	CHECK(busy == -EBUSY, "the event's wait returned after the later fills (query %d, "
+	      "%llu ioctls)", busy, (unsigned long long)(st1.ioctls - st0.ioctls));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_event_destroy(ev));
+	OK(spyre_stream_destroy(s));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_device_close(d));
+}
+
+/*
+ * A stream that fills its ring (2200 fills of 32 MiB: two descriptors
+ * each, some 370 ms of paced card time, written far faster) waits for
+ * room in the driver, woken by the interrupt job it writes, of which every
+ * job left room for one: a handful of ioctls, not one per slice, and
+ * every fill ran (the last one's pattern is in memory).
+ */
+TEST(drm_user_queue_full_ring_sleeps_on_an_interrupt)
+{
+	enum { FILLS = 2200 };
+	struct spyre_device_stats st0, st1;
+	spyre_device *d;
+	spyre_stream *s;
+	spyre_bo *x, *h;
+	struct spyre_buf b, hb, xb;
+	uint32_t *hm;
+	void *m;
+	int i, ret;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	if (!open_user_queues(&d, &ret)) {
+		CHECK(ret == -EOPNOTSUPP, "open on user queues: %d", ret);
+		return;
+	}
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &s));
+	OK(spyre_bo_create(d, FILL_BYTES, SPYRE_MEM_DEVICE, &x));
+	OK(host_bo(d, 4096, &h, &m));
+	hm = m;
+	b = spyre_bo_buf(x);
+	OK(spyre_device_get_stats(d, &st0));
+	for (i = 0; i < FILLS; i++)
+		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, FILL_BYTES));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_device_get_stats(d, &st1));
+	CHECK(st1.ioctls - st0.ioctls <= 16, "%d fills took %llu ioctls", FILLS,
+	      (unsigned long long)(st1.ioctls - st0.ioctls));
+	xb = buf_of(x, FILL_BYTES - 4096, 4096);
+	hb = spyre_bo_buf(h);
+	OK(spyre_memcpy_async(s, &hb, &xb, 4096));
+	OK(spyre_stream_synchronize(s));
+	CHECK(hm[0] == FILLS - 1 && hm[1023] == FILLS - 1, "the last fill left %u..%u", hm[0],
+	      hm[1023]);
+	OK(spyre_stream_destroy(s));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_bo_destroy(h));
+	OK(spyre_device_close(d));
+}
