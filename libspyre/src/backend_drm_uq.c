@@ -29,7 +29,7 @@
  *   job writes an interrupt job (a FENCE with F_IRQ alone) behind it
  *   unless one is there already (ring_arm_irq); every job leaves room on
  *   its ring for that one. A waiter for a job with others behind it
- *   sleeps in slices of UQ_SLICE_NS instead (an interrupt job at the tail
+ *   sleeps in slices of 100 us to 1 ms instead (an interrupt job at the tail
  *   would wake it only when they are done too), except the wait for room
  *   on a full ring, which can wait for the ring to drain. An interrupt
  *   per job cost the process more than the rest of its launch path when
@@ -69,7 +69,8 @@
 #define UQ_VA_BASE	(DRM_SPYRE_VA_END - (1ull << 40))
 #define UQ_VA_STRIDE	(1ull << 20)	/* per ring BO; slot 0 is the resume page */
 #define UQ_SPIN_NS	50000		/* poll before sleeping in UQ_WAIT (runtime.rst) */
-#define UQ_SLICE_NS	100000		/* a sleep no interrupt was promised for */
+#define UQ_SLICE_NS	100000		/* a sleep no interrupt was promised for, */
+#define UQ_SLICE_MAX_NS	1000000		/* doubling up to this while it lasts */
 #define UQ_TL_ERRS	16		/* failed points a timeline remembers */
 
 #define UQ_META_DEPS	4		/* in-syncs on other rings' unfinished work */
@@ -484,7 +485,7 @@ static bool ring_arm_irq(struct uq_ring *r, uint64_t seqno, bool drain)
 static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, uint64_t seqno,
 		     int64_t abs_timeout_ns, bool drain)
 {
-	uint64_t t0 = spy_now_ns();
+	uint64_t t0 = spy_now_ns(), slice = UQ_SLICE_NS;
 	struct drm_spyre_uq_wait w;
 	bool irq;
 	int ret;
@@ -503,11 +504,14 @@ static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, ui
 		w.queue_id = r->qid;
 		w.value = seqno;
 		w.timeout_ns = abs_timeout_ns;
-		if (!irq && (int64_t)(spy_now_ns() + UQ_SLICE_NS) < abs_timeout_ns)
-			w.timeout_ns = (int64_t)(spy_now_ns() + UQ_SLICE_NS);
+		if (!irq && (int64_t)(spy_now_ns() + slice) < abs_timeout_ns)
+			w.timeout_ns = (int64_t)(spy_now_ns() + slice);
 		ret = spy_drm_ioctl(dev, DRM_IOCTL_SPYRE_UQ_WAIT, &w);
-		if (ret == -ETIME && w.timeout_ns != abs_timeout_ns)
-			continue;	/* a slice without an interrupt ended */
+		if (ret == -ETIME && w.timeout_ns != abs_timeout_ns) {
+			/* a slice without an interrupt ended; a long wait takes longer ones */
+			slice = slice * 2 < UQ_SLICE_MAX_NS ? slice * 2 : UQ_SLICE_MAX_NS;
+			continue;
+		}
 		if (ret == -EFAULT) {
 			pthread_mutex_lock(&uq->lock);
 			consume_all(dev, uq);
