@@ -32,8 +32,9 @@
  *   sleeps in slices of 100 us to 1 ms instead (an interrupt job at the tail
  *   would wake it only when they are done too), except the wait for room
  *   on a full ring, which can wait for the ring to drain. An interrupt
- *   per job cost the process more than the rest of its launch path when
- *   nobody slept (the guest's interrupt entry and exit, each time).
+ *   per job cost a fifth of a prepared recipe launch's instructions in
+ *   the test VM whether anyone slept or not (the guest's interrupt entry
+ *   and exit, each time).
  * - A ring the driver ended (its watchdog found it hung: -ETIMEDOUT; a
  *   card reset: -ECANCELED; a ring error: -EIO) is "dead": the job it
  *   stopped in fails with that error (a hang also bans that job's queue,
@@ -230,8 +231,8 @@ static int ring_create(spyre_device *dev, unsigned int index, struct uq_ring **o
 	/*
 	 * The job records (meta, some 700 KiB) are fresh zero pages: touch
 	 * them now, so that no submission takes the page faults (one every
-	 * couple of dozen jobs until the ring wrapped, about a fifth of a
-	 * prepared launch's instructions in the test VM).
+	 * couple of dozen jobs until the ring wrapped: some 200 instructions
+	 * per job on average in the test VM).
 	 */
 	for (off = 0; off < sizeof(*r); off += SPY_PAGE)
 		((volatile uint8_t *)r)[off] = 0;
