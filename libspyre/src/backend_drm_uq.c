@@ -24,8 +24,17 @@
  *   ring's BO; records are read in seqno order ("consumed") and a failed
  *   one becomes the error of its point and of its queue's record.
  * - Waiting polls completed_seqno for up to 50 us (a small job's round
- *   trip in the test VM), then sleeps in DRM_IOCTL_SPYRE_UQ_WAIT (every
- *   FENCE has F_IRQ).
+ *   trip in the test VM), then sleeps in DRM_IOCTL_SPYRE_UQ_WAIT. A job's
+ *   FENCE raises no interrupt: a waiter about to sleep for a ring's last
+ *   job writes an interrupt job (a FENCE with F_IRQ alone) behind it
+ *   unless one is there already (ring_arm_irq); every job leaves room on
+ *   its ring for that one. A waiter for a job with others behind it
+ *   sleeps in slices of 100 us to 1 ms instead (an interrupt job at the tail
+ *   would wake it only when they are done too), except the wait for room
+ *   on a full ring, which can wait for the ring to drain. An interrupt
+ *   per job cost a fifth of a prepared recipe launch's instructions in
+ *   the test VM whether anyone slept or not (the guest's interrupt entry
+ *   and exit, each time).
  * - A ring the driver ended (its watchdog found it hung: -ETIMEDOUT; a
  *   card reset: -ECANCELED; a ring error: -EIO) is "dead": the job it
  *   stopped in fails with that error (a hang also bans that job's queue,
@@ -61,6 +70,8 @@
 #define UQ_VA_BASE	(DRM_SPYRE_VA_END - (1ull << 40))
 #define UQ_VA_STRIDE	(1ull << 20)	/* per ring BO; slot 0 is the resume page */
 #define UQ_SPIN_NS	50000		/* poll before sleeping in UQ_WAIT (runtime.rst) */
+#define UQ_SLICE_NS	100000		/* a sleep no interrupt was promised for, */
+#define UQ_SLICE_MAX_NS	1000000		/* doubling up to this while it lasts */
 #define UQ_TL_ERRS	16		/* failed points a timeline remembers */
 
 #define UQ_META_DEPS	4		/* in-syncs on other rings' unfinished work */
@@ -101,6 +112,7 @@ struct uq_ring {
 	uint64_t va;
 	uint32_t tail, head;		/* head: past the last consumed FENCE */
 	uint64_t seqno, consumed;	/* last FENCE written, last record read */
+	uint64_t irq_seqno;		/* last interrupt job written (ring_arm_irq) */
 	struct uq_meta meta[UQ_NREC];
 };
 
@@ -210,11 +222,20 @@ static int ring_start(spyre_device *dev, struct uq_ring *r)
 static int ring_create(spyre_device *dev, unsigned int index, struct uq_ring **out)
 {
 	struct uq_ring *r = calloc(1, sizeof(*r));
+	size_t off;
 	void *p;
 	int ret;
 
 	if (!r)
 		return -ENOMEM;
+	/*
+	 * The job records (meta, some 700 KiB) are fresh zero pages: touch
+	 * them now, so that no submission takes the page faults (one every
+	 * couple of dozen jobs until the ring wrapped: some 200 instructions
+	 * per job on average in the test VM).
+	 */
+	for (off = 0; off < sizeof(*r); off += SPY_PAGE)
+		((volatile uint8_t *)r)[off] = 0;
 	r->va = UQ_VA_BASE + (index + 1) * UQ_VA_STRIDE;
 	ret = spy_drm_bo_create(dev, UQ_BO_BYTES, 1, &r->handle);
 	if (ret) {
@@ -359,9 +380,13 @@ out:
 
 static void consume_all(spyre_device *dev, struct spy_uq *uq)
 {
-	bool progress = true;
+	bool progress = false;
 	unsigned int i;
 
+	/* the common case on the submission path: no record to read */
+	for (i = 0; i < uq->nrings && !progress; i++)
+		progress = uq->ring[i]->consumed < uq->ring[i]->seqno &&
+			   uq->ring[i]->consumed < ring_done(uq->ring[i]);
 	while (progress)
 		for (progress = false, i = 0; i < uq->nrings; i++)
 			progress |= ring_consume(dev, uq, uq->ring[i]);
@@ -420,14 +445,50 @@ static int ring_restart(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r)
 /* ---- waiting for a ring ---- */
 
 /*
+ * Before a sleep until @r retired @seqno: an interrupt job behind it, so
+ * that the ring's interrupt wakes the sleeper (jobs' own FENCEs raise
+ * none). One interrupt job serves every wait up to it. Room for it is
+ * left by every job (uq_submit), and after it none is needed until the
+ * next job. With jobs after @seqno on the ring, only if @drain (the
+ * caller may wake when they are done too). False when no interrupt is
+ * promised: the caller sleeps in slices. Under uq->lock.
+ */
+static bool ring_arm_irq(struct uq_ring *r, uint64_t seqno, bool drain)
+{
+	struct uq_meta *m;
+	union spyre_hw_desc *f;
+
+	if (r->irq_seqno >= seqno || r->dead || !r->doorbell || ring_done(r) >= seqno)
+		return true;
+	if ((seqno < r->seqno && !drain) ||
+	    r->tail + 1 - r->head > UQ_ENTRIES || r->seqno + 1 - r->consumed > UQ_NREC)
+		return false;
+	r->seqno++;
+	m = &r->meta[r->seqno % UQ_NREC];
+	memset(m, 0, sizeof(*m));	/* no queue, no timeline: nothing to report */
+	f = &r->desc[r->tail++ % UQ_ENTRIES];
+	spyre_desc_fence(f, SPYRE_DESC_F_IRQ);
+	spyre_desc_fence_seal(f, r->seqno, r->va + UQ_REC_OFF + (r->seqno % UQ_NREC) *
+			      sizeof(struct spyre_hw_completion));
+	m->end = r->tail;
+	r->irq_seqno = r->seqno;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*r->doorbell = r->tail;
+	return true;
+}
+
+/*
  * Until @r retired @seqno: poll briefly, then sleep in the driver. A
  * translation fault that stopped the space is answered with a resume.
+ * @drain: the caller may wake only once the ring's later jobs are done
+ * too (ring_arm_irq).
  */
 static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, uint64_t seqno,
-		     int64_t abs_timeout_ns)
+		     int64_t abs_timeout_ns, bool drain)
 {
-	uint64_t t0 = spy_now_ns();
+	uint64_t t0 = spy_now_ns(), slice = UQ_SLICE_NS;
 	struct drm_spyre_uq_wait w;
+	bool irq;
 	int ret;
 
 	while (ring_done(r) < seqno && !r->dead) {
@@ -437,11 +498,21 @@ static int ring_wait(spyre_device *dev, struct spy_uq *uq, struct uq_ring *r, ui
 #endif
 			continue;
 		}
+		pthread_mutex_lock(&uq->lock);
+		irq = ring_arm_irq(r, seqno, drain);
+		pthread_mutex_unlock(&uq->lock);
 		memset(&w, 0, sizeof(w));
 		w.queue_id = r->qid;
 		w.value = seqno;
 		w.timeout_ns = abs_timeout_ns;
+		if (!irq && (int64_t)(spy_now_ns() + slice) < abs_timeout_ns)
+			w.timeout_ns = (int64_t)(spy_now_ns() + slice);
 		ret = spy_drm_ioctl(dev, DRM_IOCTL_SPYRE_UQ_WAIT, &w);
+		if (ret == -ETIME && w.timeout_ns != abs_timeout_ns) {
+			/* a slice without an interrupt ended; a long wait takes longer ones */
+			slice = slice * 2 < UQ_SLICE_MAX_NS ? slice * 2 : UQ_SLICE_MAX_NS;
+			continue;
+		}
 		if (ret == -EFAULT) {
 			pthread_mutex_lock(&uq->lock);
 			consume_all(dev, uq);
@@ -526,7 +597,7 @@ static int uq_bo_close(spyre_device *dev, uint32_t handle)
 	if (busy && e.va) {
 		/* no memory for the record: wait for the work instead */
 		for (i = 0; i < UQ_MAX_RINGS && i < uq->nrings; i++)
-			ring_wait(dev, uq, uq->ring[i], uq->ring[i]->seqno, INT64_MAX);
+			ring_wait(dev, uq, uq->ring[i], uq->ring[i]->seqno, INT64_MAX, true);
 	}
 	if (e.va)
 		spy_drm_vm_unmap(dev, e.va, e.size);
@@ -812,7 +883,7 @@ static int uq_syncobj_wait(spyre_device *dev, const uint32_t *handles, const uin
 		pthread_mutex_unlock(&uq->lock);
 		if (ret || !r)
 			return ret;
-		ret = ring_wait(dev, uq, r, seqno, abs_timeout_ns);
+		ret = ring_wait(dev, uq, r, seqno, abs_timeout_ns, false);
 		if (ret)
 			return ret;
 	}
@@ -865,7 +936,13 @@ static uint64_t va_of(struct drm_priv *priv, uint32_t handle, uint64_t offset, b
 	return e->va + offset;
 }
 
-/* Write command @c at @r's tail (room checked). Under uq->lock. */
+/* write_cmd(): a COPY names a BO outside the address space (uq_submit_kernel). */
+#define UQ_PEER 1
+
+/*
+ * Write command @c at @r's tail (room checked). Under uq->lock and
+ * priv->lock. UQ_PEER: a COPY names a BO that has no VA (needs_kernel).
+ */
 static int write_cmd(struct drm_priv *priv, struct spy_uq *uq, struct uq_ring *r,
 		     const struct drm_spyre_cmd *c)
 {
@@ -884,7 +961,8 @@ static int write_cmd(struct drm_priv *priv, struct spy_uq *uq, struct uq_ring *r
 		a = va_of(priv, c->copy.dst_handle, c->copy.dst_offset, &dst_host);
 		b = va_of(priv, c->copy.src_handle, c->copy.src_offset, &src_host);
 		if (!a || !b)
-			return -ENOENT;
+			return !spy_drm_va_of(priv, c->copy.dst_handle) ||
+			       !spy_drm_va_of(priv, c->copy.src_handle) ? UQ_PEER : -ENOENT;
 		if (src_host && dst_host)
 			return -EINVAL;
 		if (src_host)
@@ -953,20 +1031,19 @@ static void desc_wait_mem(union spyre_hw_desc *d, uint64_t addr, uint64_t value)
 /*
  * A COPY naming a BO that is not in the address space: a peer BO (another
  * card's memory, PRIME-imported), which VM_BIND refuses, so no ring entry
- * can reach it.
+ * can reach it. Under priv->lock. (write_cmd() finds the same while it
+ * writes; this is for a job that writes nothing.)
  */
-static bool needs_kernel(struct drm_priv *priv, const struct drm_spyre_submit *sub)
+static bool needs_kernel_locked(struct drm_priv *priv, const struct drm_spyre_submit *sub)
 {
 	const struct drm_spyre_cmd *cmds = (const void *)(uintptr_t)sub->cmds;
 	bool ret = false;
 	unsigned int i;
 
-	pthread_mutex_lock(&priv->lock);
 	for (i = 0; i < sub->cmd_count && !ret; i++)
 		ret = cmds[i].type == DRM_SPYRE_CMD_COPY && cmds[i].copy.size &&
 		      (!spy_drm_va_of(priv, cmds[i].copy.src_handle) ||
 		       !spy_drm_va_of(priv, cmds[i].copy.dst_handle));
-	pthread_mutex_unlock(&priv->lock);
 	return ret;
 }
 
@@ -1008,7 +1085,7 @@ static int uq_submit_kernel(spyre_device *dev, const struct drm_spyre_submit *su
 		ret = uq_syncobj_wait(dev, &h, &pt, 1, INT64_MAX);
 	}
 	if (!ret)
-		ret = ring_wait(dev, uq, r, seqno, INT64_MAX);
+		ret = ring_wait(dev, uq, r, seqno, INT64_MAX, false);
 	if (ret)
 		return ret;
 
@@ -1092,8 +1169,6 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 	    ((sub->in_sync_count || sub->out_sync_count) &&
 	     sub->sync_stride != sizeof(struct drm_spyre_sync)) || sub->out_sync_count > 1)
 		return -EINVAL;
-	if (needs_kernel(priv, sub))
-		return uq_submit_kernel(dev, sub);
 	for (i = 0; i < sub->cmd_count; i++)
 		ndesc += cmd_descs(&cmds[i]);
 	pthread_mutex_lock(&uq->lock);
@@ -1156,14 +1231,19 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 			ndesc++;
 		else
 			need_seq[i] = 0;
-	if (ndesc > UQ_ENTRIES) {
+	if (ndesc + 1 > UQ_ENTRIES) {
 		ret = -E2BIG;
 		goto out;
 	}
-	/* Room on the ring and a free completion record (the records were read above). */
-	while (r->tail + ndesc - r->head > UQ_ENTRIES || r->seqno + 1 - r->consumed > UQ_NREC) {
+	/*
+	 * Room on the ring and a free completion record (the records were read
+	 * above), and one more of each for an interrupt job (ring_arm_irq).
+	 */
+	while (r->tail + ndesc + 1 - r->head > UQ_ENTRIES ||
+	       r->seqno + 2 - r->consumed > UQ_NREC) {
 		pthread_mutex_unlock(&uq->lock);
-		ret = ring_wait(dev, uq, r, r->consumed + 1, INT64_MAX);
+		/* a full ring: waking once it drained costs the card no time */
+		ret = ring_wait(dev, uq, r, r->consumed + 1, INT64_MAX, true);
 		pthread_mutex_lock(&uq->lock);
 		if (ret)
 			goto out;
@@ -1178,7 +1258,15 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 	/* An input that failed already: the job does not run, its FENCE says so. */
 	for (i = 0; i < sub->cmd_count && !ret && !dep_err; i++)
 		ret = write_cmd(priv, uq, r, &cmds[i]);
+	if (dep_err && needs_kernel_locked(priv, sub))
+		ret = UQ_PEER;
 	pthread_mutex_unlock(&priv->lock);
+	if (ret == UQ_PEER) {
+		/* a peer copy: nothing was published, the kernel runs the job */
+		r->tail = tail0;
+		pthread_mutex_unlock(&uq->lock);
+		return uq_submit_kernel(dev, sub);
+	}
 	if (ret) {
 		r->tail = tail0;	/* nothing was published */
 		goto out;
@@ -1202,7 +1290,7 @@ static int uq_submit(spyre_device *dev, const struct drm_spyre_submit *sub)
 	{
 		union spyre_hw_desc *f = &r->desc[r->tail++ % UQ_ENTRIES];
 
-		spyre_desc_fence(f, SPYRE_DESC_F_IRQ);
+		spyre_desc_fence(f, 0);	/* a sleeper asks for the interrupt */
 		spyre_desc_fence_seal(f, r->seqno,
 				      r->va + UQ_REC_OFF + (r->seqno % UQ_NREC) *
 				      sizeof(struct spyre_hw_completion));
@@ -1237,6 +1325,7 @@ static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned
 							 DRM_SPYRE_ENGINE_DMA;
 	struct spy_uq *uq = uq_of(dev);
 	bool on[UQ_MAX_RINGS] = { false };
+	uint64_t irq_seq[UQ_MAX_RINGS] = { 0 };
 	bool kernel = false;
 	unsigned int i, n = 0;
 	int ret = 0;
@@ -1261,11 +1350,21 @@ static int uq_inject_fault(spyre_device *dev, enum spyre_engine engine, unsigned
 				break;
 			}
 	}
-	for (i = 0; i < uq->nrings; i++)
+	for (i = 0; i < uq->nrings; i++) {
 		n += on[i];
+		irq_seq[i] = uq->ring[i]->irq_seqno;
+	}
 	pthread_mutex_unlock(&uq->lock);
 	if (!n && !kernel)
 		return -ENOENT;
+	/*
+	 * The fault hits a ring's next command: let an interrupt job written
+	 * for an earlier wait run first, so that the fault meets the caller's
+	 * next work, as on a ring without interrupt jobs.
+	 */
+	for (i = 0; i < UQ_MAX_RINGS && kind; i++)
+		if (on[i] && ring_done(uq->ring[i]) < irq_seq[i])
+			ring_wait(dev, uq, uq->ring[i], irq_seq[i], INT64_MAX, true);
 	/* rings are never freed while the file is open: their index stays valid */
 	for (i = 0; i < UQ_MAX_RINGS && !ret; i++)
 		if (on[i])

@@ -70,6 +70,13 @@ struct instance {
 	struct spyre_buf *args;
 	unsigned int outstanding;	/* atomic: its ops not issued yet */
 	unsigned int index;
+	/*
+	 * The workspace copy its internal fields (workspace, scalar blocks,
+	 * profiling slots) point at, -1 before its first launch: they depend
+	 * on the instance and that copy only, so a launch rebinds them only
+	 * when the copy changes.
+	 */
+	int bound_ws;
 	struct spy_dep *scal_dep;	/* per node: its last scalar copy (ref held) */
 };
 

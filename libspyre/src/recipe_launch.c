@@ -56,6 +56,7 @@ int spy_recipe_make_instances(spyre_recipe *r)
 
 		in->r = r;
 		in->index = k;
+		in->bound_ws = -1;
 		in->ops = calloc(r->nnodes ? r->nnodes : 1, sizeof(*in->ops));
 		in->cmds = calloc(r->ncmds ? r->ncmds : 1, sizeof(*in->cmds));
 		in->ranges = calloc(r->nranges ? r->nranges : 1, sizeof(*in->ranges));
@@ -347,7 +348,10 @@ int spyre_recipe_launch_scalars(spyre_recipe *r, spyre_stream *const *streams,
 		pthread_mutex_unlock(&r->lock);
 		return ret;
 	}
-	bind_internal(r, in, w);
+	if (in->bound_ws != (int)w) {
+		bind_internal(r, in, w);
+		in->bound_ws = (int)w;
+	}
 	if (r->scal_size)
 		put_scalars(r, in, scalars);
 	r->launches++;

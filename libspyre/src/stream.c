@@ -51,8 +51,14 @@ void spy_deps_hold(spyre_device *dev, struct spy_dep *const *slots, const struct
 {
 	unsigned int i;
 
-	if (!n)
+	/* the common case: each slot keeps its stream, only the point moves on */
+	for (i = 0; i < n && slots[i]->s == vals[i].s; i++)
+		;
+	if (i == n) {
+		for (i = 0; i < n; i++)
+			slots[i]->point = vals[i].point;
 		return;
+	}
 	pthread_mutex_lock(&dev->lock);
 	for (i = 0; i < n; i++) {
 		struct spy_dep *d = slots[i];

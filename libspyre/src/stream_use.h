@@ -33,7 +33,9 @@ void spy_stream_put(struct spyre_stream *s);
 /*
  * Set the @n dependency slots @slots[i] to @vals[i] (a NULL stream: empty),
  * taking a reference on each new stream and dropping the one each slot held
- * before: one dev->lock for all of them.
+ * before: one dev->lock for all of them, none when every slot keeps its
+ * stream (no reference changes; the caller serialises writers and readers
+ * of the slots, as a recipe's lock does).
  */
 void spy_deps_hold(spyre_device *dev, struct spy_dep *const *slots, const struct spy_dep *vals,
 		   unsigned int n);

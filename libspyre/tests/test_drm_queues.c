@@ -360,3 +360,198 @@ TEST(drm_user_queue_dma_fault_fails_the_copy)
 	OK(spyre_bo_destroy(h));
 	OK(spyre_device_close(d));
 }
+
+/* The device on user-mode queues, or false where the card or driver has none. */
+static bool open_user_queues(spyre_device **d, int *ret)
+{
+	setenv("SPYRE_DRM_QUEUES", "user", 1);
+	*ret = spyre_device_open(0, d);
+	unsetenv("SPYRE_DRM_QUEUES");
+	return *ret == 0;
+}
+
+/*
+ * A wait for a job with more work queued behind it on its ring wakes when
+ * that job is done, not when the ring drained. Jobs' FENCEs raise no
+ * interrupt on user queues; a sleeper for a ring's last job writes an
+ * interrupt job behind it, but one at the tail would wake this waiter only
+ * after the later work too, so it sleeps in short slices instead. 32
+ * fills of 32 MiB (about 5 ms of paced card time), an event, 32 more: the
+ * event's synchronize returns while the later fills still run.
+ */
+TEST(drm_user_queue_wait_wakes_before_later_jobs)
+{
+	struct spyre_device_stats st0, st1;
+	spyre_device *d;
+	spyre_stream *s;
+	spyre_event *ev;
+	spyre_bo *x;
+	struct spyre_buf b;
+	int i, ret, busy;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	if (!open_user_queues(&d, &ret)) {
+		CHECK(ret == -EOPNOTSUPP, "open on user queues: %d", ret);
+		return;	/* no user-mode queues on this card or driver */
+	}
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &s));
+	OK(spyre_event_create(d, 0, &ev));
+	OK(spyre_bo_create(d, FILL_BYTES, SPYRE_MEM_DEVICE, &x));
+	b = spyre_bo_buf(x);
+	for (i = 0; i < 32; i++)
+		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, FILL_BYTES));
+	OK(spyre_event_record(ev, s));
+	for (i = 0; i < 32; i++)
+		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, FILL_BYTES));
+	OK(spyre_device_get_stats(d, &st0));
+	OK(spyre_event_synchronize(ev));
+	busy = spyre_stream_query(s);
+	OK(spyre_device_get_stats(d, &st1));
+	CHECK(busy == -EBUSY, "the event's wait returned after the later fills (query %d, "
+	      "%llu ioctls)", busy, (unsigned long long)(st1.ioctls - st0.ioctls));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_event_destroy(ev));
+	OK(spyre_stream_destroy(s));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_device_close(d));
+}
+
+/*
+ * A stream that fills its ring (2200 fills of 32 MiB: two descriptors
+ * each, some 370 ms of paced card time, written far faster) waits for
+ * room in the driver, woken by the interrupt job it writes, of which every
+ * job left room for one: a handful of ioctls, not one per slice, and
+ * every fill ran (the last one's pattern is in memory).
+ */
+TEST(drm_user_queue_full_ring_sleeps_on_an_interrupt)
+{
+	enum { FILLS = 2200 };
+	struct spyre_device_stats st0, st1;
+	spyre_device *d;
+	spyre_stream *s;
+	spyre_bo *x, *h;
+	struct spyre_buf b, hb, xb;
+	uint32_t *hm;
+	void *m;
+	int i, ret;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	if (!open_user_queues(&d, &ret)) {
+		CHECK(ret == -EOPNOTSUPP, "open on user queues: %d", ret);
+		return;
+	}
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &s));
+	OK(spyre_bo_create(d, FILL_BYTES, SPYRE_MEM_DEVICE, &x));
+	OK(host_bo(d, 4096, &h, &m));
+	hm = m;
+	b = spyre_bo_buf(x);
+	OK(spyre_device_get_stats(d, &st0));
+	for (i = 0; i < FILLS; i++)
+		OK(spyre_memset_async(s, &b, (uint32_t)i, 4, FILL_BYTES));
+	OK(spyre_stream_synchronize(s));
+	OK(spyre_device_get_stats(d, &st1));
+	CHECK(st1.ioctls - st0.ioctls <= 16, "%d fills took %llu ioctls", FILLS,
+	      (unsigned long long)(st1.ioctls - st0.ioctls));
+	xb = buf_of(x, FILL_BYTES - 4096, 4096);
+	hb = spyre_bo_buf(h);
+	OK(spyre_memcpy_async(s, &hb, &xb, 4096));
+	OK(spyre_stream_synchronize(s));
+	CHECK(hm[0] == FILLS - 1 && hm[1023] == FILLS - 1, "the last fill left %u..%u", hm[0],
+	      hm[1023]);
+	OK(spyre_stream_destroy(s));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_bo_destroy(h));
+	OK(spyre_device_close(d));
+}
+
+/*
+ * A prepared recipe on user queues whose compute stream's ring hangs: the
+ * launch that hung fails with -ETIMEDOUT at synchronize, the next launch
+ * on that stream is refused (-ECANCELED: the stream is banned, as on
+ * kernel queues) with a message naming the submission, an argument too
+ * small is still refused before anything is written, and the same recipe
+ * on new streams runs and gives its result (y = 2x + 1, read back).
+ */
+TEST(drm_user_queue_recipe_after_hang)
+{
+	struct spyre_operand cargs[2] = { spyre_op_arg(0), spyre_op_arg(1) };
+	struct spyre_buf args[3], small;
+	spyre_stream *st[2], *st2[2];
+	spyre_program *prog;
+	spyre_recipe *r;
+	spyre_device *d;
+	spyre_bo *x, *y, *h;
+	float *m;
+	void *img, *mv;
+	size_t sz;
+	char saved[32];
+	int i, ret, bad = -1;
+
+	if (strcmp(test_backend, "drm"))
+		return;
+	if (!job_timeout_set("500", saved, sizeof(saved)))
+		return;	/* not root: no debugfs faults either */
+	if (!open_user_queues(&d, &ret)) {
+		job_timeout_restore(saved);
+		CHECK(ret == -EOPNOTSUPP, "open on user queues: %d", ret);
+		return;
+	}
+	img = kern_scale_f32(1024, 2.0f, 1.0f, &sz);
+	OK(spyre_program_load(d, img, sz, &prog));
+	free(img);
+	OK(spyre_recipe_create(d, 2, 3, 0, &r));
+	OK(spyre_recipe_compute(r, 0, prog, cargs, 2, spyre_op_ws(0, 0)));
+	OK(spyre_recipe_signal(r, 0, 0));
+	OK(spyre_recipe_wait(r, 1, 0));
+	OK(spyre_recipe_d2h(r, 1, spyre_op_arg(2), spyre_op_arg(1), 4096));
+	OK(spyre_recipe_finalize(r));
+	OK(spyre_bo_create(d, 4096, SPYRE_MEM_DEVICE, &x));
+	OK(spyre_bo_create(d, 4096, SPYRE_MEM_DEVICE, &y));
+	OK(host_bo(d, 4096, &h, &mv));
+	m = mv;
+	for (i = 0; i < 1024; i++)
+		m[i] = (float)i;
+	args[0] = spyre_bo_buf(x);
+	args[1] = spyre_bo_buf(y);
+	args[2] = spyre_bo_buf(h);
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &st[1]));
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &st[0]));	/* the newest compute */
+	{
+		struct spyre_buf xb = spyre_bo_buf(x), hb = spyre_bo_buf(h);
+
+		OK(spyre_memcpy_async(st[1], &xb, &hb, 4096));
+		OK(spyre_stream_synchronize(st[1]));
+	}
+	OK(spyre_sim_inject_fault(d, SPYRE_ENGINE_COMPUTE, 1));
+	OK(spyre_recipe_launch(r, st, args, 3));
+	ret = spyre_stream_synchronize(st[0]);
+	CHECK(ret == -ETIMEDOUT, "hung recipe launch: %d (%s)", ret, spyre_last_error());
+	FAILS_WITH(spyre_recipe_launch(r, st, args, 3), -ECANCELED, "submission 1 of");
+	small = buf_of(h, 0, 2048);
+	args[2] = small;
+	FAILS_WITH(spyre_recipe_launch(r, st, args, 3), -EINVAL, "argument 2 has 2048 bytes");
+	args[2] = spyre_bo_buf(h);
+	/* new streams: a compute ring set up again, the DMA one as it was */
+	OK(spyre_stream_create(d, SPYRE_ENGINE_COMPUTE, &st2[0]));
+	OK(spyre_stream_create(d, SPYRE_ENGINE_DMA, &st2[1]));
+	memset(m, 0, 4096);
+	OK(spyre_recipe_launch(r, st2, args, 3));
+	OK(spyre_stream_synchronize(st2[1]));
+	for (i = 0; i < 1024 && bad < 0; i++)
+		if (m[i] != 2.0f * (float)i + 1.0f)
+			bad = i;
+	CHECK(bad < 0, "after the hang: y[%d] = %g", bad, bad < 0 ? 0.0 : m[bad]);
+	OK(spyre_recipe_destroy(r));
+	spyre_stream_destroy(st[0]);
+	spyre_stream_destroy(st[1]);
+	OK(spyre_stream_destroy(st2[0]));
+	OK(spyre_stream_destroy(st2[1]));
+	OK(spyre_program_destroy(prog));
+	OK(spyre_bo_destroy(x));
+	OK(spyre_bo_destroy(y));
+	OK(spyre_bo_destroy(h));
+	OK(spyre_device_close(d));
+	job_timeout_restore(saved);
+}

@@ -126,6 +126,90 @@ TEST(recipe_rebind)
 }
 
 /*
+ * A recipe of device steps only (H2D on stream 0, event, compute and D2H on
+ * stream 1) launched back to back without synchronising (on user queues:
+ * two rings, no ioctl). Before every third launch the compute stream also
+ * waits for an event of a third stream, so that launch's compute waits for
+ * work outside the recipe; every launch's output is still its own.
+ */
+TEST(recipe_device_steps_back_to_back)
+{
+	enum { SETS = 6, LAUNCHES = 12 };
+	struct spyre_operand cargs[2] = { spyre_op_ws(0, BYTES), spyre_op_ws(BYTES, BYTES) };
+	struct spyre_device_stats s0, s1;
+	spyre_program *prog;
+	spyre_recipe *r;
+	spyre_stream *st[3];
+	spyre_event *ev;
+	spyre_bo *x[SETS], *y[SETS], *scratch, *dscratch;
+	void *xm[SETS], *ym[SETS], *sm;
+	size_t sz;
+	void *img;
+	int i, k, bad;
+
+	img = kern_scale_f32(N, 2.0f, 1.0f, &sz);
+	OK(spyre_program_load(dev, img, sz, &prog));
+	free(img);
+	OK(spyre_recipe_create(dev, 2, 2, 2 * BYTES, &r));
+	OK(spyre_recipe_h2d(r, 0, spyre_op_ws(0, BYTES), spyre_op_arg(0), BYTES));
+	OK(spyre_recipe_signal(r, 0, 0));
+	OK(spyre_recipe_wait(r, 1, 0));
+	OK(spyre_recipe_compute(r, 1, prog, cargs, 2, spyre_op_ws(0, 0)));
+	OK(spyre_recipe_d2h(r, 1, spyre_op_arg(1), spyre_op_ws(BYTES, BYTES), BYTES));
+	OK(spyre_recipe_finalize(r));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &st[0]));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_COMPUTE, &st[1]));
+	OK(spyre_stream_create(dev, SPYRE_ENGINE_DMA, &st[2]));
+	OK(spyre_event_create(dev, 0, &ev));
+	OK(host_bo(dev, BYTES, &scratch, &sm));
+	OK(spyre_bo_create(dev, BYTES, SPYRE_MEM_DEVICE, &dscratch));
+	for (i = 0; i < SETS; i++) {
+		OK(host_bo(dev, BYTES, &x[i], &xm[i]));
+		OK(host_bo(dev, BYTES, &y[i], &ym[i]));
+		for (k = 0; k < N; k++)
+			((float *)xm[i])[k] = (float)(k + i);
+		memset(ym[i], 0, BYTES);
+	}
+	OK(spyre_device_get_stats(dev, &s0));
+	for (k = 0; k < LAUNCHES; k++) {
+		struct spyre_buf args[2] = { spyre_bo_buf(x[k % SETS]), spyre_bo_buf(y[k % SETS]) };
+
+		if (k % 3 == 2) {
+			struct spyre_buf hs = spyre_bo_buf(scratch), ds = spyre_bo_buf(dscratch);
+
+			OK(spyre_memcpy_async(st[2], &ds, &hs, BYTES));
+			OK(spyre_event_record(ev, st[2]));
+			OK(spyre_stream_wait_event(st[1], ev));
+		}
+		OK(spyre_recipe_launch(r, st, args, 2));
+	}
+	OK(spyre_stream_synchronize(st[1]));
+	OK(spyre_stream_synchronize(st[0]));
+	OK(spyre_device_get_stats(dev, &s1));
+	/* 2 per launch, and the third stream's 4 copies */
+	CHECK(s1.submits - s0.submits == 2 * LAUNCHES + LAUNCHES / 3, "%llu submits",
+	      (unsigned long long)(s1.submits - s0.submits));
+	for (k = 0; k < SETS; k++) {
+		bad = -1;
+		for (i = 0; i < N && bad < 0; i++)
+			if (((float *)ym[k])[i] != 2.0f * (float)(i + k) + 1.0f)
+				bad = i;
+		CHECK(bad < 0, "set %d: y[%d] = %g", k, bad, bad < 0 ? 0 : ((float *)ym[k])[bad]);
+	}
+	OK(spyre_event_destroy(ev));
+	OK(spyre_recipe_destroy(r));
+	for (i = 0; i < 3; i++)
+		OK(spyre_stream_destroy(st[i]));
+	OK(spyre_program_destroy(prog));
+	for (i = 0; i < SETS; i++) {
+		spyre_bo_destroy(x[i]);
+		spyre_bo_destroy(y[i]);
+	}
+	spyre_bo_destroy(scratch);
+	spyre_bo_destroy(dscratch);
+}
+
+/*
  * Timestamps around a copy ride in the copy's submission, and a plain event
  * recorded after it submits nothing. @h (mapped at @m) is a host BO of
  * BYTES, @d a device BO.
