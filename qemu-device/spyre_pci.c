@@ -339,13 +339,14 @@ static void spyre_pace_timer(void *opaque)
 }
 
 /*
- * The worker is the card, not a CPU. Under TCG a doorbell write wakes it,
- * and with the host's default policy the woken thread often takes the very
- * core of the vCPU that rang, so the guest's posted write returns only once
- * the card has run the job: its host cost then includes the card's work
- * (on a loaded 2-core host a prepared launch measured 9-26 null ioctls of
- * wall clock against 6-13 with this). SCHED_BATCH keeps the worker's fair
- * share of the host but drops wake-up preemption; modelled device time does
+ * worker-batch=on: the worker runs under SCHED_BATCH, which keeps its fair
+ * share of the host but drops wake-up preemption. Under TCG a doorbell
+ * write wakes the worker, and with the host's default policy the woken
+ * thread often takes the very core of the vCPU that rang, so the guest's
+ * posted write returns only once the card has run the job. With the option
+ * the write returns at once, but on a host whose cores are all busy the
+ * card then waits for a vCPU's time slice, and round trips get slower
+ * (figures in spyre-card.rst): off by default. Modelled device time does
  * not depend on it. A hint: if the host refuses it nothing else changes.
  */
 static void spyre_worker_host_policy(SpyreState *s)
@@ -670,7 +671,7 @@ static SPYRE_PROPS_CONST Property spyre_props[] = {
     DEFINE_PROP_BOOL("pacing", SpyreState, pacing, false),
     DEFINE_PROP_BOOL("poison", SpyreState, poison, false),
     DEFINE_PROP_BOOL("hazard-check", SpyreState, hazard_check, false),
-    DEFINE_PROP_BOOL("worker-batch", SpyreState, worker_batch, true),
+    DEFINE_PROP_BOOL("worker-batch", SpyreState, worker_batch, false),
     DEFINE_PROP_UINT32("fault-dma-every", SpyreState, fault_dma_every, 0),
     DEFINE_PROP_UINT32("fault-hang-after", SpyreState, fault_hang_after, 0),
     SPYRE_PROP_END
