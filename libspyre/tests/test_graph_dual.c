@@ -71,6 +71,7 @@ static int add_proj(spyre_graph *g, const struct dual_case *t, spyre_value x, sp
 static void dual_run(struct tctx *c, const struct dual_case *t)
 {
 	int64_t sx[2] = { t->m, t->k }, sw[2] = { t->n, t->k }, so[2] = { t->m, t->n };
+	int64_t ss[2] = { t->n, 1 };
 	int64_t no = t->m * t->n, nw = t->n * t->k, i, j;
 	enum spyre_dtype wdt = t->w8 ? SPYRE_INT8 : t->dt;
 	double *x = calloc(t->m * t->k + 1, 8), *wg = calloc(nw + 1, 8), *wu = calloc(nw + 1, 8);
@@ -92,8 +93,8 @@ static void dual_run(struct tctx *c, const struct dual_case *t)
 	OK(dt_new(c, &dx, t->dt, 2, sx));
 	OK(dt_new(c, &dwg, wdt, 2, sw));
 	OK(dt_new(c, &dwu, wdt, 2, sw));
-	OK(dt_new(c, &dsg, t->dt, 1, &t->n));
-	OK(dt_new(c, &dsu, t->dt, 1, &t->n));
+	OK(dt_new(c, &dsg, SPYRE_FLOAT32, 2, ss));
+	OK(dt_new(c, &dsu, SPYRE_FLOAT32, 2, ss));
 	OK(dt_new(c, &dy, t->dt, 2, so));
 	OK(dt_new(c, &dg, t->dt, 2, so));
 	rnd_fill(x, t->m * t->k, -1, 1, 21, t->dt);
@@ -125,8 +126,16 @@ static void dual_run(struct tctx *c, const struct dual_case *t)
 	OK(spyre_graph_constant(g, &dwg.t, &vwg));
 	OK(spyre_graph_constant(g, &dwu.t, &vwu));
 	if (t->w8) {
+		/*
+		 * torchao's per-channel scales: fp32 [N, 1], cast to the
+		 * activations' type and read as [1, N] by the multiply
+		 */
 		OK(spyre_graph_constant(g, &dsg.t, &vsg));
 		OK(spyre_graph_constant(g, &dsu.t, &vsu));
+		OK(spyre_graph_cast(g, vsg, t->dt, &vsg));
+		OK(spyre_graph_cast(g, vsu, t->dt, &vsu));
+		OK(spyre_graph_transpose(g, vsg, 0, 1, &vsg));
+		OK(spyre_graph_transpose(g, vsu, 0, 1, &vsu));
 	}
 	OK(add_proj(g, t, vx, vwg, vsg, &a));
 	OK(spyre_graph_unary(g, SPYRE_UN_SILU, a, &a));

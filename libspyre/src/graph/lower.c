@@ -227,6 +227,50 @@ static bool fold_attn_copy(spyre_graph *g, struct gnode *p, unsigned int pidx, s
 	return true;
 }
 
+/*
+ * EW producer P read by Q (input @k, its only reader) through a view of
+ * P's result other than the identity: torchao's per-channel scale, a cast
+ * of the [N, 1] scale that the product's multiply reads as [1, N]. When
+ * P's inputs are contiguous values of P's shape and P's result is a
+ * contiguous storage only P writes, an element of that view is P's
+ * expression over the same view of each input: Q reads P's inputs through
+ * it, and P's expression joins Q's (which may then fuse into its matmul).
+ */
+static bool fold_view_producer(spyre_graph *g, struct gnode *p, unsigned int pidx,
+			       struct gnode *q, unsigned int k)
+{
+	const struct gval *o = &g->v[p->out];
+	struct gnode t;
+	struct gval x;
+	unsigned int j;
+
+	if (p->out_col || !perm_identity(p) || !perm_identity(q) || o->off || !g_contiguous(o) ||
+	    g->st[o->store].node != (int)pidx || !same_shape(o->ndim, o->shape, p->ndim, p->shape))
+		return false;
+	for (j = 0; j < p->nuops; j++)
+		if (uop_is_row(&p->u[j]))
+			return false;
+	for (j = 0; j < p->nin; j++) {
+		const struct gval *in = p->in[j] >= 0 ? &g->v[p->in[j]] : NULL;
+
+		if (!in || !g_contiguous(in) || !same_shape(in->ndim, in->shape, o->ndim, o->shape))
+			return false;
+	}
+	x = g->v[q->in[k]];	/* a copy: g_value may move the values */
+	t = *p;
+	for (j = 0; j < p->nin; j++) {
+		struct gval in = g->v[p->in[j]];
+
+		t.in[j] = g_value(g, in.dt, x.ndim, x.shape, x.strides, x.off + in.off, in.store);
+		if (t.in[j] < 0)
+			return false;
+	}
+	if (!merge_expr(&t, q, 1u << k, q))
+		return false;
+	p->dead = true;
+	return true;
+}
+
 static int fuse(spyre_graph *g)
 {
 	int *uses = calloc(g->nst ? g->nst : 1, sizeof(int));
@@ -267,8 +311,14 @@ static int fuse(spyre_graph *g)
 						nsame++;
 						ok = ok && reads_result(g, q->in[j], p, q);
 					}
-				if (p->dead || !ok || uses[v->store] != nsame)
+				if (p->dead || uses[v->store] != nsame)
 					continue;
+				if (!ok) {
+					if (p->kind == NK_EW && nsame == 1 &&
+					    fold_view_producer(g, p, (unsigned int)s->node, q, k))
+						again = true;
+					continue;
+				}
 				if (p->kind == NK_MM) {
 					if (!q->out_col && !q->permuted &&
 					    fuse_mm(g, p, (unsigned int)s->node, q, qmask))
@@ -402,14 +452,14 @@ static int fuse_duals(spyre_graph *g, bool *merged)
 			continue;
 		count_uses(g, uses);
 		for (k = 1; k < q->nin; k++) {
-			const struct gval *v = &g->v[q->in[k]];
-			const struct gstore *s = &g->st[v->store];
+			const struct gval *v = q->in[k] >= 0 ? &g->v[q->in[k]] : NULL;
+			const struct gstore *s = v ? &g->st[v->store] : NULL;
 			uint32_t qmask = 0;
 			int nsame = 0;
 			bool ok = true;
 			struct gnode *p;
 
-			if (q->in[k] < 0 || s->kind != ST_NODE || s->io >= 0 || s->node >= (int)qi)
+			if (!s || s->kind != ST_NODE || s->io >= 0 || s->node >= (int)qi)
 				continue;
 			p = &g->n[s->node];
 			if (p->dead || p->kind != NK_MM)
