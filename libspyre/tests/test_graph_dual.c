@@ -230,3 +230,74 @@ TEST(graph_dual_gated_mlp)
 		dual_run(&c, &cases[i]);
 	tctx_close(&c);
 }
+
+/*
+ * The fold of an elementwise producer its reader reads through a view
+ * (a transpose here): y = x * cast(s)^T with s [N, 1] is one kernel; with
+ * s the cat along dim 0 of two casts, neither cast writes the whole
+ * storage the multiply reads, so nothing folds that way and the values
+ * are still right.
+ */
+TEST(graph_fold_view_producer)
+{
+	enum { R = 5, N = 12 };
+	int64_t sx[2] = { R, N }, ss[2] = { N, 1 }, sa[2] = { 4, 1 }, sb[2] = { N - 4, 1 };
+	double x[R * N], sv[N], y[R * N], ref[R * N];
+	struct dtensor dx, ds, da, db, dy;
+	struct spyre_compiled_stats st;
+	spyre_value vx, vs, va, vb, parts[2], vy;
+	spyre_compiled *k;
+	spyre_graph *g;
+	struct tctx c;
+	int pass, i, j;
+
+	OK(tctx_open(dev, &c));
+	OK(dt_new(&c, &dx, SPYRE_FLOAT16, 2, sx));
+	OK(dt_new(&c, &ds, SPYRE_FLOAT32, 2, ss));
+	OK(dt_new(&c, &da, SPYRE_FLOAT32, 2, sa));
+	OK(dt_new(&c, &db, SPYRE_FLOAT32, 2, sb));
+	OK(dt_new(&c, &dy, SPYRE_FLOAT16, 2, sx));
+	rnd_fill(x, R * N, -2, 2, 31, SPYRE_FLOAT16);
+	rnd_fill(sv, N, -1, 1, 32, SPYRE_FLOAT16);
+	OK(dt_write(&c, &dx, x));
+	OK(dt_write(&c, &ds, sv));
+	OK(dt_write(&c, &da, sv));
+	OK(dt_write(&c, &db, sv + 4));
+	for (pass = 0; pass < 2; pass++) {
+		OK(spyre_graph_create(c.ops, &g));
+		OK(spyre_graph_input(g, SPYRE_FLOAT16, 2, sx, &vx));
+		if (!pass) {
+			OK(spyre_graph_constant(g, &ds.t, &vs));
+			OK(spyre_graph_cast(g, vs, SPYRE_FLOAT16, &vs));
+		} else {
+			OK(spyre_graph_constant(g, &da.t, &va));
+			OK(spyre_graph_constant(g, &db.t, &vb));
+			OK(spyre_graph_cast(g, va, SPYRE_FLOAT16, &parts[0]));
+			OK(spyre_graph_cast(g, vb, SPYRE_FLOAT16, &parts[1]));
+			OK(spyre_graph_cat(g, parts, 2, 0, &vs));
+		}
+		OK(spyre_graph_transpose(g, vs, 0, 1, &vs));
+		OK(spyre_graph_binary(g, SPYRE_BIN_MUL, vx, vs, &vy));
+		OK(spyre_graph_output(g, vy));
+		OK(spyre_graph_compile(g, &k));
+		OK(spyre_compiled_get_stats(k, &st));
+		if (!pass)
+			CHECK(st.kernels == 1, "cast read transposed: %u kernels", st.kernels);
+		OK(spyre_compiled_run(k, c.s, &dx.t, 1, &dy.t, 1));
+		OK(spyre_stream_synchronize(c.s));
+		OK(dt_read(&c, &dy, y));
+		for (i = 0; i < R; i++)
+			for (j = 0; j < N; j++)
+				ref[i * N + j] = round_to(SPYRE_FLOAT16, x[i * N + j] * sv[j]);
+		CHECK(compare(pass ? "cat" : "cast", y, ref, NULL, R * N, SPYRE_FLOAT16, 1) < 0,
+		      "values");
+		OK(spyre_compiled_destroy(k));
+		OK(spyre_graph_destroy(g));
+	}
+	dt_free(&dx);
+	dt_free(&ds);
+	dt_free(&da);
+	dt_free(&db);
+	dt_free(&dy);
+	tctx_close(&c);
+}
