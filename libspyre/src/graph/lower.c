@@ -246,7 +246,8 @@ static bool fold_view_producer(spyre_graph *g, struct gnode *p, unsigned int pid
 
 	/* P alone writes its whole storage (not one piece of a cat) */
 	if (p->out_col || !perm_identity(p) || !perm_identity(q) || o->off || !g_contiguous(o) ||
-	    g->st[o->store].node != (int)pidx || !same_shape(o->ndim, o->shape, p->ndim, p->shape) ||
+	    g->st[o->store].node != (int)pidx ||
+	    !same_shape(o->ndim, o->shape, p->ndim, p->shape) ||
 	    g_numel_of(o->ndim, o->shape) != g->st[o->store].numel)
 		return false;
 	for (j = 0; j < p->nuops; j++)

@@ -234,8 +234,8 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 			ret = -EOPNOTSUPP;
 			goto done;
 		}
-	if (s->dual && (s->dtype == SPYRE_DT_INT8 || e->nin < 2 || e->in[1].dtype != SPYRE_DT_FP32 ||
-			s->b2.dtype != s->b.dtype ||
+	if (s->dual && (s->dtype == SPYRE_DT_INT8 || e->nin < 2 ||
+			e->in[1].dtype != SPYRE_DT_FP32 || s->b2.dtype != s->b.dtype ||
 			memcmp(s->b2.strides, s->b.strides, sizeof(s->b.strides)))) {
 		snprintf(why, whylen, "malformed dual matmul (float A; B2 like B; fp32 value 1)");
 		ret = -EOPNOTSUPP;

@@ -211,6 +211,39 @@ static int64_t mc_tile(const struct mc_gen *x, int64_t j, unsigned int core)
 	return (bi * x->g->nmt + mt) * x->g->nnt + nt;
 }
 
+/*
+ * Chunk @k0 (@tkk of K) of B (@w 0) or a dual spec's B2 (@w 1) for grid
+ * column @i of block @blk, batch @bi, into buffer parity @b: multicast down
+ * the column, int8 widened on every core of it.
+ */
+static void mc_load_b(struct mc_gen *x, struct pb *p, unsigned int w, unsigned int b,
+		      unsigned int i, int64_t blk, int64_t bi, int64_t k0, uint32_t tkk)
+{
+	struct mm_gen *g = x->g;
+	const struct mm_spec *s = g->s;
+	const struct mc_plan *c = &x->c;
+	const int64_t *bs = s->b.strides;
+	unsigned int nb = s->nbatch, core;
+	int64_t n0 = (blk * c->gc + i) * g->tn;
+	uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
+	uint32_t bsp = w ? g->b2buf[b] : g->bbuf[b], b8 = w ? g->b28buf[b] : g->b8buf[b];
+	uint32_t bdst = s->b_int8 ? b8 : bsp;
+	int64_t el = (w ? s->b2.off : s->b.off) + batch_off(s, bs, bi) +
+		     (g->trans ? n0 * bs[nb + 1] + k0 : k0 * bs[nb] + n0);
+	uint8_t slot = w ? s->b2.slot : s->b.slot;
+
+	if (g->trans)
+		pb_load_mcast(p, col_mask(c, i), slot, (uint64_t)el * g->bes, tnn, tkk * g->bes,
+			      (uint32_t)(bs[nb + 1] * g->bes), bdst, g->tk * g->bes);
+	else
+		pb_load_mcast(p, col_mask(c, i), slot, (uint64_t)el * g->bes, tkk, tnn * g->bes,
+			      (uint32_t)(bs[nb] * g->bes), bdst, g->tn * g->bes);
+	for (core = 0; s->b_int8 && core < 32; core++)
+		if (col_mask(c, i) & (1u << core))
+			mm_widen(g, p, core, b8, bsp, g->trans ? tnn : tkk, g->trans ? tkk : tnn,
+				 g->trans ? g->tk : g->tn);
+}
+
 /* Chunks [kc0, kc1) of round @j into accumulator @par on every core. */
 static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int par, uint32_t kc0,
 		      uint32_t kc1)
@@ -218,10 +251,10 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 	struct mm_gen *g = x->g;
 	const struct mm_spec *s = g->s;
 	const struct mc_plan *c = &x->c;
-	const int64_t *as = s->a.strides, *bs = s->b.strides;
+	const int64_t *as = s->a.strides;
 	int64_t per = (int64_t)c->rb * c->cb, bi = j / per;
 	int64_t r = j % per / c->cb, blk = j % c->cb;
-	int64_t aoff = s->a.off + batch_off(s, as, bi), bbat = batch_off(s, bs, bi);
+	int64_t aoff = s->a.off + batch_off(s, as, bi);
 	unsigned int i, core, nb = s->nbatch, w;
 	uint32_t kc;
 
@@ -244,33 +277,10 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 		}
 		/* B, then a dual spec's B2 (value 1's product) */
 		for (w = 0; w <= s->dual; w++) {
-			int64_t boff = (w ? s->b2.off : s->b.off) + bbat;
-			uint8_t slot = w ? s->b2.slot : s->b.slot;
 			uint32_t bsp = w ? g->b2buf[b] : g->bbuf[b];
-			uint32_t b8 = w ? g->b28buf[b] : g->b8buf[b];
 
-			for (i = 0; i < c->gc; i++) {
-				int64_t n0 = (blk * c->gc + i) * g->tn;
-				uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
-				uint32_t bdst = s->b_int8 ? b8 : bsp;
-
-				if (g->trans)
-					pb_load_mcast(p, col_mask(c, i), slot,
-						      (uint64_t)(boff + n0 * bs[nb + 1] + k0) * g->bes,
-						      tnn, tkk * g->bes,
-						      (uint32_t)(bs[nb + 1] * g->bes), bdst,
-						      g->tk * g->bes);
-				else
-					pb_load_mcast(p, col_mask(c, i), slot,
-						      (uint64_t)(boff + k0 * bs[nb] + n0) * g->bes,
-						      tkk, tnn * g->bes, (uint32_t)(bs[nb] * g->bes),
-						      bdst, g->tn * g->bes);
-				for (core = 0; s->b_int8 && core < 32; core++)
-					if (col_mask(c, i) & (1u << core))
-						mm_widen(g, p, core, b8, bsp, g->trans ? tnn : tkk,
-							 g->trans ? tkk : tnn,
-							 g->trans ? g->tk : g->tn);
-			}
+			for (i = 0; i < c->gc; i++)
+				mc_load_b(x, p, w, b, i, blk, bi, k0, tkk);
 			for (core = 0; core < 32; core++) {
 				int64_t m0 = (r * c->gr + core / c->gc) * g->tm;
 				int64_t n0 = (blk * c->gc + core % c->gc) * g->tn;
