@@ -469,6 +469,58 @@ class NormRope(nn.Module):
         return q * cos.unsqueeze(1) + _rotate_half(q) * sin.unsqueeze(1)
 
 
+class GatedMLP(nn.Module):
+    """Llama's MLP: down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, d=72, hidden=200):
+        super().__init__()
+        self.gate_proj = nn.Linear(d, hidden, bias=False)
+        self.up_proj = nn.Linear(d, hidden, bias=False)
+        self.down_proj = nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+def _compute_kernels(compiled, args, path):
+    import json
+    compiled(*args)
+    with torch.spyre.trace(path):
+        got = compiled(*args)
+        torch.spyre.synchronize()
+    with open(path) as f:
+        names = [e["name"] for e in json.load(f)["traceEvents"]
+                 if e["ph"] == "X" and e.get("cat") == "compute"]
+    return got, names
+
+
+@pytest.mark.parametrize("quant", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("rows", [1, 37, 130])
+def test_gated_mlp_gate_and_up_are_one_kernel(dtype, quant, rows, tmp_path):
+    # silu(x @ wg.T) * (x @ wu.T) is one dual matmul reading x once (the
+    # op library's graph lowering), then the down projection: two kernels,
+    # against the CPU; with torchao's int8 weights too. 130 rows take the
+    # shared-operand schedule, 1 and 37 one core per tile.
+    torch.manual_seed(12)
+    ref = GatedMLP().to(dtype)
+    if quant:
+        from torchao.quantization import Int8WeightOnlyConfig, quantize_
+        quantize_(ref, Int8WeightOnlyConfig())
+    x = torch.randn(1, rows, 72, dtype=dtype)
+    x[0, 0, 5] = float("inf") if rows > 1 else x[0, 0, 5]
+    compiled = torch.compile(copy.deepcopy(ref).to(D), backend="spyre")
+    with torch.no_grad(), spyre_compiler.kernel_profile():
+        got, names = _compute_kernels(compiled, (x.to(D),), str(tmp_path / "t.json"))
+        want = ref(x)
+    tol = {torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}[dtype]
+    # the inf row: NaN where the CPU has NaN, else finite or inf alike
+    torch.testing.assert_close(got.cpu(), want, rtol=tol, atol=tol, equal_nan=True)
+    assert len(names) == 2, names
+    assert names[0].startswith(("linear", "matmul")) and f"x{200}x" in names[0], names
+    assert spyre_compiler.stats()["graph_breaks"] == []
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_rms_norm_and_rotary_embedding_lower_to_two_kernels(dtype, tmp_path):
     # RMSNorm as Hugging Face writes it is one row kernel, and

@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever generated programs change: part of every cache key. */
-#define SPYRE_OPS_VERSION 9
+#define SPYRE_OPS_VERSION 10
 
 #define SPYRE_MAX_DIMS 6
 

@@ -505,6 +505,10 @@ int spyre_graph_compile_flags(spyre_graph *g, unsigned int flags, spyre_compiled
 	copy.v = malloc((g->nv + 1) * sizeof(*g->v));
 	copy.st = malloc((g->nst + 1) * sizeof(*g->st));
 	copy.n = malloc((g->nn + 1) * sizeof(*g->n));
+	/* fusion may add values (fold_view_producer): the copy grows on its own */
+	copy.capv = g->nv + 1;
+	copy.capst = g->nst + 1;
+	copy.capn = g->nn + 1;
 	if (!copy.v || !copy.st || !copy.n) {
 		ret = spy_err(-ENOMEM, "%s: out of memory", call);
 	} else {

@@ -63,6 +63,12 @@ struct gnode {
 	unsigned int nuops;
 	struct uop u[K_MAX_UOPS];
 	int a, b;			/* mm: b viewed as [.., K, N]; gather: table, indices */
+	/*
+	 * mm: a second product A x b2 (b2 shaped and strided as b), epilogue
+	 * value 1 (in[1] unused): a gated MLP's two projections in one kernel
+	 */
+	bool dual;
+	int b2;
 	/* row nodes: iteration dim d is dim perm[d] of the input; the reduced
 	 * dim rdim comes last (kept in the output with size 1 when keepdim) */
 	bool permuted, keepdim;

@@ -32,6 +32,8 @@ static void count_uses(spyre_graph *g, int *uses)
 			uses[g->v[n->a].store]++;
 			uses[g->v[n->b].store]++;
 		}
+		if (n->dual)
+			uses[g->v[n->b2].store]++;
 	}
 	for (i = 0; i < g->noutputs; i++)
 		uses[g->v[g->outputs[i]].store]++;
@@ -225,6 +227,53 @@ static bool fold_attn_copy(spyre_graph *g, struct gnode *p, unsigned int pidx, s
 	return true;
 }
 
+/*
+ * EW producer P read by Q (input @k, its only reader) through a view of
+ * P's result other than the identity: torchao's per-channel scale, a cast
+ * of the [N, 1] scale that the product's multiply reads as [1, N]. When
+ * P's inputs are contiguous values of P's shape and P's result is a
+ * contiguous storage only P writes, an element of that view is P's
+ * expression over the same view of each input: Q reads P's inputs through
+ * it, and P's expression joins Q's (which may then fuse into its matmul).
+ */
+static bool fold_view_producer(spyre_graph *g, struct gnode *p, unsigned int pidx,
+			       struct gnode *q, unsigned int k)
+{
+	const struct gval *o = &g->v[p->out];
+	struct gnode t;
+	struct gval x;
+	unsigned int j;
+
+	/* P alone writes its whole storage (not one piece of a cat) */
+	if (p->out_col || !perm_identity(p) || !perm_identity(q) || o->off || !g_contiguous(o) ||
+	    g->st[o->store].node != (int)pidx ||
+	    !same_shape(o->ndim, o->shape, p->ndim, p->shape) ||
+	    g_numel_of(o->ndim, o->shape) != g->st[o->store].numel)
+		return false;
+	for (j = 0; j < p->nuops; j++)
+		if (uop_is_row(&p->u[j]))
+			return false;
+	for (j = 0; j < p->nin; j++) {
+		const struct gval *in = p->in[j] >= 0 ? &g->v[p->in[j]] : NULL;
+
+		if (!in || !g_contiguous(in) || !same_shape(in->ndim, in->shape, o->ndim, o->shape))
+			return false;
+	}
+	x = g->v[q->in[k]];	/* a copy: g_value may move the values */
+	t = *p;
+	for (j = 0; j < p->nin; j++) {
+		struct gval in = g->v[p->in[j]];
+
+		t.in[j] = g_value(g, in.dt, x.ndim, x.shape, x.strides, x.off + in.off, in.store);
+		if (t.in[j] < 0)
+			return false;
+	}
+	if (!merge_expr(&t, q, 1u << k, q))
+		return false;
+	p->dead = true;
+	return true;
+}
+
 static int fuse(spyre_graph *g)
 {
 	int *uses = calloc(g->nst ? g->nst : 1, sizeof(int));
@@ -265,8 +314,14 @@ static int fuse(spyre_graph *g)
 						nsame++;
 						ok = ok && reads_result(g, q->in[j], p, q);
 					}
-				if (p->dead || !ok || uses[v->store] != nsame)
+				if (p->dead || uses[v->store] != nsame)
 					continue;
+				if (!ok) {
+					if (p->kind == NK_EW && nsame == 1 &&
+					    fold_view_producer(g, p, (unsigned int)s->node, q, k))
+						again = true;
+					continue;
+				}
 				if (p->kind == NK_MM) {
 					if (!q->out_col && !q->permuted &&
 					    fuse_mm(g, p, (unsigned int)s->node, q, qmask))
@@ -279,6 +334,150 @@ static int fuse(spyre_graph *g)
 				}
 			}
 		} while (again);
+	}
+	free(uses);
+	return 0;
+}
+
+/* Values @x and @y are the same view of one storage. */
+static bool same_view(const struct gval *x, const struct gval *y)
+{
+	return x->store == y->store && x->off == y->off && x->dt == y->dt &&
+	       same_shape(x->ndim, x->shape, y->ndim, y->shape) &&
+	       !memcmp(x->strides, y->strides, x->ndim * sizeof(int64_t));
+}
+
+/* Index of value @v among @in[0..*nin), appended when new (-1: no room). */
+static int in_index(int *in, unsigned int *nin, int v)
+{
+	unsigned int j;
+
+	for (j = 2; j < *nin; j++)
+		if (in[j] == v)
+			return (int)j;
+	if (*nin == K_MAX_IN)
+		return -1;
+	in[*nin] = v;
+	return (int)(*nin)++;
+}
+
+/*
+ * Matmul Q reads the whole result of matmul P, which nothing else reads,
+ * and both multiply the same A by B's of one shape, layout and dtype
+ * (silu(x @ wg.T) * (x @ wu.T) after the epilogue fusion: P has silu, Q
+ * the product with P's result). Q becomes one dual matmul over A: value 0
+ * its own product, value 1 P's, P's epilogue applied to value 1 where Q
+ * read P's result. A is read once, and P's result never goes through
+ * LPDDR5. Returns true when merged (P dead).
+ */
+static bool fuse_dual(spyre_graph *g, struct gnode *p, struct gnode *q, uint32_t qmask)
+{
+	const struct gval *pa = &g->v[p->a], *qa = &g->v[q->a];
+	const struct gval *pb = &g->v[p->b], *qb = &g->v[q->b];
+	int in[K_MAX_IN], map[K_MAX_IN + K_MAX_UOPS];
+	unsigned int nin = 2, k, i, nu = 0;
+	struct uop u[K_MAX_UOPS];
+
+	if (p->dual || q->dual || p->nuops + q->nuops > K_MAX_UOPS || !p->nuops ||
+	    !same_view(pa, qa) || !g_is_float(pa->dt) || g->v[p->out].dt != pa->dt ||
+	    pb->dt != qb->dt ||
+	    !same_shape(pb->ndim, pb->shape, qb->ndim, qb->shape) ||
+	    memcmp(pb->strides, qb->strides, pb->ndim * sizeof(int64_t)) ||
+	    !same_shape(p->ndim, p->shape, q->ndim, q->shape))
+		return false;
+	in[0] = in[1] = -1;
+	/* Q's inputs other than its product and P's result, then P's */
+	for (k = 1; k < q->nin; k++) {
+		if ((qmask >> k) & 1)
+			continue;
+		map[k] = in_index(in, &nin, q->in[k]);
+		if (map[k] < 0)
+			return false;
+	}
+	for (k = 1; k < p->nin; k++)
+		if (in_index(in, &nin, p->in[k]) < 0)
+			return false;
+	/* P's expression first, over value 1 */
+	for (i = 0; i < p->nuops; i++, nu++) {
+		int8_t *ops[2] = { &u[nu].a, &u[nu].b };
+		unsigned int o;
+
+		u[nu] = p->u[i];
+		for (o = 0; o < 2; o++) {
+			int x = *ops[o];
+
+			if (x < 0)
+				continue;
+			if (x == 0)
+				*ops[o] = 1;
+			else if (x < (int)p->nin)
+				*ops[o] = (int8_t)in_index(in, &nin, p->in[x]);
+			else
+				*ops[o] = (int8_t)(nin + (unsigned int)x - p->nin);
+		}
+	}
+	map[0] = 0;
+	for (k = 1; k < q->nin; k++)
+		if ((qmask >> k) & 1)
+			map[k] = (int)(nin + p->nuops - 1);	/* P's result */
+	for (i = 0; i < q->nuops; i++)
+		map[q->nin + i] = (int)(nin + p->nuops + i);
+	for (i = 0; i < q->nuops; i++, nu++) {
+		u[nu] = q->u[i];
+		if (u[nu].a >= 0)
+			u[nu].a = (int8_t)map[q->u[i].a];
+		if (u[nu].b >= 0)
+			u[nu].b = (int8_t)map[q->u[i].b];
+	}
+	memcpy(q->in, in, sizeof(in));
+	q->nin = nin;
+	memcpy(q->u, u, sizeof(u));
+	q->nuops = nu;
+	q->dual = true;
+	q->b2 = p->b;
+	p->dead = true;
+	return true;
+}
+
+/* Pairs of matmuls over one A whose results meet in an epilogue (fuse_dual). */
+static int fuse_duals(spyre_graph *g, bool *merged)
+{
+	int *uses = calloc(g->nst ? g->nst : 1, sizeof(int));
+	unsigned int qi, k, j;
+
+	if (!uses)
+		return spy_err(-ENOMEM, "spyre_graph_compile: out of memory");
+	*merged = false;
+	for (qi = 0; qi < g->nn; qi++) {
+		struct gnode *q = &g->n[qi];
+
+		if (q->dead || q->kind != NK_MM)
+			continue;
+		count_uses(g, uses);
+		for (k = 1; k < q->nin; k++) {
+			const struct gval *v = q->in[k] >= 0 ? &g->v[q->in[k]] : NULL;
+			const struct gstore *s = v ? &g->st[v->store] : NULL;
+			uint32_t qmask = 0;
+			int nsame = 0;
+			bool ok = true;
+			struct gnode *p;
+
+			if (!s || s->kind != ST_NODE || s->io >= 0 || s->node >= (int)qi)
+				continue;
+			p = &g->n[s->node];
+			if (p->dead || p->kind != NK_MM)
+				continue;
+			for (j = 1; j < q->nin; j++)
+				if (q->in[j] >= 0 && g->v[q->in[j]].store == v->store) {
+					qmask |= 1u << j;
+					nsame++;
+					ok = ok && reads_result(g, q->in[j], p, q);
+				}
+			if (ok && uses[v->store] == nsame && fuse_dual(g, p, q, qmask)) {
+				*merged = true;
+				break;
+			}
+		}
 	}
 	free(uses);
 	return 0;
@@ -346,6 +545,8 @@ static int plan(spyre_graph *g, struct lowered *L, bool reuse)
 			g->st[g->v[n->a].store].last_use = (int)i;
 			g->st[g->v[n->b].store].last_use = (int)i;
 		}
+		if (n->dual)
+			g->st[g->v[n->b2].store].last_use = (int)i;
 		/* every writer too (cat writes one storage from several nodes) */
 		g->st[g->v[n->out].store].last_use = (int)i;
 	}
@@ -587,6 +788,12 @@ static int spec_node(spyre_graph *g, struct gnode *n, struct lnode *ln)
 		bsh[nd - 2] = m->k;
 		if (view(g, ln, n->a, nd, ash, &m->a) || view(g, ln, n->b, nd, bsh, &m->b))
 			return -1;
+		if (n->dual) {
+			m->dual = 1;
+			e->in[1].dtype = SPYRE_DT_FP32;	/* the second product */
+			if (view(g, ln, n->b2, nd, bsh, &m->b2))
+				return -1;
+		}
 	}
 	return out_view(g, ln, n, &e->out);
 }
@@ -600,6 +807,14 @@ int g_lower(spyre_graph *g, struct lowered *L, unsigned int flags, const char *c
 	ret = drop_unused(g);
 	if (!ret && !(flags & SPYRE_COMPILE_NO_FUSION))
 		ret = fuse(g);
+	if (!ret && !(flags & SPYRE_COMPILE_NO_FUSION)) {
+		bool merged = false;
+
+		ret = fuse_duals(g, &merged);
+		/* what reads a dual matmul's result may fuse into it now */
+		if (!ret && merged)
+			ret = fuse(g);
+	}
 	if (!ret)
 		ret = plan(g, L, !(flags & SPYRE_COMPILE_OP_BY_OP));
 	if (ret)

@@ -14,7 +14,9 @@
  * log_softmax, layer_norm, rms_norm and fused chains of them.
  *
  * Matmul family ("mm"): batched C = A x B (B optionally transposed) with an
- * ew expression as epilogue (bias, activation, residual, cast).
+ * ew expression as epilogue (bias, activation, residual, cast); "dual"
+ * computes A x B and A x B2 in one pass over A and combines them in the
+ * epilogue (silu(x Wg^T) * (x Wu^T)).
  */
 #ifndef SPYRE_KERN_H
 #define SPYRE_KERN_H
@@ -83,11 +85,18 @@ struct mm_spec {
 	 * the scratchpad before the PE array takes it.
 	 */
 	uint8_t b_int8;
-	uint8_t rsvd[7];		/* no implicit padding: the spec is a cache key */
+	/*
+	 * Two products over one A (a gated MLP's gate and up projections):
+	 * b2 has b's dtype and strides; epilogue value 1 is A x b2 in fp32
+	 * (epi.in[1] is not loaded). Float A only.
+	 */
+	uint8_t dual;
+	uint8_t rsvd[6];		/* no implicit padding: the spec is a cache key */
 	int64_t batch[K_MAX_DIMS];	/* batch dims of C */
 	int64_t m, n, k;
 	/* A [b.., M, K]: strides batch.., M (K stride 1) */
 	struct kview a, b;		/* b: [b.., K, N] or [b.., N, K] (trans_b) */
+	struct kview b2;		/* dual: the second B (b's strides) */
 	/* epilogue: iteration space [b.., M, N]; value 0 is the fp32 product */
 	struct ew_spec epi;		/* epi.in[0] unused (the product); epi.out = C */
 };

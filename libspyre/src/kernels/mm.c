@@ -4,7 +4,8 @@
  * elementwise epilogue. Output tiles [tm x tn] go round-robin to the cores;
  * each runs its K loop in chunks of tk with two A/B chunk buffers (the LOAD
  * of chunk i+1 overlaps the MATMUL of chunk i) and two accumulators (the
- * epilogue and STORE of tile i overlap the products of tile i+1).
+ * epilogue and STORE of tile i overlap the products of tile i+1). A dual
+ * spec loads a second B chunk per A chunk into a second accumulator.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,18 +46,33 @@ uint32_t mm_layout(struct mm_gen *g, uint32_t tm, uint32_t tn, uint32_t tk)
 		}
 		g->acc[p] = o;
 		o = align_up(o + tm * tn * 4, SP_ALIGN);
+		if (!g->s->dual)
+			continue;
+		g->b2buf[p] = o;
+		o = align_up(o + bb, SP_ALIGN);
+		if (g->s->b_int8) {
+			g->b28buf[p] = o;
+			o = align_up(o + tk * tn, SP_ALIGN);
+		}
+		g->acc2[p] = o;
+		o = align_up(o + tm * tn * 4, SP_ALIGN);
 	}
 	g->t.off[0][0] = g->acc[0];
 	g->t.off[1][0] = g->acc[1];
-	return texpr_layout(&g->t, &g->s->epi, o, tm, tn, 1);
+	if (g->s->dual) {
+		/* epilogue value 1: the second product, in its accumulator */
+		g->t.off[0][1] = g->acc2[0];
+		g->t.off[1][1] = g->acc2[1];
+	}
+	return texpr_layout(&g->t, &g->s->epi, o, tm, tn, g->s->dual ? 2 : 1);
 }
 
-void mm_widen_b(struct mm_gen *g, struct pb *p, unsigned int c, unsigned int b, uint32_t rows,
-		uint32_t cols, uint32_t ld)
+void mm_widen(struct mm_gen *g, struct pb *p, unsigned int c, uint32_t src, uint32_t dst,
+	      uint32_t rows, uint32_t cols, uint32_t ld)
 {
 	struct pb_vec v = { .func = SPYRE_VF_COPY, .dtype = SPYRE_DT_INT8,
 			    .dtype_out = g->s->dtype, .rows = rows, .cols = cols,
-			    .s0 = g->b8buf[b], .s0_stride = ld, .d = g->bbuf[b], .d_stride = ld };
+			    .s0 = src, .s0_stride = ld, .d = dst, .d_stride = ld };
 
 	pb_vec(p, c, &v);
 }
@@ -65,17 +81,19 @@ void mm_widen_b(struct mm_gen *g, struct pb *p, unsigned int c, unsigned int b, 
  * B chunk @b of @rows x @cols elements (row stride @ld in the scratchpad)
  * onto core @c: straight into the B buffer, or for int8 weights into the
  * int8 buffer and widened from there (exact: every int8 is an fp16/bf16).
+ * @two: the second B of a dual spec (same element offset, its own slot).
  */
-static void mm_load_b(struct mm_gen *g, struct pb *p, unsigned int c, unsigned int b,
+static void mm_load_b(struct mm_gen *g, struct pb *p, unsigned int c, unsigned int b, bool two,
 		      uint64_t mem_off, uint32_t rows, uint32_t cols, uint32_t mem_stride,
 		      uint32_t ld)
 {
 	const struct mm_spec *s = g->s;
+	uint32_t dst = two ? g->b2buf[b] : g->bbuf[b], d8 = two ? g->b28buf[b] : g->b8buf[b];
 
-	pb_load(p, c, s->b.slot, mem_off, rows, cols * g->bes, mem_stride,
-		s->b_int8 ? g->b8buf[b] : g->bbuf[b], ld * g->bes);
+	pb_load(p, c, two ? s->b2.slot : s->b.slot, mem_off, rows, cols * g->bes, mem_stride,
+		s->b_int8 ? d8 : dst, ld * g->bes);
 	if (s->b_int8)
-		mm_widen_b(g, p, c, b, rows, cols, ld);
+		mm_widen(g, p, c, d8, dst, rows, cols, ld);
 }
 
 static void mm_products(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti,
@@ -97,6 +115,9 @@ static void mm_products(struct mm_gen *g, struct pb *p, unsigned int c, int64_t 
 
 		if (kc0 == 0)
 			pb_vec(p, c, &v);
+		v.d = g->acc2[par];
+		if (kc0 == 0 && s->dual)
+			pb_vec(p, c, &v);
 		return;
 	}
 	for (kc = kc0; kc < kc1; kc++) {
@@ -104,21 +125,25 @@ static void mm_products(struct mm_gen *g, struct pb *p, unsigned int c, int64_t 
 		uint32_t tkk = (uint32_t)(s->k - k0 < g->tk ? s->k - k0 : g->tk);
 		unsigned int b = g->q[c]++ & 1;
 		int64_t ael = s->a.off + batch_off(s, as, bi) + m0 * as[nb] + k0;
-		int64_t bel = s->b.off + batch_off(s, bs, bi);
+		int64_t bel = batch_off(s, bs, bi);
+		unsigned int w;
 
 		pb_load(p, c, s->a.slot, (uint64_t)ael * g->es, tmm, tkk * g->es,
 			(uint32_t)(as[nb] * g->es), g->abuf[b], g->tk * g->es);
-		if (g->trans) {
-			bel += n0 * bs[nb + 1] + k0;
-			mm_load_b(g, p, c, b, (uint64_t)bel * g->bes, tnn, tkk,
-				  (uint32_t)(bs[nb + 1] * g->bes), g->tk);
-		} else {
-			bel += k0 * bs[nb] + n0;
-			mm_load_b(g, p, c, b, (uint64_t)bel * g->bes, tkk, tnn,
-				  (uint32_t)(bs[nb] * g->bes), g->tn);
+		bel += g->trans ? n0 * bs[nb + 1] + k0 : k0 * bs[nb] + n0;
+		for (w = 0; w <= s->dual; w++) {
+			int64_t el = bel + (w ? s->b2.off : s->b.off);
+
+			if (g->trans)
+				mm_load_b(g, p, c, b, w, (uint64_t)el * g->bes, tnn, tkk,
+					  (uint32_t)(bs[nb + 1] * g->bes), g->tk);
+			else
+				mm_load_b(g, p, c, b, w, (uint64_t)el * g->bes, tkk, tnn,
+					  (uint32_t)(bs[nb] * g->bes), g->tn);
+			pb_matmul(p, c, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, g->abuf[b],
+				  g->tk, w ? g->b2buf[b] : g->bbuf[b], g->trans ? g->tk : g->tn,
+				  w ? g->acc2[par] : g->acc[par], g->tn);
 		}
-		pb_matmul(p, c, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, g->abuf[b], g->tk,
-			  g->bbuf[b], g->trans ? g->tk : g->tn, g->acc[par], g->tn);
 	}
 }
 
@@ -136,7 +161,7 @@ void mm_epi(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti, unsigned
 
 	if (phase)
 		texpr_eval(&g->t, e, p, c, par, tmm, tnn);
-	for (k = phase ? e->nin : 1; k <= (phase ? e->nin : e->nin - 1u); k++) {
+	for (k = phase ? e->nin : 1u + s->dual; k <= (phase ? e->nin : e->nin - 1u); k++) {
 		const struct kview *kv = k < e->nin ? &e->in[k] : &e->out;
 		uint32_t es = pb_dtype_size(kv->dtype);
 		uint8_t cl = k < e->nin ? g->cls[k] : g->t.out_cls;
@@ -183,7 +208,9 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 	for (d = 0; d < nb; d++)
 		g->nb *= s->batch[d];
 	out->nslots = (unsigned int)(s->a.slot > s->b.slot ? s->a.slot : s->b.slot) + 1;
-	for (k = 1; k < e->nin; k++)
+	if (s->dual && s->b2.slot + 1u > out->nslots)
+		out->nslots = s->b2.slot + 1u;
+	for (k = 1u + s->dual; k < e->nin; k++)
 		if (e->in[k].slot + 1u > out->nslots)
 			out->nslots = e->in[k].slot + 1u;
 	if (e->out.slot + 1u > out->nslots)
@@ -207,8 +234,16 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 			ret = -EOPNOTSUPP;
 			goto done;
 		}
+	if (s->dual && (s->dtype == SPYRE_DT_INT8 || e->nin < 2 ||
+			e->in[1].dtype != SPYRE_DT_FP32 || s->b2.dtype != s->b.dtype ||
+			memcmp(s->b2.strides, s->b.strides, sizeof(s->b.strides)))) {
+		snprintf(why, whylen, "malformed dual matmul (float A; B2 like B; fp32 value 1)");
+		ret = -EOPNOTSUPP;
+		goto done;
+	}
 	g->cls[0] = full;
-	for (k = 1; k < e->nin; k++)
+	g->cls[1] = full;	/* a dual spec's second product (else set below) */
+	for (k = 1u + s->dual; k < e->nin; k++)
 		g->cls[k] = (s->n > 1 && e->in[k].strides[nb + 1] ? 1 : 0) |
 			    (s->m > 1 && e->in[k].strides[nb] ? 2 : 0);
 	ret = texpr_analyse(&g->t, e, g->cls, full, true, why, whylen);
@@ -252,7 +287,7 @@ int kern_mm(const struct mm_spec *s, unsigned int ncores, struct kprogs *out, ch
 	}
 	mm_layout(g, g->tm, g->tn, g->tk);
 	g->nkc = s->k ? (uint32_t)((s->k + g->tk - 1) / g->tk) : 1;
-	per_tile = 3 * g->nkc + 2 * (e->nin + e->nuops) + 4;
+	per_tile = (1 + (1 + s->dual) * (s->b_int8 ? 3 : 2)) * g->nkc + 2 * (e->nin + e->nuops) + 4;
 	if ((uint64_t)per_tile * ncores > PB_MAX_INSNS / 2) {
 		snprintf(why, whylen, "K too large for one program");
 		ret = -EOPNOTSUPP;

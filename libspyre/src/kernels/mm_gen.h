@@ -16,6 +16,7 @@ struct mm_gen {
 	uint32_t es, tm, tn, tk, nmt, nnt, nkc;
 	uint32_t abuf[2], bbuf[2], acc[2];
 	uint32_t b8buf[2];	/* int8 B chunks before widening (spec b_int8) */
+	uint32_t b2buf[2], b28buf[2], acc2[2];	/* spec dual: the second B's */
 	uint32_t bes;		/* bytes per B element in memory */
 	/*
 	 * A resident (mm_mc.c): the whole K of a core's A rows stays in the
@@ -32,9 +33,12 @@ struct mm_gen {
 int64_t batch_off(const struct mm_spec *s, const int64_t *strides, int64_t bi);
 /* Lay out A/B chunk buffers, accumulators and the epilogue; returns the end. */
 uint32_t mm_layout(struct mm_gen *g, uint32_t tm, uint32_t tn, uint32_t tk);
-/* Widen int8 B chunk @b (@rows x @cols, row stride @ld) to the A dtype on core @c. */
-void mm_widen_b(struct mm_gen *g, struct pb *p, unsigned int c, unsigned int b, uint32_t rows,
-		uint32_t cols, uint32_t ld);
+/*
+ * Widen the int8 chunk at @src (@rows x @cols, row stride @ld) into @dst
+ * in the A dtype on core @c.
+ */
+void mm_widen(struct mm_gen *g, struct pb *p, unsigned int c, uint32_t src, uint32_t dst,
+	      uint32_t rows, uint32_t cols, uint32_t ld);
 /* Epilogue inputs (phase 0) or epilogue + store (phase 1) of tile @ti. */
 void mm_epi(struct mm_gen *g, struct pb *p, unsigned int c, int64_t ti, unsigned int par,
 	    int phase);

@@ -62,10 +62,11 @@ static double mc_estimate(const struct mm_spec *s, const struct mc_plan *c, unsi
 	pe = MC_INSN_CYCLES + (double)align_up(c->tm, 8) * align_up(c->tn, 8) * c->tk / rate;
 	if (s->b_int8)	/* int8 weights widened by the vector unit (128 per cycle) */
 		pe += 4.0 + (double)c->tn * c->tk / 128;
+	pe *= 1 + s->dual;	/* a dual spec: two products per chunk */
 	/* loads move whole 128-byte sticks: a row of 64 int8 values costs 128 bytes */
 	arow = align_up(c->tk * es, 128);
-	brows = trans ? (double)c->tn * align_up(c->tk * bes, 128) :
-			(double)c->tk * align_up(c->tn * bes, 128);
+	brows = (1 + s->dual) * (trans ? (double)c->tn * align_up(c->tk * bes, 128) :
+					 (double)c->tk * align_up(c->tn * bes, 128));
 	adram = (double)c->gr * c->tm * arow / MC_DRAM_BYTES_PER_CYCLE;
 	bdram = (double)c->gc * brows / MC_DRAM_BYTES_PER_CYCLE;
 	aring = (double)c->tm * arow / MC_RING_BYTES_PER_CYCLE;
@@ -108,10 +109,10 @@ static double mc_old_estimate(const struct mm_gen *g)
 							     1024;
 	double tm = s->m < 128 ? (double)s->m : 128, tn = s->n < 256 ? (double)s->n : 256;
 	double tiles = (double)g->nb * cdiv32(s->m, (int64_t)tm) * cdiv32(s->n, (int64_t)tn);
-	double bytes = tiles * (tm * g->es + tn * g->bes) * s->k +
+	double bytes = tiles * (tm * g->es + (1 + s->dual) * tn * g->bes) * s->k +
 		       (double)g->nb * s->m * s->n * pb_dtype_size(s->epi.out.dtype);
-	double pe = (double)g->nb * align_up((uint32_t)s->m, 8) * align_up((uint32_t)s->n, 8) *
-		    s->k / rate / 32;
+	double pe = (1 + s->dual) * (double)g->nb * align_up((uint32_t)s->m, 8) *
+		    align_up((uint32_t)s->n, 8) * s->k / rate / 32;
 
 	return bytes / MC_DRAM_BYTES_PER_CYCLE > pe ? bytes / MC_DRAM_BYTES_PER_CYCLE : pe;
 }
@@ -133,9 +134,10 @@ static int mc_plan(struct mm_gen *g, struct mc_plan *best)
 	 * anyway and the sim card runs its plans slower than the model says.
 	 * Int8 weights count as LPDDR5-bound (their widening is not PE time).
 	 */
-	pe_bound = !s->b_int8 && (double)g->nb * s->m * s->n * s->k / (32.0 * rate) >
+	pe_bound = !s->b_int8 &&
+		   (1 + s->dual) * (double)g->nb * s->m * s->n * s->k / (32.0 * rate) >
 		   (double)g->nb * (s->m * s->k * g->es + s->m * s->n * oes) / MC_DRAM_BYTES_PER_CYCLE +
-			   (double)s->k * s->n * g->bes / MC_DRAM_BYTES_PER_CYCLE;
+			   (1 + s->dual) * (double)s->k * s->n * g->bes / MC_DRAM_BYTES_PER_CYCLE;
 	best->est = 0;
 	for (gi = 0; gi < sizeof(grids) / sizeof(grids[0]); gi++) {
 		for (rb = 1; rb <= 64; rb++) {
@@ -209,6 +211,39 @@ static int64_t mc_tile(const struct mc_gen *x, int64_t j, unsigned int core)
 	return (bi * x->g->nmt + mt) * x->g->nnt + nt;
 }
 
+/*
+ * Chunk @k0 (@tkk of K) of B (@w 0) or a dual spec's B2 (@w 1) for grid
+ * column @i of block @blk, batch @bi, into buffer parity @b: multicast down
+ * the column, int8 widened on every core of it.
+ */
+static void mc_load_b(struct mc_gen *x, struct pb *p, unsigned int w, unsigned int b,
+		      unsigned int i, int64_t blk, int64_t bi, int64_t k0, uint32_t tkk)
+{
+	struct mm_gen *g = x->g;
+	const struct mm_spec *s = g->s;
+	const struct mc_plan *c = &x->c;
+	const int64_t *bs = s->b.strides;
+	unsigned int nb = s->nbatch, core;
+	int64_t n0 = (blk * c->gc + i) * g->tn;
+	uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
+	uint32_t bsp = w ? g->b2buf[b] : g->bbuf[b], b8 = w ? g->b28buf[b] : g->b8buf[b];
+	uint32_t bdst = s->b_int8 ? b8 : bsp;
+	int64_t el = (w ? s->b2.off : s->b.off) + batch_off(s, bs, bi) +
+		     (g->trans ? n0 * bs[nb + 1] + k0 : k0 * bs[nb] + n0);
+	uint8_t slot = w ? s->b2.slot : s->b.slot;
+
+	if (g->trans)
+		pb_load_mcast(p, col_mask(c, i), slot, (uint64_t)el * g->bes, tnn, tkk * g->bes,
+			      (uint32_t)(bs[nb + 1] * g->bes), bdst, g->tk * g->bes);
+	else
+		pb_load_mcast(p, col_mask(c, i), slot, (uint64_t)el * g->bes, tkk, tnn * g->bes,
+			      (uint32_t)(bs[nb] * g->bes), bdst, g->tn * g->bes);
+	for (core = 0; s->b_int8 && core < 32; core++)
+		if (col_mask(c, i) & (1u << core))
+			mm_widen(g, p, core, b8, bsp, g->trans ? tnn : tkk, g->trans ? tkk : tnn,
+				 g->trans ? g->tk : g->tn);
+}
+
 /* Chunks [kc0, kc1) of round @j into accumulator @par on every core. */
 static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int par, uint32_t kc0,
 		      uint32_t kc1)
@@ -216,11 +251,11 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 	struct mm_gen *g = x->g;
 	const struct mm_spec *s = g->s;
 	const struct mc_plan *c = &x->c;
-	const int64_t *as = s->a.strides, *bs = s->b.strides;
+	const int64_t *as = s->a.strides;
 	int64_t per = (int64_t)c->rb * c->cb, bi = j / per;
 	int64_t r = j % per / c->cb, blk = j % c->cb;
-	int64_t aoff = s->a.off + batch_off(s, as, bi), boff = s->b.off + batch_off(s, bs, bi);
-	unsigned int i, core, nb = s->nbatch;
+	int64_t aoff = s->a.off + batch_off(s, as, bi);
+	unsigned int i, core, nb = s->nbatch, w;
 	uint32_t kc;
 
 	for (kc = kc0; kc < kc1; kc++) {
@@ -240,34 +275,22 @@ static void mc_chunks(struct mc_gen *x, struct pb *p, int64_t j, unsigned int pa
 				      tkk * g->es, (uint32_t)(as[nb] * g->es), asp,
 				      lda * g->es);
 		}
-		for (i = 0; i < c->gc; i++) {
-			int64_t n0 = (blk * c->gc + i) * g->tn;
-			uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
-			uint32_t bdst = s->b_int8 ? g->b8buf[b] : g->bbuf[b];
+		/* B, then a dual spec's B2 (value 1's product) */
+		for (w = 0; w <= s->dual; w++) {
+			uint32_t bsp = w ? g->b2buf[b] : g->bbuf[b];
 
-			if (g->trans)
-				pb_load_mcast(p, col_mask(c, i), s->b.slot,
-					      (uint64_t)(boff + n0 * bs[nb + 1] + k0) * g->bes, tnn,
-					      tkk * g->bes, (uint32_t)(bs[nb + 1] * g->bes), bdst,
-					      g->tk * g->bes);
-			else
-				pb_load_mcast(p, col_mask(c, i), s->b.slot,
-					      (uint64_t)(boff + k0 * bs[nb] + n0) * g->bes, tkk,
-					      tnn * g->bes, (uint32_t)(bs[nb] * g->bes), bdst,
-					      g->tn * g->bes);
-			for (core = 0; s->b_int8 && core < 32; core++)
-				if (col_mask(c, i) & (1u << core))
-					mm_widen_b(g, p, core, b, g->trans ? tnn : tkk,
-						   g->trans ? tkk : tnn, g->trans ? g->tk : g->tn);
-		}
-		for (core = 0; core < 32; core++) {
-			int64_t m0 = (r * c->gr + core / c->gc) * g->tm;
-			int64_t n0 = (blk * c->gc + core % c->gc) * g->tn;
-			uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
-			uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
+			for (i = 0; i < c->gc; i++)
+				mc_load_b(x, p, w, b, i, blk, bi, k0, tkk);
+			for (core = 0; core < 32; core++) {
+				int64_t m0 = (r * c->gr + core / c->gc) * g->tm;
+				int64_t n0 = (blk * c->gc + core % c->gc) * g->tn;
+				uint32_t tmm = (uint32_t)(s->m - m0 < g->tm ? s->m - m0 : g->tm);
+				uint32_t tnn = (uint32_t)(s->n - n0 < g->tn ? s->n - n0 : g->tn);
 
-			pb_matmul(p, core, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, asp, lda,
-				  g->bbuf[b], g->trans ? g->tk : g->tn, g->acc[par], g->tn);
+				pb_matmul(p, core, s->dtype, kc > 0, g->trans, tmm, tnn, tkk, asp,
+					  lda, bsp, g->trans ? g->tk : g->tn,
+					  w ? g->acc2[par] : g->acc[par], g->tn);
+			}
 		}
 	}
 }
@@ -308,7 +331,8 @@ int mm_mc(struct mm_gen *g, unsigned int ncores, struct kprogs *out)
 		return -EAGAIN;
 	}
 	/* members of the multicasts count one per core until pb_finish merges them */
-	per_round = (uint64_t)g->nkc * (s->b_int8 ? 4 : 3) * 32 + 32ull * (2 * (e->nin + e->nuops) + 4);
+	per_round = (uint64_t)g->nkc * (1 + (1 + s->dual) * (s->b_int8 ? 3 : 2)) * 32 +
+		    32ull * (2 * (e->nin + e->nuops) + 4);
 	if (2 * per_round > PB_MAX_INSNS) {
 		*g = saved;
 		return -EAGAIN;
