@@ -29,7 +29,7 @@ import warnings
 
 warnings.simplefilter("ignore")
 import torch  # noqa: E402
-import transformers  # noqa: E402
+from demo_gpt2 import demo_gpt2  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 ROUNDS = 12
@@ -58,13 +58,7 @@ def top_level_aten(prof):
 
 def main():
     torch.set_num_threads(1)
-    torch.manual_seed(0)
-    cfg = transformers.GPT2Config(vocab_size=256, n_positions=64, n_embd=64, n_layer=2,
-                                  n_head=4, resid_pdrop=0.0, embd_pdrop=0.0,
-                                  attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
-    model = transformers.GPT2LMHeadModel(cfg).eval().to("spyre")
-    ids = torch.randint(1, 256, (1, 12), generator=torch.Generator().manual_seed(1))
-    ids = ids.to("spyre")
+    model, ids = demo_gpt2("spyre")
     sync = torch.spyre.synchronize
     fwd, pfwd, rests, aten, ops = [], [], [], [], []
     with torch.no_grad():

@@ -27,15 +27,9 @@ def child():
 
     warnings.simplefilter("ignore")
     import torch
-    import transformers
+    from demo_gpt2 import demo_gpt2
 
-    torch.manual_seed(0)
-    cfg = transformers.GPT2Config(vocab_size=256, n_positions=64, n_embd=64, n_layer=2,
-                                  n_head=4, resid_pdrop=0.0, embd_pdrop=0.0,
-                                  attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
-    model = transformers.GPT2LMHeadModel(cfg).eval().to("spyre")
-    ids = torch.randint(1, 256, (1, 12), generator=torch.Generator().manual_seed(1))
-    d_ids = ids.to("spyre")
+    model, d_ids = demo_gpt2("spyre")
     with torch.no_grad():
         for _ in range(2):  # warm the op library's caches
             model(d_ids, use_cache=False)
